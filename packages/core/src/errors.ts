@@ -1,0 +1,58 @@
+// The one error type of Cairn: a closed set of codes, and a message written for whoever must fix the call
+// (often an LLM), saying what was wrong and what is valid.
+
+export const ERROR_CODES = [
+  'invalid_argument', // a field has the wrong type or value
+  'not_found', // an id that does not name a task (or a plan)
+  'cycle', // the edit would close a dependency or parent cycle
+  'invalid_transition', // a status or field change the rules forbid
+  'conflict', // someone else holds what was asked for (a claim, a lock)
+  'locked', // the storage is already open in another process
+  'storage', // the store failed to read or write
+  'unauthorized', // no valid credentials
+  'forbidden', // valid credentials without the right
+  'limit', // a size or rate limit was hit
+  'unknown_tool', // a tool name the dispatcher does not know
+  'internal', // a bug: anything else that was thrown
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface CairnErrorJSON {
+  code: ErrorCode;
+  message: string;
+  [detail: string]: unknown;
+}
+
+export class CairnError extends Error {
+  override readonly name = 'CairnError';
+  readonly code: ErrorCode;
+  /** Machine-readable details: the valid values, the known ids, the offending field. */
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.code = code;
+    this.details = details;
+  }
+
+  toJSON(): CairnErrorJSON {
+    return { ...this.details, code: this.code, message: this.message };
+  }
+}
+
+export function isCairnError(value: unknown): value is CairnError {
+  return value instanceof CairnError;
+}
+
+/** Turns anything thrown into a CairnError, so callers handle one shape. */
+export function toCairnError(value: unknown): CairnError {
+  if (value instanceof CairnError) return value;
+  const message = value instanceof Error ? value.message : String(value);
+  return new CairnError('internal', `Unexpected error: ${message}`, {}, { cause: value });
+}

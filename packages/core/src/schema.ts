@@ -1,0 +1,186 @@
+// The document format (see docs/SCHEMA.md): the names of the top-level maps and task fields, the status
+// vocabulary, and the zod schemas that validate every write. The tool dispatcher reuses these schemas.
+import { z } from 'zod';
+
+/** Bumped when the document layout changes incompatibly; stored in `meta.schemaVersion`. */
+export const SCHEMA_VERSION = 1;
+
+/** Top-level shared types of a plan's Y.Doc. */
+export const DOC_KEYS = {
+  /** Y.Map<taskId, Y.Map<field, value>>: every live task. */
+  tasks: 'tasks',
+  /** Y.Map<taskId, { by, at }>: who removed a task and when, so removals stay attributable after sync. */
+  removed: 'removed',
+  /** Y.Map<string, unknown>: schemaVersion and plan-level settings. */
+  meta: 'meta',
+} as const;
+
+/** Field names inside a task's Y.Map. One place, so no module spells a field differently. */
+export const F = {
+  id: 'id',
+  num: 'num',
+  title: 'title',
+  activeForm: 'activeForm',
+  status: 'status',
+  parent: 'parent',
+  rank: 'rank',
+  blockedBy: 'blockedBy',
+  nextStep: 'nextStep',
+  note: 'note',
+  context: 'context',
+  wakeAt: 'wakeAt',
+  supersededBy: 'supersededBy',
+  assignee: 'assignee',
+  createdBy: 'createdBy',
+  updatedBy: 'updatedBy',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+} as const;
+
+export const OPEN_STATUSES = ['pending', 'in_progress', 'waiting_user', 'waiting_external'] as const;
+export const CLOSED_STATUSES = ['done', 'failed', 'cancelled', 'skipped'] as const;
+export const STATUSES = [...OPEN_STATUSES, ...CLOSED_STATUSES] as const;
+export const WAITING_STATUSES = ['waiting_user', 'waiting_external'] as const;
+
+export type OpenStatus = (typeof OPEN_STATUSES)[number];
+export type ClosedStatus = (typeof CLOSED_STATUSES)[number];
+export type Status = (typeof STATUSES)[number];
+
+export function isOpenStatus(status: string): status is OpenStatus {
+  return (OPEN_STATUSES as readonly string[]).includes(status);
+}
+
+export function isWaitingStatus(status: string): boolean {
+  return (WAITING_STATUSES as readonly string[]).includes(status);
+}
+
+/** An actor names who made a write: `agent:<name>`, `user:<name>`, or a system actor. */
+export const SYSTEM_ACTORS = ['wake', 'auto_close', 'system'] as const;
+export const ACTOR_PATTERN = /^(?:(?:agent|user):[^\s]{1,100}|wake|auto_close|system)$/;
+export const ActorSchema = z
+  .string()
+  .regex(ACTOR_PATTERN, 'an actor is "agent:<name>", "user:<name>", "wake", "auto_close" or "system"');
+export type Actor = string;
+
+export const TaskIdSchema = z.string().min(1).max(64);
+
+const text = (max: number) => z.string().max(max, `at most ${max} characters`);
+const title = z
+  .string()
+  .trim()
+  .min(1, 'a title must not be empty')
+  .max(500, 'a title has at most 500 characters');
+const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 time such as 2026-12-02T15:00:00Z' });
+
+/** JSON values allowed in `context`. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+export const JsonSchema: z.ZodType<Json> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(JsonSchema),
+    z.record(z.string(), JsonSchema),
+  ]),
+);
+
+export const StatusSchema = z.enum(STATUSES);
+
+/** The fields a caller may set on a task; shared by add and update. */
+const writableFields = {
+  activeForm: text(500).nullable(),
+  status: StatusSchema,
+  nextStep: text(2000).nullable(),
+  note: text(20_000),
+  wakeAt: isoTime.nullable(),
+  supersededBy: TaskIdSchema.nullable(),
+  assignee: ActorSchema.nullable(),
+};
+
+export interface TaskInput {
+  title: string;
+  activeForm?: string | null;
+  status?: Status;
+  nextStep?: string | null;
+  note?: string;
+  wakeAt?: string | null;
+  supersededBy?: string | null;
+  assignee?: string | null;
+  /** Merged into the task's context; a `null` value deletes the key. */
+  context?: Record<string, Json>;
+  parent?: string | null;
+  blockedBy?: string[];
+  /** Child tasks created with this one, in order. */
+  steps?: TaskInput[];
+  /** Where among its siblings: after this sibling id; `null` puts it first; omitted puts it last. */
+  after?: string | null;
+  /** A name for this task within one call, usable in the `blockedBy` of the other tasks of that call. */
+  key?: string;
+}
+
+export const TaskInputSchema: z.ZodType<TaskInput> = z.lazy(() =>
+  z.strictObject({
+    title,
+    ...optionalize(writableFields),
+    context: z.record(z.string(), JsonSchema).optional(),
+    parent: TaskIdSchema.nullable().optional(),
+    blockedBy: z.array(TaskIdSchema).max(1000).optional(),
+    steps: z.array(TaskInputSchema).max(1000).optional(),
+    after: TaskIdSchema.nullable().optional(),
+    key: z.string().min(1).max(64).optional(),
+  }),
+);
+
+export const TaskPatchSchema = z.strictObject({
+  title: title.optional(),
+  ...optionalize(writableFields),
+  context: z.record(z.string(), JsonSchema).optional(),
+  addBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
+  removeBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
+});
+export type TaskPatch = z.infer<typeof TaskPatchSchema>;
+
+export const MoveSchema = z.strictObject({
+  parent: TaskIdSchema.nullable().optional(),
+  after: TaskIdSchema.nullable().optional(),
+  before: TaskIdSchema.nullable().optional(),
+});
+export type MoveTarget = z.infer<typeof MoveSchema>;
+
+export const ListFilterSchema = z.strictObject({
+  state: z.enum(['open', 'closed', 'all']).optional(),
+  status: z.union([StatusSchema, z.array(StatusSchema)]).optional(),
+  parent: TaskIdSchema.nullable().optional(),
+  assignee: ActorSchema.nullable().optional(),
+});
+export type ListFilter = z.infer<typeof ListFilterSchema>;
+
+function optionalize<T extends Record<string, z.ZodType>>(shape: T): { [K in keyof T]: z.ZodOptional<T[K]> } {
+  const out: Record<string, z.ZodType> = {};
+  for (const [key, schema] of Object.entries(shape)) out[key] = schema.optional();
+  return out as { [K in keyof T]: z.ZodOptional<T[K]> };
+}
+
+/** A plain, JSON-serialisable view of one task, as `plan.get()` and `plan.toJSON()` return it. */
+export interface TaskSnapshot {
+  id: string;
+  /** Small integer alias for tool families that speak integer ids (see docs/SCHEMA.md). */
+  num: number;
+  title: string;
+  activeForm: string | null;
+  status: Status;
+  parent: string | null;
+  rank: string;
+  blockedBy: string[];
+  nextStep: string | null;
+  note: string;
+  context: Record<string, Json>;
+  wakeAt: string | null;
+  supersededBy: string | null;
+  assignee: string | null;
+  createdBy: string;
+  updatedBy: string;
+  createdAt: number;
+  updatedAt: number;
+}

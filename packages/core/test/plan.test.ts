@@ -1,0 +1,361 @@
+// The Plan API: writes, validation that changes nothing, ordering, graph queries, events and undo.
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { CairnError, createPlan, type Plan, type PlanChangeEvent } from '../src/index.js';
+
+function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function newPlan(actor = 'agent:a', seed = 1): Plan {
+  let clock = 1_000;
+  return createPlan({ actor, random: seeded(seed), now: () => clock++ });
+}
+
+function expectUnchanged(plan: Plan, fn: () => unknown, code: string): CairnError {
+  const before = Y.encodeStateAsUpdate(plan.doc);
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(CairnError);
+  expect((caught as CairnError).code).toBe(code);
+  expect(Y.encodeStateAsUpdate(plan.doc)).toEqual(before);
+  return caught as CairnError;
+}
+
+function sync(a: Y.Doc, b: Y.Doc): void {
+  Y.applyUpdate(b, Y.encodeStateAsUpdate(a, Y.encodeStateVector(b)));
+  Y.applyUpdate(a, Y.encodeStateAsUpdate(b, Y.encodeStateVector(a)));
+}
+
+describe('adding tasks', () => {
+  it('adds a task with steps in order, attributed to the actor', () => {
+    const plan = newPlan();
+    const task = plan.add({ title: 'Launch', steps: [{ title: 'Write post' }, { title: 'Review' }] });
+    expect(task.id).toMatch(/^[0-9a-z]{7}$/);
+    expect(task).toMatchObject({
+      title: 'Launch',
+      status: 'pending',
+      parent: null,
+      createdBy: 'agent:a',
+      num: 1,
+    });
+    const steps = plan.children(task.id);
+    expect(steps.map((s) => s.title)).toEqual(['Write post', 'Review']);
+    expect(steps.every((s) => s.parent === task.id && s.updatedBy === 'agent:a')).toBe(true);
+    expect(plan.toJSON().tasks.map((t) => t.title)).toEqual(['Launch', 'Write post', 'Review']);
+  });
+
+  it('lets tasks of one call depend on each other through keys', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([
+      { title: 'A', key: 'a' },
+      { title: 'B', blockedBy: ['a'] },
+    ]);
+    expect(b!.blockedBy).toEqual([a!.id]);
+    expect(plan.ready().map((t) => t.title)).toEqual(['A']);
+  });
+
+  it('refuses an unknown blocker, listing the known ids, and changes nothing', () => {
+    const plan = newPlan();
+    const a = plan.add({ title: 'A' });
+    const error = expectUnchanged(plan, () => plan.add({ title: 'B', blockedBy: ['nope'] }), 'not_found');
+    expect(error.message).toContain(a.id);
+  });
+
+  it('refuses bad fields with a message naming what is valid', () => {
+    const plan = newPlan();
+    const error = expectUnchanged(
+      plan,
+      () => plan.add({ title: 'A', status: 'finished' as never }),
+      'invalid_argument',
+    );
+    expect(error.message).toMatch(/status/);
+    expect(error.message).toMatch(/pending/);
+    expectUnchanged(plan, () => plan.add({ title: '   ' }), 'invalid_argument');
+    expectUnchanged(plan, () => plan.add({ title: 'x', extra: 1 } as never), 'invalid_argument');
+    expectUnchanged(plan, () => plan.add({ title: 'x', status: 'skipped' }), 'invalid_transition');
+    expectUnchanged(
+      plan,
+      () => plan.add({ title: 'x', wakeAt: '2026-01-01T00:00:00Z' }),
+      'invalid_transition',
+    );
+  });
+
+  it('inserts after a given sibling, or first with after: null', () => {
+    const plan = newPlan();
+    const [a] = plan.addMany([{ title: 'A' }, { title: 'C' }]);
+    plan.add({ title: 'B', after: a!.id });
+    plan.add({ title: 'Z', after: null });
+    expect(plan.children(null).map((t) => t.title)).toEqual(['Z', 'A', 'B', 'C']);
+  });
+});
+
+describe('updating tasks', () => {
+  it('changes only the given fields and merges context key by key', () => {
+    const plan = newPlan();
+    const t = plan.add({ title: 'Book table', nextStep: 'call', context: { party: 4, day: 'fri' } });
+    const u = plan
+      .withActor('user:ann')
+      .update(t.id, { status: 'in_progress', context: { day: null, time: '19:00' } });
+    expect(u).toMatchObject({
+      title: 'Book table',
+      status: 'in_progress',
+      nextStep: 'call',
+      updatedBy: 'user:ann',
+    });
+    expect(u.context).toEqual({ party: 4, time: '19:00' });
+  });
+
+  it('keeps wakeAt only for waiting statuses', () => {
+    const plan = newPlan();
+    const t = plan.add({ title: 'Wait for reply' });
+    expectUnchanged(plan, () => plan.update(t.id, { wakeAt: '2026-12-03T09:00:00Z' }), 'invalid_transition');
+    const waiting = plan.update(t.id, { status: 'waiting_user', wakeAt: '2026-12-03T09:00:00Z' });
+    expect(waiting.wakeAt).toBe('2026-12-03T09:00:00Z');
+    expect(plan.update(t.id, { status: 'in_progress' }).wakeAt).toBeNull();
+  });
+
+  it('allows skipped only for steps', () => {
+    const plan = newPlan();
+    const t = plan.add({ title: 'T', steps: [{ title: 's' }] });
+    expectUnchanged(plan, () => plan.update(t.id, { status: 'skipped' }), 'invalid_transition');
+    const step = plan.children(t.id)[0]!;
+    expect(plan.update(step.id, { status: 'skipped' }).status).toBe('skipped');
+  });
+
+  it('refuses a dependency on itself and one that closes a cycle', () => {
+    const plan = newPlan();
+    const [a, b, c] = plan.addMany([{ title: 'A' }, { title: 'B' }, { title: 'C' }]);
+    plan.update(b!.id, { addBlockedBy: [a!.id] });
+    plan.update(c!.id, { addBlockedBy: [b!.id] });
+    expectUnchanged(plan, () => plan.update(a!.id, { addBlockedBy: [a!.id] }), 'cycle');
+    const error = expectUnchanged(plan, () => plan.update(a!.id, { addBlockedBy: [c!.id] }), 'cycle');
+    expect(error.message).toContain(a!.id);
+    // Dropping the edge that would close the loop in the same call is fine.
+    plan.update(b!.id, { removeBlockedBy: [a!.id] });
+    expect(plan.update(a!.id, { addBlockedBy: [c!.id] }).blockedBy).toEqual([c!.id]);
+  });
+
+  it('co-edits a title character by character', () => {
+    const a = newPlan('user:ann', 1);
+    const b = createPlan({ actor: 'user:bob', doc: new Y.Doc() });
+    const t = a.add({ title: 'Write post' });
+    sync(a.doc, b.doc);
+    a.update(t.id, { title: 'Write blog post' });
+    b.update(t.id, { title: 'Write post today' });
+    sync(a.doc, b.doc);
+    expect(a.get(t.id)!.title).toBe('Write blog post today');
+    expect(b.get(t.id)!.title).toBe('Write blog post today');
+  });
+
+  it('an unknown id is not_found and lists known ids', () => {
+    const plan = newPlan();
+    const t = plan.add({ title: 'T' });
+    const error = expectUnchanged(plan, () => plan.update('zzzzzzz', { status: 'done' }), 'not_found');
+    expect(error.details['known']).toEqual([t.id]);
+  });
+});
+
+describe('removing and moving', () => {
+  it('removes a task with its steps and drops dependencies on them', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([{ title: 'A', steps: [{ title: 'a1' }] }, { title: 'B' }]);
+    plan.update(b!.id, { addBlockedBy: [a!.id] });
+    const removed = plan.withActor('user:ann').remove(a!.id);
+    expect(removed).toHaveLength(2);
+    expect(plan.list().map((t) => t.title)).toEqual(['B']);
+    expect(plan.get(b!.id)!.blockedBy).toEqual([]);
+    expect(plan.doc.getMap('removed').get(a!.id)).toMatchObject({ by: 'user:ann' });
+  });
+
+  it('moves among siblings and under another parent, refusing to move under its own step', () => {
+    const plan = newPlan();
+    const [a, b, c] = plan.addMany([
+      { title: 'A', steps: [{ title: 'a1' }] },
+      { title: 'B' },
+      { title: 'C' },
+    ]);
+    plan.move(c!.id, { before: a!.id });
+    expect(plan.children(null).map((t) => t.title)).toEqual(['C', 'A', 'B']);
+    plan.move(b!.id, { parent: a!.id, after: null });
+    expect(plan.children(a!.id).map((t) => t.title)).toEqual(['B', 'a1']);
+    const a1 = plan.children(a!.id)[1]!;
+    expectUnchanged(plan, () => plan.move(a!.id, { parent: a1.id }), 'cycle');
+    expectUnchanged(plan, () => plan.move(a!.id, { after: 'nope' }), 'invalid_argument');
+  });
+
+  it('replaces the whole list in one transaction', () => {
+    const plan = newPlan();
+    plan.addMany([{ title: 'old 1' }, { title: 'old 2' }]);
+    let events = 0;
+    plan.onChange(() => events++);
+    plan.replace([
+      { title: 'new 1', key: 'n1' },
+      { title: 'new 2', blockedBy: ['n1'] },
+    ]);
+    expect(events).toBe(1);
+    expect(plan.list().map((t) => t.title)).toEqual(['new 1', 'new 2']);
+    expect(plan.list().map((t) => t.num)).toEqual([3, 4]);
+  });
+});
+
+describe('graph queries', () => {
+  it('follows the task-graph seed: 1 -> 2, 1 -> 3, 2 & 3 -> 4', () => {
+    const plan = newPlan();
+    const [t1, t2, t3, t4] = plan.addMany([
+      { title: '1', key: '1' },
+      { title: '2', key: '2', blockedBy: ['1'] },
+      { title: '3', key: '3', blockedBy: ['1'] },
+      { title: '4', blockedBy: ['2', '3'] },
+    ]);
+    expect(plan.ready().map((t) => t.title)).toEqual(['1']);
+    expect(plan.blocked().map((b) => [b.task.title, b.reason])).toEqual([
+      ['2', 'waiting_on_blockers'],
+      ['3', 'waiting_on_blockers'],
+      ['4', 'waiting_on_blockers'],
+    ]);
+    plan.update(t1!.id, { status: 'done' });
+    expect(plan.ready().map((t) => t.title)).toEqual(['2', '3']);
+    plan.update(t2!.id, { status: 'done' });
+    plan.update(t3!.id, { status: 'cancelled' });
+    expect(plan.ready().map((t) => t.id)).toEqual([t4!.id]);
+  });
+
+  it('a failed blocker blocks with its own reason; claimed tasks are ready only for their holder', () => {
+    const plan = newPlan();
+    const [a, b, c] = plan.addMany([
+      { title: 'A', key: 'a' },
+      { title: 'B', blockedBy: ['a'] },
+      { title: 'C' },
+    ]);
+    plan.update(a!.id, { status: 'failed' });
+    expect(plan.blocked()).toMatchObject([{ id: b!.id, reason: 'blocker_failed', blockedBy: [a!.id] }]);
+    plan.update(c!.id, { assignee: 'agent:z' });
+    expect(plan.ready().map((t) => t.id)).toEqual([]);
+    expect(plan.ready({ actor: 'agent:z' }).map((t) => t.id)).toEqual([c!.id]);
+  });
+
+  it('steps of a blocked task are blocked too', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([
+      { title: 'A', key: 'a' },
+      { title: 'B', blockedBy: ['a'], steps: [{ title: 'b1' }] },
+    ]);
+    const b1 = plan.children(b!.id)[0]!;
+    expect(plan.blocked().find((x) => x.id === b1.id)).toMatchObject({
+      reason: 'parent_blocked',
+      blockedBy: [b!.id],
+    });
+    plan.update(a!.id, { status: 'done' });
+    expect(plan.ready().map((t) => t.title)).toEqual(['B', 'b1']);
+  });
+
+  it('reports a cycle created by a merge, the same way on every replica', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    const [a, b] = one.addMany([{ title: 'A' }, { title: 'B' }]);
+    sync(one.doc, two.doc);
+    one.update(a!.id, { addBlockedBy: [b!.id] });
+    two.update(b!.id, { addBlockedBy: [a!.id] });
+    sync(one.doc, two.doc);
+    const cycle = [a!.id, b!.id].sort();
+    expect(one.cycles()).toEqual([cycle]);
+    expect(two.cycles()).toEqual([cycle]);
+    expect(one.blocked().map((x) => [x.id, x.reason])).toEqual(two.blocked().map((x) => [x.id, x.reason]));
+    expect(one.blocked().every((x) => x.reason === 'cycle')).toBe(true);
+    expect(one.ready()).toEqual([]);
+  });
+});
+
+describe('concurrency', () => {
+  it('shows a step added under a concurrently removed parent at the top level', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    const parent = one.add({ title: 'Parent' });
+    sync(one.doc, two.doc);
+    one.remove(parent.id);
+    two.add({ title: 'late step', parent: parent.id });
+    sync(one.doc, two.doc);
+    expect(one.toJSON()).toEqual(two.toJSON());
+    expect(one.children(null).map((t) => t.title)).toEqual(['late step']);
+  });
+
+  it('breaks a parent cycle from concurrent moves deterministically', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    const [a, b] = one.addMany([{ title: 'A' }, { title: 'B' }]);
+    sync(one.doc, two.doc);
+    one.move(a!.id, { parent: b!.id });
+    two.move(b!.id, { parent: a!.id });
+    sync(one.doc, two.doc);
+    expect(one.toJSON()).toEqual(two.toJSON());
+    expect(one.list()).toHaveLength(2);
+    expect(one.children(null)).toHaveLength(1);
+  });
+
+  it('repairs integer aliases that collided in concurrent creation', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc(), now: () => 5_000 });
+    const a = one.add({ title: 'from one' });
+    const b = two.add({ title: 'from two' });
+    expect(a.num).toBe(1);
+    expect(b.num).toBe(1);
+    sync(one.doc, two.doc);
+    sync(one.doc, two.doc);
+    expect(one.byNum(1)!.id).toBe(a.id);
+    expect(two.get(b.id)!.num).toBe(2);
+    expect(one.get(b.id)!.num).toBe(2);
+  });
+});
+
+describe('events and undo', () => {
+  it('emits changes with the actor, for local and remote writes', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    const seen: PlanChangeEvent[] = [];
+    two.onChange((e) => seen.push(e));
+    const t = one.add({ title: 'T' });
+    sync(one.doc, two.doc);
+    two.withActor('user:ann').update(t.id, { status: 'done' });
+    expect(seen).toEqual([
+      { local: false, changes: [{ id: t.id, kind: 'added', actor: 'agent:one', fields: [] }] },
+      { local: true, changes: [{ id: t.id, kind: 'updated', actor: 'user:ann', fields: ['status'] }] },
+    ]);
+  });
+
+  it('undoes only its own actor’s writes', () => {
+    const doc = new Y.Doc();
+    const ann = createPlan({ doc, actor: 'user:ann' });
+    const bot = createPlan({ doc, actor: 'agent:bot' });
+    const t = ann.add({ title: 'T' });
+    bot.update(t.id, { status: 'in_progress' });
+    ann.update(t.id, { title: 'T2' });
+    expect(ann.undo()).toBe(true);
+    expect(ann.get(t.id)).toMatchObject({ title: 'T', status: 'in_progress' });
+    expect(bot.undo()).toBe(true);
+    expect(ann.get(t.id)!.status).toBe('pending');
+    expect(ann.redo()).toBe(true);
+    expect(ann.get(t.id)!.title).toBe('T2');
+  });
+
+  it('snapshots are frozen and toJSON is deterministic across replicas', () => {
+    const one = newPlan('agent:one', 1);
+    one.addMany([{ title: 'A', context: { b: 1, a: 2 } }, { title: 'B' }]);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    sync(one.doc, two.doc);
+    expect(JSON.stringify(one.toJSON())).toBe(JSON.stringify(two.toJSON()));
+    expect(Object.keys(one.list()[0]!.context)).toEqual(['a', 'b']);
+    expect(Object.isFrozen(one.list()[0])).toBe(true);
+  });
+});
