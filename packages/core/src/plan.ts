@@ -15,7 +15,7 @@ import {
 import { CairnError } from './errors.js';
 import { analyzeGraph, type BlockedInfo, dependencyPath, type GraphAnalysis, isActionable } from './graph.js';
 import { cryptoRandom, newTaskId, type Random } from './ids.js';
-import { compareRanked, ranksBetween, tryRankBetween } from './rank.js';
+import { compareRanked, freshRanks, ranksAt } from './rank.js';
 import {
   type Actor,
   ActorSchema,
@@ -525,14 +525,12 @@ export class Plan {
 
   /** Writes a rank placing `map` before siblings[index]; re-ranks the siblings when neighbours tie. */
   private placeAt(map: TaskMap, siblings: TaskSnapshot[], index: number): void {
-    const prev = siblings[index - 1]?.rank ?? null;
-    const next = siblings[index]?.rank ?? null;
-    const rank = tryRankBetween(prev, next);
-    if (rank !== null) {
+    const rank = ranksAt(siblings, index)?.[0];
+    if (rank !== undefined) {
       map.set(F.rank, rank);
       return;
     }
-    const keys = ranksBetween(null, null, siblings.length + 1);
+    const keys = freshRanks(siblings.length + 1);
     const order = [
       ...siblings.slice(0, index).map((s) => s.id),
       null,
@@ -667,31 +665,28 @@ export class Plan {
     }
     for (const [parent, group] of groups) {
       const existing = this.children(parent).filter((s) => !maps.has(s.id));
-      const first = group[0]!.input;
-      if (group.length === 1 || first.after === undefined) {
-        // Common case: append the group (one rank computation for all of it).
-        const anchor =
-          first.after === undefined
-            ? existing.length
-            : this.insertIndex(existing, first.after, undefined, parent);
-        const prev = existing[anchor - 1]?.rank ?? null;
-        const next = existing[anchor]?.rank ?? null;
-        if (tryRankBetween(prev, next) !== null) {
-          const ranks = ranksBetween(prev, next, group.length);
+      // Common case: the whole group goes in a row at the end (or at one `after`), one rank computation.
+      if (group.length === 1 || group.every((entry) => entry.input.after === undefined)) {
+        const after = group[0]!.input.after;
+        const index =
+          after === undefined ? existing.length : this.insertIndex(existing, after, undefined, parent);
+        const ranks = ranksAt(existing, index, group.length);
+        if (ranks) {
           group.forEach((entry, i) => {
             maps.get(entry.id)!.set(F.rank, ranks[i]!);
           });
           continue;
         }
       }
-      // Rare: explicit positions for several tasks, or tied neighbours: place one by one.
+      // Rare: several explicit positions, or tied neighbours: place one by one.
+      const placed = new Set<string>();
       for (const entry of group) {
-        const siblings = this.children(parent).filter((s) => s.id !== entry.id && s.rank !== '');
+        const siblings = this.children(parent).filter((s) => !maps.has(s.id) || placed.has(s.id));
+        const after = entry.input.after;
         const index =
-          entry.input.after === undefined
-            ? siblings.length
-            : this.insertIndex(siblings, entry.input.after, undefined, parent);
+          after === undefined ? siblings.length : this.insertIndex(siblings, after, undefined, parent);
         this.placeAt(maps.get(entry.id)!, siblings, index);
+        placed.add(entry.id);
         this.invalidate(entry.id);
       }
     }

@@ -12,16 +12,38 @@ export function compareRanked(a: Ranked, b: Ranked): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-export function rankBetween(before: string | null, after: string | null): string {
-  return generateKeyBetween(before, after);
+/** `n` fresh ranks for a whole sibling list, in order. */
+export function freshRanks(n: number): string[] {
+  return generateNKeysBetween(null, null, n);
 }
 
-export function ranksBetween(before: string | null, after: string | null, n: number): string[] {
-  return generateNKeysBetween(before, after, n);
+/**
+ * Whether a stored rank is a well-formed key. A rank can be missing for a moment when updates arrive out of
+ * order (the delete of the old value applies before the insert of the new one), or malformed in a document
+ * written by someone else; such siblings are skipped when computing a new position.
+ */
+export function isValidRank(rank: string): boolean {
+  if (rank === '') return false;
+  try {
+    generateKeyBetween(rank, null);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-/** A rank that fits strictly between `before` and `after` as seen in sibling order, or null when they tie. */
-export function tryRankBetween(before: string | null, after: string | null): string | null {
-  if (before !== null && after !== null && before >= after) return null;
-  return generateKeyBetween(before, after);
+/**
+ * `n` ranks for new positions in a row before `siblings[index]` (siblings in display order), or null when the
+ * valid neighbours tie and the siblings need new ranks.
+ */
+export function ranksAt(siblings: readonly Ranked[], index: number, n = 1): string[] | null {
+  let prev: string | null = null;
+  for (let i = index - 1; i >= 0 && prev === null; i--)
+    if (isValidRank(siblings[i]!.rank)) prev = siblings[i]!.rank;
+  let next: string | null = null;
+  for (let i = index; i < siblings.length && next === null; i++) {
+    if (isValidRank(siblings[i]!.rank)) next = siblings[i]!.rank;
+  }
+  if (prev !== null && next !== null && prev >= next) return null;
+  return generateNKeysBetween(prev, next, n);
 }

@@ -1,6 +1,6 @@
 // The document format (see docs/SCHEMA.md): the names of the top-level maps and task fields, the status
 // vocabulary, and the zod schemas that validate every write. The tool dispatcher reuses these schemas.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Bumped when the document layout changes incompatibly; stored in `meta.schemaVersion`. */
 export const SCHEMA_VERSION = 1;

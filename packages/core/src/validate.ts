@@ -1,5 +1,5 @@
 // Turning zod failures into CairnErrors whose message lists every problem with its path, for the caller to fix.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { CairnError } from './errors.js';
 
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {

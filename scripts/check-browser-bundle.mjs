@@ -1,0 +1,40 @@
+// Proves that @cairn/core's browser entries bundle for a browser target with no Node built-ins, and prints their
+// min+gzip sizes. The fs adapter is Node-only by design and is not checked here.
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const entries = {
+  '@cairn/core': 'packages/core/src/index.ts',
+  '@cairn/core/indexeddb': 'packages/core/src/adapters/indexeddb.ts',
+  '@cairn/core/websocket': 'packages/core/src/adapters/websocket.ts',
+};
+let failed = false;
+for (const [name, entry] of Object.entries(entries)) {
+  try {
+    const result = await build({
+      entryPoints: [entry],
+      bundle: true,
+      write: false,
+      minify: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const nodeInputs = Object.keys(result.metafile.inputs).filter(
+      (p) => p.startsWith('node:') || p.includes('(disabled)'),
+    );
+    if (nodeInputs.length > 0) throw new Error(`pulls in Node-only modules: ${nodeInputs.join(', ')}`);
+    const code = result.outputFiles[0].contents;
+    console.log(
+      `${name}: ${(code.length / 1024).toFixed(1)} KiB min, ${(gzipSync(code).length / 1024).toFixed(1)} KiB min+gzip`,
+    );
+  } catch (error) {
+    failed = true;
+    const detail = error.errors ? error.errors.map((e) => e.text).join('; ') : error.message;
+    console.error(`${name} does not bundle for the browser: ${detail}`);
+  }
+}
+if (failed) process.exit(1);
+console.log('browser bundle check: passed');
