@@ -1,0 +1,310 @@
+// @cairn/core/fs: Node disk persistence for an agent running alone. One append-only log of Yjs updates per plan,
+// written synchronously on each edit (survives kill -9), fsynced in batches, compacted by atomic rename, locked.
+import * as nodeFs from 'node:fs';
+import { join, resolve } from 'node:path';
+import * as Y from 'yjs';
+import { CairnError, toCairnError } from '../errors.js';
+import type { DocPersistence } from '../storage.js';
+import { acquireLock, type FileLock } from './fs/lock.js';
+import { encodePlanName } from './fs/names.js';
+import {
+  type CompactionPolicy,
+  type Durability,
+  type LogRecovery,
+  UpdateLog,
+  type UpdateLogStats,
+} from './fs/update-log.js';
+
+export type { BadTail, ParsedLog } from './fs/format.js';
+export { encodeRecord, parseRecords } from './fs/format.js';
+export type { FileLock } from './fs/lock.js';
+export { acquireLock } from './fs/lock.js';
+export { decodePlanName, encodePlanName } from './fs/names.js';
+export type {
+  CompactionPolicy,
+  Durability,
+  LogRecovery,
+  UpdateLogOptions,
+  UpdateLogStats,
+} from './fs/update-log.js';
+export { UpdateLog } from './fs/update-log.js';
+
+export interface FilePersistenceOptions {
+  /** `batched` (default: survives kill -9, fsync within `fsyncDelayMs`) or `fsync-every-write` (survives power loss). */
+  durability?: Durability;
+  /** Default 5 ms. */
+  fsyncDelayMs?: number;
+  /** Default `{ records: 1000, minBytes: 16384 }`; `false` turns compaction off. */
+  compaction?: CompactionPolicy | false;
+  /**
+   * Told when a log had a torn or corrupt tail that the load cut off (after a crash mid-write). Valid records are
+   * kept; corrupt bytes are saved beside the log. Default: a console.warn line naming the plan and the file.
+   */
+  onRecover?: (recovery: LogRecovery & { plan: string; path: string }) => void;
+  /** File system calls, node:fs by default (tests wrap it to inject failures). */
+  fs?: typeof nodeFs;
+}
+
+/** A plan bound to its log file. */
+export interface FilePersistence extends DocPersistence {
+  readonly name: string;
+  /** The log file of this plan. */
+  readonly path: string;
+  /** What the load cut off a damaged log, or null. */
+  readonly recovery: LogRecovery | null;
+  /** Size and history of the log; null if the open failed or after close. */
+  stats(): UpdateLogStats | null;
+  /** Compacts now, whatever the policy says (e.g. before a backup). */
+  compact(): Promise<void>;
+}
+
+export type OpenFilePersistence = (name: string, doc: Y.Doc) => FilePersistence;
+
+/** Paths of a plan's files in `dir`: the log and its lock. Throws CairnError('invalid_argument') for a bad name. */
+export function planFiles(dir: string, name: string): { log: string; lock: string } {
+  const base = join(resolve(dir), encodePlanName(name));
+  return { log: `${base}.log`, lock: `${base}.lock` };
+}
+
+/**
+ * Disk persistence in `dir` (created if missing): `openFilePersistence(dir)(name, doc)` loads the plan into `doc`
+ * and stores every later update. A second open of the same plan while it is open (in this process or another)
+ * fails with CairnError('locked'); a bad name throws CairnError('invalid_argument') at once.
+ *
+ * ```ts
+ * const open = openFilePersistence('./data');
+ * const stored = open('biz:1:conv:9', doc);
+ * await stored.whenLoaded;
+ * // ... edits are on disk as soon as each call returns ...
+ * await stored.close();
+ * ```
+ */
+export function openFilePersistence(dir: string, options: FilePersistenceOptions = {}): OpenFilePersistence {
+  return (name, doc) => new FilePersistenceImpl(dir, name, doc, options);
+}
+
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5_000;
+
+class FilePersistenceImpl implements FilePersistence {
+  readonly name: string;
+  readonly path: string;
+  readonly whenLoaded: Promise<void>;
+
+  private readonly doc: Y.Doc;
+  private readonly options: FilePersistenceOptions;
+  private readonly lockPath: string;
+  private log: UpdateLog | null = null;
+  private lock: FileLock | null = null;
+  private failure: CairnError | null = null;
+  private readonly listeners = new Set<(error: CairnError) => void>();
+  /** Errors not yet reported by a flush(). */
+  private unflushed: CairnError[] = [];
+  private compacting: Promise<void> | null = null;
+  private retryDelay = 0;
+  private retryAt = 0;
+  private closing: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(dir: string, name: string, doc: Y.Doc, options: FilePersistenceOptions) {
+    const files = planFiles(dir, name); // bad input throws here, before anything changes
+    this.name = name;
+    this.path = files.log;
+    this.lockPath = files.lock;
+    this.doc = doc;
+    this.options = options;
+    // Registered before anything else so no update can slip past; updates from our own load carry us as origin.
+    doc.on('update', this.onUpdate);
+    doc.on('destroy', this.onDestroy);
+    try {
+      this.open(dir);
+      this.whenLoaded = Promise.resolve();
+    } catch (error) {
+      this.failure = asStorageError(error, this.path);
+      this.detach();
+      this.lock?.release();
+      this.lock = null;
+      this.whenLoaded = Promise.reject(this.failure);
+      // Handled here so a caller that only awaits flush() does not crash on an unhandled rejection.
+      this.whenLoaded.catch(() => undefined);
+    }
+  }
+
+  get recovery(): LogRecovery | null {
+    return this.log?.recovery ?? null;
+  }
+
+  // Everything is synchronous: the plan is loaded (or refused) by the time the constructor returns.
+  private open(dir: string): void {
+    const fs = this.options.fs ?? nodeFs;
+    fs.mkdirSync(dir, { recursive: true });
+    this.lock = acquireLock(this.lockPath, fs);
+    const prior = this.doc.store.clients.size > 0 ? Y.encodeStateAsUpdate(this.doc) : null;
+    const log = UpdateLog.open(this.path, {
+      durability: this.options.durability,
+      fsyncDelayMs: this.options.fsyncDelayMs,
+      compaction: this.options.compaction,
+      fs,
+      onError: (error) => this.report(error),
+    });
+    try {
+      const records = log.takeLoadedRecords();
+      Y.transact(
+        this.doc,
+        () => {
+          for (const record of records) Y.applyUpdate(this.doc, record, this);
+        },
+        this,
+      );
+      if (prior) log.append(prior); // the doc held edits before it was opened: they belong to the plan too
+    } catch (error) {
+      void log.close().catch(() => undefined);
+      throw error;
+    }
+    this.log = log;
+    if (log.recovery) this.tellRecovery(log.recovery);
+    if (log.shouldCompact()) this.scheduleCompaction();
+  }
+
+  private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
+    const log = this.log;
+    if (origin === this || !log || this.closed) return;
+    try {
+      log.append(update);
+    } catch (error) {
+      this.report(error);
+    }
+    if (log.shouldCompact()) this.scheduleCompaction();
+  };
+
+  private readonly onDestroy = (): void => {
+    this.close().catch((error: unknown) => this.report(error));
+  };
+
+  async flush(): Promise<void> {
+    await this.whenLoaded;
+    const log = this.log;
+    if (log && !this.closed) {
+      if (this.compacting) await this.compacting;
+      if (log.needsRewrite) {
+        this.retryAt = 0; // flush() always retries a failed write now
+        this.scheduleCompaction();
+        await this.compacting;
+      }
+      try {
+        await log.sync();
+      } catch (error) {
+        this.report(error);
+      }
+    }
+    const [first] = this.unflushed;
+    this.unflushed = [];
+    if (first) throw first;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.failure) return; // the open failed: nothing is held
+    let error: unknown = null;
+    try {
+      await this.flush();
+    } catch (caught) {
+      error = caught;
+    }
+    this.closed = true;
+    this.detach();
+    try {
+      await this.log?.close();
+    } catch (caught) {
+      error ??= caught;
+    }
+    this.log = null;
+    this.lock?.release();
+    this.lock = null;
+    if (error) throw asStorageError(error, this.path);
+  }
+
+  onError(listener: (error: CairnError) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  stats(): UpdateLogStats | null {
+    return this.log?.stats() ?? null;
+  }
+
+  async compact(): Promise<void> {
+    await this.whenLoaded;
+    if (this.compacting) await this.compacting;
+    if (!this.log || this.closed) return;
+    await this.log.compact(() => Y.encodeStateAsUpdate(this.doc));
+  }
+
+  private scheduleCompaction(): void {
+    const log = this.log;
+    if (!log || this.compacting || this.closed || Date.now() < this.retryAt) return;
+    this.compacting = log
+      .compact(() => Y.encodeStateAsUpdate(this.doc))
+      .then(
+        () => {
+          this.retryDelay = 0;
+        },
+        (error: unknown) => {
+          // Back off, so a full disk is not hit with a whole-state rewrite on every edit.
+          this.retryDelay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, this.retryDelay * 2));
+          this.retryAt = Date.now() + this.retryDelay;
+          this.report(error);
+        },
+      )
+      .finally(() => {
+        this.compacting = null;
+      });
+  }
+
+  private report(error: unknown): void {
+    const err = asStorageError(error, this.path);
+    this.unflushed.push(err);
+    // Delivered after the current Yjs transaction, so a listener cannot re-enter the edit that failed.
+    queueMicrotask(() => {
+      if (this.listeners.size === 0) {
+        console.error(`[cairn] plan "${this.name}": ${err.message}`);
+        return;
+      }
+      for (const listener of this.listeners) {
+        try {
+          listener(err);
+        } catch {
+          // A throwing listener must not hide the error from the others.
+        }
+      }
+    });
+  }
+
+  private tellRecovery(recovery: LogRecovery): void {
+    const info = { ...recovery, plan: this.name, path: this.path };
+    if (this.options.onRecover) {
+      this.options.onRecover(info);
+      return;
+    }
+    const saved = recovery.savedTo ? `; the discarded bytes were saved to ${recovery.savedTo}` : '';
+    console.warn(
+      `[cairn] plan "${this.name}": ${this.path} ended in a ${recovery.kind} record at byte ${recovery.offset}; ` +
+        `kept ${recovery.keptRecords} valid records and cut ${recovery.discardedBytes} bytes${saved}.`,
+    );
+  }
+
+  private detach(): void {
+    this.doc.off('update', this.onUpdate);
+    this.doc.off('destroy', this.onDestroy);
+  }
+}
+
+function asStorageError(error: unknown, path: string): CairnError {
+  if (error instanceof CairnError) return error;
+  const cause = toCairnError(error);
+  return new CairnError('storage', `Could not use ${path}: ${cause.message}`, { path }, { cause: error });
+}

@@ -1,0 +1,369 @@
+// @cairn/core/fs on real files in a temp dir: the shared storage suite, then what only a log file has (locks
+// across processes, torn tails, corruption kept aside, compaction, recovery from a full disk).
+import type { ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import {
+  encodePlanName,
+  type FilePersistenceOptions,
+  type LogRecovery,
+  openFilePersistence,
+  planFiles,
+  UpdateLog,
+} from '../src/adapters/fs.js';
+import { CairnError } from '../src/errors.js';
+import type { DocPersistence } from '../src/storage.js';
+import { runStorageAdapterTests } from '../src/testing/index.js';
+import { spawnEditor } from './fixtures/spawn-editor.js';
+
+/** node:fs with writes sent to /dev/full while `armed`: the kernel's own ENOSPC, on demand. */
+function fullDiskFs(): { fs: typeof fs; arm(on: boolean): void } {
+  let armed = false;
+  const full = fs.openSync('/dev/full', 'w');
+  const writeSync = ((fd: number, ...rest: unknown[]) =>
+    (fs.writeSync as (...args: unknown[]) => number)(armed ? full : fd, ...rest)) as typeof fs.writeSync;
+  return {
+    fs: { ...fs, writeSync },
+    arm(on) {
+      armed = on;
+    },
+  };
+}
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'cairn-fs-'));
+}
+
+runStorageAdapterTests('fs', async () => {
+  const dir = await tempDir();
+  const quiet: FilePersistenceOptions = { onRecover: () => undefined };
+  return {
+    open: openFilePersistence(dir, quiet),
+    readStored: async (name) => UpdateLog.read(planFiles(dir, name).log) ?? [],
+    storedBytes: async (name) => fs.statSync(planFiles(dir, name).log).size,
+    openFailing(name, doc) {
+      const disk = fullDiskFs();
+      const p = openFilePersistence(dir, { ...quiet, fs: disk.fs })(name, doc);
+      return { ...bind(p), whenLoaded: p.whenLoaded.then(() => disk.arm(true)) };
+    },
+    teardown: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+function bind(p: DocPersistence): DocPersistence {
+  return {
+    whenLoaded: p.whenLoaded,
+    flush: () => p.flush(),
+    close: () => p.close(),
+    onError: (listener) => p.onError(listener),
+  };
+}
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+async function freshDir(): Promise<string> {
+  const dir = await tempDir();
+  dirs.push(dir);
+  return dir;
+}
+
+function json(doc: Y.Doc): unknown {
+  return { m: doc.getMap('m').toJSON(), t: doc.getText('t').toString() };
+}
+
+function edit(doc: Y.Doc, key: string, value: unknown): void {
+  doc.transact(() => doc.getMap('m').set(key, value), 'agent:test');
+}
+
+async function openLoaded(dir: string, name: string, options: FilePersistenceOptions = {}) {
+  const doc = new Y.Doc();
+  const p = openFilePersistence(dir, options)(name, doc);
+  await p.whenLoaded;
+  return { doc, p };
+}
+
+describe('fs: plan names', () => {
+  it('encodes names injectively, inside the directory, apart on case-insensitive disks', () => {
+    expect(encodePlanName('biz-1_conv.7')).toBe('biz-1_conv.7');
+    expect(encodePlanName('a:b')).toBe('a%3Ab');
+    expect(encodePlanName('Plan')).not.toBe(encodePlanName('plan'));
+    expect(encodePlanName('Plan').toLowerCase()).not.toBe(encodePlanName('plan'));
+    for (const evil of ['..', '.', '../x', 'a/b', 'a\\b', '/etc/passwd', '\0']) {
+      const encoded = encodePlanName(evil);
+      expect(encoded).not.toMatch(/[/\\\0]/);
+      expect(encoded.startsWith('.')).toBe(false);
+    }
+    expect(planFiles('/data', '../../etc').log).toBe('/data/%2E.%2F..%2Fetc.log');
+  });
+
+  it('refuses an empty or too long name with a message saying what is valid', () => {
+    for (const bad of ['', 'x'.repeat(201), '✓'.repeat(30)]) {
+      let caught: unknown;
+      try {
+        openFilePersistence('/nonexistent')(bad, new Y.Doc());
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CairnError);
+      expect((caught as CairnError).code).toBe('invalid_argument');
+      expect((caught as CairnError).message).toMatch(/non-empty|at most 200/);
+    }
+    expect(fs.existsSync('/nonexistent')).toBe(false);
+  });
+});
+
+describe('fs: locks', () => {
+  it('refuses a second open in this process, naming the pid and the lock file', async () => {
+    const dir = await freshDir();
+    const first = await openLoaded(dir, 'p');
+    const second = openFilePersistence(dir)('p', new Y.Doc());
+    const error = (await second.whenLoaded.catch((e: unknown) => e)) as CairnError;
+    expect(error).toBeInstanceOf(CairnError);
+    expect(error.code).toBe('locked');
+    expect(error.message).toContain(`pid ${process.pid}`);
+    expect(error.message).toContain(planFiles(dir, 'p').lock);
+    expect(error.details).toMatchObject({ pid: process.pid, path: planFiles(dir, 'p').lock });
+    await expect(second.flush()).rejects.toThrow(error);
+    await second.close();
+    await first.p.close();
+    expect(fs.existsSync(planFiles(dir, 'p').lock)).toBe(false);
+  });
+
+  it('refuses while another process holds the plan, and takes over once it was killed', async () => {
+    const dir = await freshDir();
+    const child = spawnFixture(dir, 'p', { edits: 1, hold: true });
+    const lines = createInterface({ input: child.stdout! });
+    const ready = new Promise<string>((resolve) => lines.once('line', resolve));
+    await ready;
+    const refused = openFilePersistence(dir)('p', new Y.Doc());
+    const error = (await refused.whenLoaded.catch((e: unknown) => e)) as CairnError;
+    expect(error.code).toBe('locked');
+    expect(error.message).toContain(`pid ${child.pid}`);
+    expect(error.message).toContain('another process');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    // The lock file is still there, with a dead pid: stale, so it is taken over.
+    expect(fs.existsSync(planFiles(dir, 'p').lock)).toBe(true);
+    const { doc, p } = await openLoaded(dir, 'p');
+    expect(doc.getMap('m').get('e0')).toBe(0);
+    await p.close();
+  });
+
+  it('takes over a lock left by an earlier process that had our pid (a restarted container)', async () => {
+    const dir = await freshDir();
+    const lock = planFiles(dir, 'p').lock;
+    fs.writeFileSync(
+      lock,
+      JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), since: 'x' }),
+    );
+    const { p } = await openLoaded(dir, 'p');
+    await p.close();
+  });
+});
+
+describe('fs: damaged logs', () => {
+  async function logWith(dir: string, count: number): Promise<Y.Doc> {
+    const { doc, p } = await openLoaded(dir, 'p', { compaction: false });
+    for (let i = 0; i < count; i++) edit(doc, `k${i}`, i);
+    await p.close();
+    return doc;
+  }
+
+  it('cuts a torn last record, keeps every valid one, and appends after it', async () => {
+    const dir = await freshDir();
+    const before = await logWith(dir, 10);
+    const path = planFiles(dir, 'p').log;
+    const intact = fs.statSync(path).size;
+    fs.appendFileSync(path, Uint8Array.of(40, 0, 0, 0, 1, 2, 3, 4, 5, 6)); // claims 40 bytes, has 2
+    const recoveries: LogRecovery[] = [];
+    const { doc, p } = await openLoaded(dir, 'p', { onRecover: (r) => recoveries.push(r) });
+    expect(recoveries).toEqual([
+      expect.objectContaining({
+        kind: 'torn',
+        offset: intact,
+        discardedBytes: 10,
+        keptRecords: 10,
+        savedTo: null,
+      }),
+    ]);
+    expect(p.recovery?.kind).toBe('torn');
+    expect(json(doc)).toEqual(json(before));
+    expect(fs.statSync(path).size).toBe(intact);
+    edit(doc, 'after', true);
+    await p.close();
+    const again = await openLoaded(dir, 'p');
+    expect(again.doc.getMap('m').get('after')).toBe(true);
+    expect(again.p.recovery).toBeNull();
+    await again.p.close();
+  });
+
+  it('treats a tail of zeros (a file extended by a crash but never filled) as torn', async () => {
+    const dir = await freshDir();
+    await logWith(dir, 3);
+    fs.appendFileSync(planFiles(dir, 'p').log, new Uint8Array(64));
+    const recoveries: LogRecovery[] = [];
+    const { doc, p } = await openLoaded(dir, 'p', { onRecover: (r) => recoveries.push(r) });
+    expect(recoveries[0]).toMatchObject({ kind: 'torn', discardedBytes: 64, savedTo: null });
+    expect(doc.getMap('m').size).toBe(3);
+    await p.close();
+  });
+
+  it('keeps the bytes after a corrupt record in a side file instead of losing them', async () => {
+    const dir = await freshDir();
+    await logWith(dir, 10);
+    const path = planFiles(dir, 'p').log;
+    const bytes = fs.readFileSync(path);
+    const records = UpdateLog.read(path)!;
+    const fifthStart = 8 + records.slice(0, 4).reduce((sum, r) => sum + 8 + r.byteLength, 0);
+    bytes[fifthStart + 8 + 2]! ^= 0xff; // flip a payload byte of the fifth record
+    fs.writeFileSync(path, bytes);
+    const recoveries: LogRecovery[] = [];
+    const { doc, p } = await openLoaded(dir, 'p', { onRecover: (r) => recoveries.push(r) });
+    const [recovery] = recoveries;
+    expect(recovery).toMatchObject({ kind: 'corrupt', offset: fifthStart, keptRecords: 4 });
+    expect(doc.getMap('m').size).toBe(4);
+    expect(new Uint8Array(fs.readFileSync(recovery!.savedTo!))).toEqual(
+      new Uint8Array(bytes.subarray(fifthStart)),
+    );
+    await p.close();
+  });
+
+  it('refuses a file that is not a log, and leaves it untouched', async () => {
+    const dir = await freshDir();
+    const path = planFiles(dir, 'p').log;
+    fs.writeFileSync(path, 'SQLite format 3\0 and more');
+    const p = openFilePersistence(dir)('p', new Y.Doc());
+    const error = (await p.whenLoaded.catch((e: unknown) => e)) as CairnError;
+    expect(error.code).toBe('storage');
+    expect(error.message).toContain('not a Cairn update log');
+    expect(fs.readFileSync(path, 'utf8')).toBe('SQLite format 3\0 and more');
+    expect(fs.existsSync(planFiles(dir, 'p').lock)).toBe(false);
+  });
+});
+
+describe('fs: compaction and durability', () => {
+  it('keeps the log bounded through 10,000 updates and loads it identical', async () => {
+    const dir = await freshDir();
+    const { doc, p } = await openLoaded(dir, 'p');
+    let maxBytes = 0;
+    for (let i = 0; i < 10_000; i++) {
+      edit(doc, `k${i % 100}`, i);
+      if (i % 500 === 499) {
+        await p.flush();
+        maxBytes = Math.max(maxBytes, p.stats()!.bytes);
+      }
+    }
+    const stats = p.stats()!;
+    const fresh = Y.encodeStateAsUpdate(doc).byteLength;
+    expect(stats.compactions).toBeGreaterThanOrEqual(5);
+    // At most about twice the snapshot plus the 16 KiB floor, plus one batch of records.
+    expect(maxBytes).toBeLessThan(2 * fresh + 16 * 1024 + 500 * 40);
+    await p.close();
+    const again = await openLoaded(dir, 'p');
+    expect(json(again.doc)).toEqual(json(doc));
+    expect(again.p.stats()!.records).toBeLessThanOrEqual(1000);
+    await again.p.close();
+  });
+
+  it('carries over the updates appended while a compaction runs', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'raw.log');
+    const doc = new Y.Doc();
+    const log = UpdateLog.open(path, { compaction: false });
+    const seen: Uint8Array[] = [];
+    doc.on('update', (u: Uint8Array) => {
+      seen.push(u);
+      log.append(u);
+    });
+    for (let i = 0; i < 10; i++) edit(doc, `a${i}`, i);
+    const compaction = log.compact(() => Y.encodeStateAsUpdate(doc));
+    // The compaction is waiting for its fsync: these go to the old file and must reach the new one.
+    await Promise.resolve();
+    for (let i = 0; i < 10; i++) edit(doc, `b${i}`, i);
+    await compaction;
+    expect(log.stats()).toMatchObject({ compactions: 1, records: 11, tailRecords: 10 });
+    for (let i = 0; i < 5; i++) edit(doc, `c${i}`, i);
+    await log.close();
+    const loaded = new Y.Doc();
+    for (const u of UpdateLog.read(path)!) Y.applyUpdate(loaded, u);
+    expect(json(loaded)).toEqual(json(doc));
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.compact'))).toEqual([]);
+  });
+
+  it('removes the temp file of a compaction interrupted by a crash', async () => {
+    const dir = await freshDir();
+    const { p } = await openLoaded(dir, 'p');
+    await p.close();
+    const leftover = `${planFiles(dir, 'p').log}.12345-abc.compact`;
+    const someoneElse = `${planFiles(dir, 'p.log.x').log}.12345-abc.compact`;
+    fs.writeFileSync(leftover, 'partial');
+    fs.writeFileSync(someoneElse, 'partial');
+    const again = await openLoaded(dir, 'p');
+    expect(fs.existsSync(leftover)).toBe(false);
+    expect(fs.existsSync(someoneElse)).toBe(true); // a plan whose name extends ours keeps its file
+    await again.p.close();
+  });
+
+  it('fsyncs in the background within a few ms, without flush()', async () => {
+    const dir = await freshDir();
+    const { doc, p } = await openLoaded(dir, 'p', { fsyncDelayMs: 1 });
+    const before = p.stats()!.fsyncs;
+    for (let i = 0; i < 50; i++) edit(doc, `k${i}`, i);
+    await expect.poll(() => p.stats()!.fsyncs, { interval: 2 }).toBeGreaterThan(before);
+    expect(p.stats()!.fsyncs - before).toBeLessThan(50); // batched, not one per edit
+    await p.close();
+  });
+
+  it('with fsync-every-write, fsyncs each update before the edit returns', async () => {
+    const dir = await freshDir();
+    const { doc, p } = await openLoaded(dir, 'p', { durability: 'fsync-every-write' });
+    const before = p.stats()!.fsyncs;
+    for (let i = 0; i < 20; i++) {
+      edit(doc, `k${i}`, i);
+      expect(p.stats()!.fsyncs).toBe(before + i + 1);
+    }
+    await p.close();
+    const again = await openLoaded(dir, 'p');
+    expect(again.doc.getMap('m').size).toBe(20);
+    await again.p.close();
+  });
+
+  it('after a full disk, flush() reports it once, then rewrites everything once space is back', async () => {
+    const dir = await freshDir();
+    const disk = fullDiskFs();
+    const { doc, p } = await openLoaded(dir, 'p', { fs: disk.fs });
+    edit(doc, 'before', 1);
+    await p.flush();
+    const errors: CairnError[] = [];
+    p.onError((error) => errors.push(error));
+    disk.arm(true);
+    for (let i = 0; i < 5; i++) edit(doc, `during${i}`, i);
+    const error = (await p.flush().catch((e: unknown) => e)) as CairnError;
+    expect(error.code).toBe('storage');
+    expect(error.message).toContain('no space left on device');
+    expect(errors[0]?.details).toMatchObject({ errno: 'ENOSPC' });
+    disk.arm(false);
+    edit(doc, 'after', 1);
+    await p.flush(); // the rewrite now succeeds
+    await p.close();
+    const again = await openLoaded(dir, 'p');
+    expect(json(again.doc)).toEqual(json(doc));
+    await again.p.close();
+  });
+});
+
+function spawnFixture(dir: string, name: string, options: { edits: number; hold?: boolean }) {
+  const child = spawnEditor({ dir, name, prefix: '', edits: options.edits, hold: options.hold });
+  children.push(child);
+  return child;
+}
