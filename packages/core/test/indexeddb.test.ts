@@ -1,0 +1,215 @@
+// @cairn/core/indexeddb under fake-indexeddb: the shared storage suite, interchange with plain y-indexeddb,
+// and the failures y-indexeddb swallows (a quota error, the database deleted by another tab).
+import 'fake-indexeddb/auto'; // globals for y-indexeddb (lib0 opens `indexedDB` directly)
+import { IDBFactory } from 'fake-indexeddb';
+import { describe, expect, it } from 'vitest';
+import { IndexeddbPersistence } from 'y-indexeddb';
+import * as Y from 'yjs';
+import { openIndexedDBPersistence } from '../src/adapters/indexeddb.js';
+import { CairnError } from '../src/errors.js';
+import { runStorageAdapterTests } from '../src/testing/index.js';
+
+/** The records stored under `name`, read with a connection of our own; [] if there is no such database. */
+async function readRecords(factory: IDBFactory, name: string): Promise<Uint8Array[]> {
+  const db = await new Promise<IDBDatabase | null>((resolve, reject) => {
+    const request = factory.open(name);
+    // No database yet: abort the upgrade so reading does not create an empty one.
+    request.onupgradeneeded = () => request.transaction!.abort();
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => (request.error?.name === 'AbortError' ? resolve(null) : reject(request.error));
+  });
+  if (!db) return [];
+  try {
+    const request = db.transaction(['updates'], 'readonly').objectStore('updates').getAll();
+    return await new Promise((resolve, reject) => {
+      request.onsuccess = () => resolve(request.result as Uint8Array[]);
+      request.onerror = () => reject(request.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+function deleteDatabase(factory: IDBFactory, name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request = factory.deleteDatabase(name);
+    request.onsuccess = () => resolve();
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/** A factory whose connections throw QuotaExceededError from transaction() while `armed`: the browser's edge. */
+function quotaFactory(): { factory: IDBFactory; arm(on: boolean): void } {
+  const real = new IDBFactory();
+  let armed = false;
+  const factory = Object.create(real) as IDBFactory;
+  factory.open = (name: string, version?: number) => {
+    const request = real.open(name, version);
+    request.addEventListener('success', () => {
+      const db = request.result;
+      const transaction = db.transaction.bind(db);
+      db.transaction = ((...args: Parameters<IDBDatabase['transaction']>) => {
+        if (armed) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        return transaction(...args);
+      }) as IDBDatabase['transaction'];
+    });
+    return request;
+  };
+  return {
+    factory,
+    arm(on) {
+      armed = on;
+    },
+  };
+}
+
+runStorageAdapterTests('indexeddb', () => {
+  const factory = new IDBFactory();
+  const open = openIndexedDBPersistence({ indexedDB: factory });
+  return {
+    open,
+    readStored: (name) => readRecords(factory, name),
+    storedBytes: async (name) => (await readRecords(factory, name)).reduce((sum, r) => sum + r.byteLength, 0),
+    openFailing(name, doc) {
+      const p = open(name, doc);
+      // Another tab deletes the database: this connection must close (or the delete would hang) and say so.
+      const whenLoaded = p.whenLoaded.then(() => deleteDatabase(factory, name));
+      return {
+        whenLoaded,
+        flush: () => p.flush(),
+        close: () => p.close(),
+        onError: (listener) => p.onError(listener),
+      };
+    },
+  };
+});
+
+function json(doc: Y.Doc): unknown {
+  return doc.getMap('m').toJSON();
+}
+
+function edit(doc: Y.Doc, key: string, value: unknown): void {
+  doc.transact(() => doc.getMap('m').set(key, value), 'agent:test');
+}
+
+describe('indexeddb: beyond the suite', () => {
+  it('reads what plain y-indexeddb wrote, and y-indexeddb reads what it wrote', async () => {
+    const a = new Y.Doc();
+    const plain = new IndexeddbPersistence('interop', a);
+    await plain.whenSynced;
+    edit(a, 'fromPlain', 1);
+    await plain.destroy(); // y-indexeddb gives no way to wait for its write: destroy waits for the db to close
+
+    const b = new Y.Doc();
+    const ours = openIndexedDBPersistence()('interop', b); // the global factory, as y-indexeddb uses
+    await ours.whenLoaded;
+    expect(json(b)).toEqual({ fromPlain: 1 });
+    edit(b, 'fromOurs', 2);
+    await ours.close();
+
+    const c = new Y.Doc();
+    const plainAgain = new IndexeddbPersistence('interop', c);
+    await plainAgain.whenSynced;
+    expect(json(c)).toEqual({ fromPlain: 1, fromOurs: 2 });
+    await plainAgain.destroy();
+  });
+
+  it('bounds the record count while many batches are written', async () => {
+    const factory = new IDBFactory();
+    const doc = new Y.Doc();
+    const p = openIndexedDBPersistence({ indexedDB: factory, compaction: { records: 50 } })('bounded', doc);
+    await p.whenLoaded;
+    let maxRecords = 0;
+    for (let i = 0; i < 400; i++) {
+      edit(doc, `k${i % 20}`, i);
+      await p.flush(); // one record per flush
+      maxRecords = Math.max(maxRecords, (await readRecords(factory, 'bounded')).length);
+    }
+    expect(p.stats().compactions).toBeGreaterThanOrEqual(7);
+    expect(maxRecords).toBeLessThanOrEqual(51);
+    await p.close();
+  });
+
+  it('merges a burst of edits into one record', async () => {
+    const factory = new IDBFactory();
+    const doc = new Y.Doc();
+    const p = openIndexedDBPersistence({ indexedDB: factory })('burst', doc);
+    await p.whenLoaded;
+    for (let i = 0; i < 300; i++) edit(doc, `k${i}`, i);
+    await p.flush();
+    expect(await readRecords(factory, 'burst')).toHaveLength(1);
+    await p.close();
+  });
+
+  it('after a quota error, flush() reports it, then the next write stores the whole state', async () => {
+    const quota = quotaFactory();
+    const doc = new Y.Doc();
+    const p = openIndexedDBPersistence({ indexedDB: quota.factory })('quota', doc);
+    await p.whenLoaded;
+    edit(doc, 'before', 1);
+    await p.flush();
+    const errors: CairnError[] = [];
+    p.onError((error) => errors.push(error));
+    quota.arm(true);
+    edit(doc, 'during', 1);
+    const error = (await p.flush().catch((e: unknown) => e)) as CairnError;
+    expect(error).toBeInstanceOf(CairnError);
+    expect(error.code).toBe('storage');
+    expect(error.message).toContain('QuotaExceededError');
+    // The failed batch, then flush()'s own retry of the whole state: both reported, both still in memory.
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(errors.every((e) => e.message.includes('QuotaExceededError'))).toBe(true);
+    quota.arm(false);
+    edit(doc, 'after', 1);
+    await p.flush();
+    await p.close();
+    const again = new Y.Doc();
+    const reopened = openIndexedDBPersistence({ indexedDB: quota.factory })('quota', again);
+    await reopened.whenLoaded;
+    expect(json(again)).toEqual({ before: 1, during: 1, after: 1 });
+    await reopened.close();
+  });
+
+  it('when another tab deletes the database: closes, reports once, and every later flush() rejects', async () => {
+    const factory = new IDBFactory();
+    const doc = new Y.Doc();
+    const p = openIndexedDBPersistence({ indexedDB: factory })('deleted', doc);
+    await p.whenLoaded;
+    const errors: CairnError[] = [];
+    p.onError((error) => errors.push(error));
+    await deleteDatabase(factory, 'deleted'); // would hang if the connection stayed open
+    await expect.poll(() => errors.length).toBe(1);
+    expect(errors[0]!.message).toContain('deleted or upgraded by another connection');
+    edit(doc, 'lost', 1);
+    await expect(p.flush()).rejects.toThrow(/no longer stored/);
+    await expect(p.flush()).rejects.toThrow(/no longer stored/);
+    expect(errors).toHaveLength(1);
+    await expect(p.close()).rejects.toThrow(CairnError);
+  });
+
+  it('rejects whenLoaded clearly where there is no IndexedDB, and for a database that is not a plan', async () => {
+    const none = openIndexedDBPersistence({ indexedDB: undefined })('x', new Y.Doc());
+    const saved = globalThis.indexedDB;
+    // `indexedDB: undefined` falls back to the global; without one the open must say what to do.
+    Object.defineProperty(globalThis, 'indexedDB', { value: undefined, configurable: true, writable: true });
+    const missing = openIndexedDBPersistence()('x', new Y.Doc());
+    Object.defineProperty(globalThis, 'indexedDB', { value: saved, configurable: true, writable: true });
+    await expect(missing.whenLoaded).rejects.toThrow(/IndexedDB is not available here/);
+    await none.close();
+
+    const factory = new IDBFactory();
+    await new Promise<void>((resolve) => {
+      const request = factory.open('foreign', 3);
+      request.onupgradeneeded = () => request.result.createObjectStore('other');
+      request.onsuccess = () => {
+        request.result.close();
+        resolve();
+      };
+    });
+    const foreign = openIndexedDBPersistence({ indexedDB: factory })('foreign', new Y.Doc());
+    const error = (await foreign.whenLoaded.catch((e: unknown) => e)) as CairnError;
+    expect(error.code).toBe('storage');
+    expect(error.message).toContain('is not a plan');
+    await expect(foreign.flush()).rejects.toThrow(error);
+  });
+});
