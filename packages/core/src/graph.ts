@@ -46,53 +46,67 @@ export interface GraphAnalysis {
   cycles: string[][];
 }
 
-/** Strongly connected components (iterative Tarjan) of the blockedBy graph, limited to existing tasks. */
-export function findCycles(nodes: readonly GraphNode[]): string[][] {
-  const byId = new Map(nodes.map((n) => [n.id, n]));
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
+/** Strongly connected components (iterative Tarjan over integer arrays) of the blockedBy graph. */
+export function findCycles(nodes: readonly Pick<GraphNode, 'id' | 'blockedBy'>[]): string[][] {
+  const n = nodes.length;
+  const indexOf = new Map<string, number>();
+  for (let i = 0; i < n; i++) indexOf.set(nodes[i]!.id, i);
+  // Adjacency in compressed rows; edges to tasks that do not exist are dropped.
+  const start = new Int32Array(n + 1);
+  const targets: number[] = [];
+  for (let i = 0; i < n; i++) {
+    start[i] = targets.length;
+    for (const b of nodes[i]!.blockedBy) {
+      const j = indexOf.get(b);
+      if (j !== undefined) targets.push(j);
+    }
+  }
+  start[n] = targets.length;
+
+  const index = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const nextEdge = new Int32Array(n);
+  const stack: number[] = [];
+  const frames: number[] = [];
   const cycles: string[][] = [];
   let counter = 0;
-
-  for (const root of nodes) {
-    if (index.has(root.id)) continue;
-    // Each frame: the node and the position of the next edge to follow.
-    const frames: Array<{ id: string; edge: number }> = [{ id: root.id, edge: 0 }];
-    index.set(root.id, counter);
-    low.set(root.id, counter++);
-    stack.push(root.id);
-    onStack.add(root.id);
+  for (let root = 0; root < n; root++) {
+    if (index[root] !== -1) continue;
+    frames.push(root);
+    index[root] = low[root] = counter++;
+    nextEdge[root] = start[root]!;
+    stack.push(root);
+    onStack[root] = 1;
     while (frames.length > 0) {
-      const frame = frames[frames.length - 1]!;
-      const edges = byId.get(frame.id)!.blockedBy;
-      if (frame.edge < edges.length) {
-        const next = edges[frame.edge++]!;
-        if (!byId.has(next)) continue;
-        if (!index.has(next)) {
-          index.set(next, counter);
-          low.set(next, counter++);
-          stack.push(next);
-          onStack.add(next);
-          frames.push({ id: next, edge: 0 });
-        } else if (onStack.has(next)) {
-          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(next)!));
+      const v = frames[frames.length - 1]!;
+      if (nextEdge[v]! < start[v + 1]!) {
+        const w = targets[nextEdge[v]!++]!;
+        if (index[w] === -1) {
+          index[w] = low[w] = counter++;
+          nextEdge[w] = start[w]!;
+          stack.push(w);
+          onStack[w] = 1;
+          frames.push(w);
+        } else if (onStack[w]) {
+          low[v] = Math.min(low[v]!, index[w]!);
         }
         continue;
       }
       frames.pop();
       const parent = frames[frames.length - 1];
-      if (parent) low.set(parent.id, Math.min(low.get(parent.id)!, low.get(frame.id)!));
-      if (low.get(frame.id) === index.get(frame.id)) {
+      if (parent !== undefined) low[parent] = Math.min(low[parent]!, low[v]!);
+      if (low[v] === index[v]) {
         const component: string[] = [];
-        let member: string;
+        let w: number;
         do {
-          member = stack.pop()!;
-          onStack.delete(member);
-          component.push(member);
-        } while (member !== frame.id);
-        const selfLoop = component.length === 1 && byId.get(member)!.blockedBy.includes(member);
+          w = stack.pop()!;
+          onStack[w] = 0;
+          component.push(nodes[w]!.id);
+        } while (w !== v);
+        let selfLoop = false;
+        if (component.length === 1)
+          for (let e = start[v]!; e < start[v + 1]!; e++) if (targets[e] === v) selfLoop = true;
         if (component.length > 1 || selfLoop) cycles.push(component.sort());
       }
     }
@@ -100,12 +114,26 @@ export function findCycles(nodes: readonly GraphNode[]): string[][] {
   return cycles.sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
 }
 
-/** Classifies every open task as blocked (with its reason) or not, in one pass over tasks and edges. */
+/** Cycles and the blocked set of a plan's tasks, from scratch. */
 export function analyzeGraph(nodes: readonly GraphNode[]): GraphAnalysis {
-  const byId = new Map(nodes.map((n) => [n.id, n]));
   const cycles = findCycles(nodes);
   const cycleOf = new Map<string, string[]>();
   for (const cycle of cycles) for (const id of cycle) cycleOf.set(id, cycle);
+  const parents = new Map(nodes.map((n) => [n.id, n.parent]));
+  return { blocked: classifyBlocked(nodes, cycleOf, (id) => parents.get(id) ?? null), cycles };
+}
+
+/**
+ * Classifies every open task as blocked (with its reason) or not, given the cycle each task is in, in one pass
+ * over tasks and edges. Blockers' ids come out in the order of `blockedBy` (sorted, as snapshots hold them).
+ */
+export function classifyBlocked(
+  nodes: readonly Pick<GraphNode, 'id' | 'status' | 'blockedBy'>[],
+  cycleOf: ReadonlyMap<string, string[]>,
+  parentOf: (id: string) => string | null,
+): Map<string, BlockedInfo> {
+  const statusOf = new Map<string, Status>();
+  for (const node of nodes) statusOf.set(node.id, node.status);
 
   // Own reasons first: cycle, failed blocker, open blockers.
   const own = new Map<string, BlockedInfo>();
@@ -121,32 +149,47 @@ export function analyzeGraph(nodes: readonly GraphNode[]): GraphAnalysis {
       });
       continue;
     }
-    const failed: string[] = [];
-    const open: string[] = [];
+    let failed: string[] | null = null;
+    let open: string[] | null = null;
     for (const blocker of node.blockedBy) {
-      const b = byId.get(blocker);
-      if (!b || satisfiesDependency(b.status)) continue;
-      (b.status === 'failed' ? failed : open).push(blocker);
+      const status = statusOf.get(blocker);
+      if (status === undefined || satisfiesDependency(status)) continue;
+      if (status === 'failed') {
+        failed ??= [];
+        failed.push(blocker);
+      } else {
+        open ??= [];
+        open.push(blocker);
+      }
     }
-    if (failed.length > 0)
-      own.set(node.id, { id: node.id, reason: 'blocker_failed', blockedBy: failed.sort() });
-    else if (open.length > 0)
-      own.set(node.id, { id: node.id, reason: 'waiting_on_blockers', blockedBy: open.sort() });
+    if (failed) own.set(node.id, { id: node.id, reason: 'blocker_failed', blockedBy: failed });
+    else if (open) own.set(node.id, { id: node.id, reason: 'waiting_on_blockers', blockedBy: open });
   }
+  if (own.size === 0) return own;
 
-  // Then inheritance: an open step under a blocked ancestor is blocked too. Memoised, so O(tasks).
-  const blocked = new Map<string, BlockedInfo>();
-  const ancestorBlock = new Map<string, string | null>();
-  const blockedAncestor = (id: string | null, seen: Set<string>): string | null => {
-    if (id === null || seen.has(id)) return null;
-    const memo = ancestorBlock.get(id);
-    if (memo !== undefined) return memo;
-    seen.add(id);
-    const node = byId.get(id);
-    const result = !node ? null : own.has(id) ? id : blockedAncestor(node.parent, seen);
-    ancestorBlock.set(id, result);
+  // Then inheritance: an open step under a blocked ancestor is blocked too. Memoised walk up, O(tasks).
+  const blockingAncestor = new Map<string, string | null>();
+  const ancestorOf = (id: string): string | null => {
+    const path: string[] = [];
+    let result: string | null = null;
+    let current = parentOf(id);
+    for (let steps = 0; current !== null && steps <= nodes.length; steps++) {
+      const memo = blockingAncestor.get(current);
+      if (memo !== undefined) {
+        result = memo;
+        break;
+      }
+      if (own.has(current)) {
+        result = current;
+        break;
+      }
+      path.push(current);
+      current = parentOf(current);
+    }
+    for (const p of path) blockingAncestor.set(p, result);
     return result;
   };
+  const blocked = new Map<string, BlockedInfo>();
   for (const node of nodes) {
     if (!isOpenStatus(node.status)) continue;
     const mine = own.get(node.id);
@@ -154,10 +197,10 @@ export function analyzeGraph(nodes: readonly GraphNode[]): GraphAnalysis {
       blocked.set(node.id, mine);
       continue;
     }
-    const ancestor = blockedAncestor(node.parent, new Set([node.id]));
+    const ancestor = ancestorOf(node.id);
     if (ancestor) blocked.set(node.id, { id: node.id, reason: 'parent_blocked', blockedBy: [ancestor] });
   }
-  return { blocked, cycles };
+  return blocked;
 }
 
 /** Statuses that can be picked up as work (waiting_* tasks wait on someone else). */
@@ -166,11 +209,11 @@ export function isActionable(status: Status): boolean {
 }
 
 /**
- * Whether `blocker` (transitively) depends on `task`, i.e. adding `task blockedBy blocker` would close a cycle.
- * Returns the path from blocker back to task when it would, for the error message.
+ * Whether `from` (transitively) waits on `to`, following `blockersOf` (undefined for a task that does not
+ * exist), i.e. whether adding `to blockedBy from` would close a cycle. Returns the path, for the message.
  */
 export function dependencyPath(
-  nodes: ReadonlyMap<string, { blockedBy: readonly string[] }>,
+  blockersOf: (id: string) => readonly string[] | undefined,
   from: string,
   to: string,
 ): string[] | null {
@@ -179,8 +222,8 @@ export function dependencyPath(
   const queue = [from];
   for (let i = 0; i < queue.length; i++) {
     const current = queue[i]!;
-    for (const next of nodes.get(current)?.blockedBy ?? []) {
-      if (previous.has(next) || !nodes.has(next)) continue;
+    for (const next of blockersOf(current) ?? []) {
+      if (previous.has(next) || blockersOf(next) === undefined) continue;
       previous.set(next, current);
       if (next === to) {
         const path = [next];

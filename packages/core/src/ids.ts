@@ -7,10 +7,15 @@ export const ID_LENGTH = 7;
 
 export type Random = () => number;
 
+/** Crypto randomness, drawn in blocks: one getRandomValues call per character was most of an add's cost. */
+const pool = new Uint32Array(256);
+let poolUsed = pool.length;
 export const cryptoRandom: Random = () => {
-  const buf = new Uint32Array(1);
-  globalThis.crypto.getRandomValues(buf);
-  return buf[0]! / 2 ** 32;
+  if (poolUsed === pool.length) {
+    globalThis.crypto.getRandomValues(pool);
+    poolUsed = 0;
+  }
+  return pool[poolUsed++]! / 2 ** 32;
 };
 
 /** A new id that `taken` does not hold yet. 32^7 ≈ 3.4e10 ids, so concurrent collisions are negligible. */

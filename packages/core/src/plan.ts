@@ -13,9 +13,10 @@ import {
   writeText,
 } from './doc.js';
 import { CairnError } from './errors.js';
-import { analyzeGraph, type BlockedInfo, dependencyPath, type GraphAnalysis, isActionable } from './graph.js';
+import { type BlockedInfo, dependencyPath, isActionable } from './graph.js';
 import { cryptoRandom, newTaskId, type Random } from './ids.js';
-import { compareRanked, freshRanks, ranksAt } from './rank.js';
+import { PlanIndex } from './plan-index.js';
+import { freshRanks, freshRanksAfter, isValidRank, type Ranked, ranksAt } from './rank.js';
 import {
   type Actor,
   ActorSchema,
@@ -93,8 +94,9 @@ export class Plan {
   private readonly undoManager: Y.UndoManager;
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
   private readonly snapshots = new Map<string, TaskSnapshot>();
-  private ordered: TaskSnapshot[] | null = null;
-  private analysis: GraphAnalysis | null = null;
+  private readonly index: PlanIndex;
+  /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
+  private unobserved = false;
   private maxNum: number | null = null;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
 
@@ -110,6 +112,7 @@ export class Plan {
       captureTimeout: 0,
     });
     undoActors.set(this.undoManager, this.actor);
+    this.index = new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
   }
@@ -169,11 +172,11 @@ export class Plan {
   list(filter: ListFilter = {}): TaskSnapshot[] {
     const f = parseOrThrow(ListFilterSchema, filter, 'list filter');
     const statuses = f.status === undefined ? null : new Set(Array.isArray(f.status) ? f.status : [f.status]);
-    return this.all().filter((task) => {
+    const pool = f.parent !== undefined ? this.children(f.parent) : this.all();
+    return pool.filter((task) => {
       if (f.state === 'open' && !isOpenStatus(task.status)) return false;
       if (f.state === 'closed' && isOpenStatus(task.status)) return false;
       if (statuses && !statuses.has(task.status)) return false;
-      if (f.parent !== undefined && this.effectiveParent(task) !== f.parent) return false;
       if (f.assignee !== undefined && task.assignee !== f.assignee) return false;
       return true;
     });
@@ -181,7 +184,12 @@ export class Plan {
 
   /** The direct steps of a task (or the top-level tasks for `null`), in order. */
   children(parent: string | null): TaskSnapshot[] {
-    return this.list({ parent });
+    const out: TaskSnapshot[] = [];
+    for (const id of this.view().children(parent)) {
+      const task = this.get(id);
+      if (task) out.push(task);
+    }
+    return out;
   }
 
   /**
@@ -189,14 +197,13 @@ export class Plan {
    * with its parent's removal) or the parents form a cycle (concurrent moves); then it shows at the top level.
    */
   effectiveParent(task: TaskSnapshot): string | null {
-    this.all();
-    return this.parents.get(task.id) ?? null;
+    return this.view().effectiveParent(task.id);
   }
 
   /** Open tasks that can be picked up now by `actor` (default this Plan's): unblocked, unclaimed or theirs. */
   ready(options: { actor?: Actor } = {}): TaskSnapshot[] {
     const actor = options.actor ?? this.actor;
-    const { blocked } = this.graph();
+    const blocked = this.view().blocked();
     return this.all().filter(
       (task) =>
         isActionable(task.status) &&
@@ -207,7 +214,7 @@ export class Plan {
 
   /** Open tasks that cannot start, each with its reason and the tasks it waits on. */
   blocked(): BlockedTask[] {
-    const { blocked } = this.graph();
+    const blocked = this.view().blocked();
     const out: BlockedTask[] = [];
     for (const task of this.all()) {
       const info = blocked.get(task.id);
@@ -218,7 +225,7 @@ export class Plan {
 
   /** Dependency cycles present in the document (each sorted; only a merge can create one). */
   cycles(): string[][] {
-    return this.graph().cycles;
+    return this.view().cycles();
   }
 
   toJSON(): PlanSnapshot {
@@ -237,7 +244,7 @@ export class Plan {
     const parsed = parseOrThrow(TaskInputSchema.array().max(1000), inputs, 'tasks to add');
     const planned = this.planAdds(parsed, new Set());
     this.write(() => this.applyAdds(planned));
-    return planned.filter((p) => p.topLevel).map((p) => this.require(p.id));
+    return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
 
   /** Removes every task and adds `inputs` in their place, in one transaction. */
@@ -249,7 +256,7 @@ export class Plan {
       this.applyRemoves([...doomed]);
       this.applyAdds(planned);
     });
-    return planned.filter((p) => p.topLevel).map((p) => this.require(p.id));
+    return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
 
   /** Changes some fields of a task; fields not given are left alone. */
@@ -336,7 +343,12 @@ export class Plan {
       }
     }
     const siblings = this.children(parent).filter((s) => s.id !== id);
-    const index = this.insertIndex(siblings, t.after, t.before, parent);
+    const index = this.insertIndex(
+      siblings.map((s) => s.id),
+      t.after,
+      t.before,
+      parent,
+    );
     this.write(() => {
       const map = this.tasks.get(id)!;
       writeField(map, F.parent, parent);
@@ -357,6 +369,25 @@ export class Plan {
       result = fn(this);
     });
     return result;
+  }
+
+  /**
+   * Like `batch`, but all or nothing: `fn` first runs against a scratch copy of the document, and only when it
+   * succeeds there does it run here, as one transaction. For a write made of several operations where a later
+   * one could be refused after earlier ones were applied (a list rewrite, several updates in one tool call).
+   * `fn` must make its writes through the Plan it is given, and must not depend on generated ids matching.
+   */
+  atomic<T>(fn: (plan: Plan) => T): T {
+    const scratch = new Y.Doc();
+    Y.applyUpdate(scratch, Y.encodeStateAsUpdate(this.doc));
+    const probe = new Plan({ doc: scratch, actor: this.actor, now: this.now, random: this.random });
+    try {
+      fn(probe);
+    } finally {
+      probe.destroy();
+      scratch.destroy();
+    }
+    return this.batch(fn);
   }
 
   // ---------------------------------------------------------------- undo
@@ -388,43 +419,25 @@ export class Plan {
 
   // ---------------------------------------------------------------- internals
 
-  private parents = new Map<string, string | null>();
-
-  /** Every task in tree order; cached until the next change. */
+  /** Every task in tree order. */
   private all(): TaskSnapshot[] {
-    if (this.ordered) return this.ordered;
-    const snapshots: TaskSnapshot[] = [];
-    for (const id of this.tasks.keys()) {
-      const snapshot = this.get(id);
-      if (snapshot) snapshots.push(snapshot);
-    }
-    this.parents = resolveParents(snapshots);
-    const childrenOf = groupBy(snapshots, (task) => this.parents.get(task.id) ?? null);
-    for (const list of childrenOf.values()) list.sort(compareRanked);
-    const ordered: TaskSnapshot[] = [];
-    const stack = [...(childrenOf.get(null) ?? [])].reverse();
-    while (stack.length > 0) {
-      const task = stack.pop()!;
-      ordered.push(task);
-      const kids = childrenOf.get(task.id);
-      if (kids) for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
-    }
-    this.ordered = ordered;
-    return ordered;
+    return this.view().ordered();
   }
 
-  private graph(): GraphAnalysis {
-    if (!this.analysis) {
-      const nodes = this.all().map((t) => ({ ...t, parent: this.parents.get(t.id) ?? null }));
-      this.analysis = analyzeGraph(nodes);
-    }
-    return this.analysis;
+  /**
+   * The derived views. Inside a transaction this Plan is writing to (a batch), the cached ones lag behind
+   * until the observer runs, so reads there get a fresh, uncached view.
+   */
+  private view(): PlanIndex {
+    if (!this.unobserved) return this.index;
+    return new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
   }
 
+  /** A task's map was written: drop its snapshot now; the observer updates the derived views. */
   private invalidate(id: string): void {
     this.snapshots.delete(id);
-    this.ordered = null;
-    this.analysis = null;
+    this.index.touched();
+    this.unobserved = true;
   }
 
   private write(fn: () => void): void {
@@ -464,11 +477,8 @@ export class Plan {
   /** Refuses self-dependencies, unknown blockers and edges that would close a cycle with existing edges. */
   private checkNewEdges(id: string, blockers: readonly string[], dropping: ReadonlySet<string>): void {
     if (blockers.length === 0) return;
-    const edges = new Map<string, { blockedBy: string[] }>();
-    for (const task of this.all()) {
-      const own = task.id === id ? task.blockedBy.filter((b) => !dropping.has(b)) : [...task.blockedBy];
-      edges.set(task.id, { blockedBy: own });
-    }
+    const own = this.require(id).blockedBy.filter((b) => !dropping.has(b));
+    const edges = (task: string) => (task === id ? own : this.get(task)?.blockedBy);
     for (const blocker of blockers) {
       if (blocker === id) {
         throw new CairnError('cycle', `Task ${id} cannot depend on itself.`, { task: id });
@@ -482,7 +492,7 @@ export class Plan {
           { task: id, blocker, path },
         );
       }
-      edges.get(id)!.blockedBy.push(blocker);
+      own.push(blocker);
     }
   }
 
@@ -498,18 +508,18 @@ export class Plan {
   }
 
   private insertIndex(
-    siblings: TaskSnapshot[],
+    siblings: readonly string[],
     after: string | null | undefined,
     before: string | null | undefined,
     parent: string | null,
   ): number {
     const position = (ref: string, which: string): number => {
-      const index = siblings.findIndex((s) => s.id === ref);
+      const index = siblings.indexOf(ref);
       if (index === -1) {
         throw new CairnError(
           'invalid_argument',
-          `${which} must name a sibling under ${parent ?? 'the top level'}; "${ref}" is not one. Siblings: ${siblings.map((s) => s.id).join(', ') || 'none'}.`,
-          { valid: siblings.map((s) => s.id) },
+          `${which} must name a sibling under ${parent ?? 'the top level'}; "${ref}" is not one. Siblings: ${siblings.join(', ') || 'none'}.`,
+          { valid: siblings.slice(0, 50) },
         );
       }
       return index;
@@ -524,7 +534,7 @@ export class Plan {
   }
 
   /** Writes a rank placing `map` before siblings[index]; re-ranks the siblings when neighbours tie. */
-  private placeAt(map: TaskMap, siblings: TaskSnapshot[], index: number): void {
+  private placeAt(map: TaskMap, siblings: readonly Ranked[], index: number): void {
     const rank = ranksAt(siblings, index)?.[0];
     if (rank !== undefined) {
       map.set(F.rank, rank);
@@ -546,14 +556,17 @@ export class Plan {
   private nextNum(): number {
     if (this.maxNum === null) {
       let max = 0;
-      for (const task of this.all()) max = Math.max(max, task.num);
+      for (const task of this.tasks.values()) {
+        const num = task.get(F.num);
+        if (typeof num === 'number') max = Math.max(max, num);
+      }
       for (const tomb of this.removed.values()) max = Math.max(max, tomb.num ?? 0);
       this.maxNum = max;
     }
     return ++this.maxNum;
   }
 
-  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>): PlannedAdd[] {
+  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>): PlannedAdds {
     const planned: PlannedAdd[] = [];
     const keys = new Map<string, string>();
     const taken = new Set<string>();
@@ -607,10 +620,9 @@ export class Plan {
       visit(input, parent, true);
     }
     // Dependencies are resolved once every key is known, so tasks of one call can wait on each other.
-    const edges = new Map<string, { blockedBy: string[] }>();
-    for (const task of this.all())
-      if (!doomed.has(task.id)) edges.set(task.id, { blockedBy: [...task.blockedBy] });
-    for (const entry of planned) edges.set(entry.id, { blockedBy: entry.blockedBy });
+    const plannedById = new Map(planned.map((entry) => [entry.id, entry]));
+    const edges = (id: string) =>
+      plannedById.get(id)?.blockedBy ?? (doomed.has(id) ? undefined : this.get(id)?.blockedBy);
     for (const entry of planned) {
       for (const ref of entry.input.blockedBy ?? []) {
         const blocker = keys.get(ref) ?? live(ref, 'blockedBy');
@@ -630,13 +642,62 @@ export class Plan {
         if (!entry.blockedBy.includes(blocker)) entry.blockedBy.push(blocker);
       }
     }
-    return planned;
+    return { entries: planned, ranks: this.planRanks(planned, doomed) };
   }
 
-  private applyAdds(planned: PlannedAdd[]): void {
+  /**
+   * Ranks for new tasks, decided before anything is written: each goes last among its siblings, or right
+   * after the sibling its `after` names (first for `null`). Existing siblings are re-ranked only when their
+   * ranks tie, and then they appear in the result too.
+   */
+  private planRanks(planned: PlannedAdd[], doomed: ReadonlySet<string>): Map<string, string> {
+    const ranks = new Map<string, string>();
+    for (const [parent, group] of groupBy(planned, (entry) => entry.parent)) {
+      const isNewParent = parent !== null && !this.tasks.has(parent);
+      const siblings = isNewParent ? [] : this.view().children(parent);
+      const existingIds = doomed.size === 0 ? siblings : siblings.filter((id) => !doomed.has(id));
+      if (group.every((entry) => entry.input.after === undefined)) {
+        // The common case (appending) needs only the last valid rank, not the whole sibling list.
+        let last: string | null = null;
+        for (let i = existingIds.length - 1; i >= 0 && last === null; i--) {
+          const rank = this.get(existingIds[i]!)!.rank;
+          if (isValidRank(rank)) last = rank;
+        }
+        freshRanksAfter(last, group.length).forEach((rank, i) => {
+          ranks.set(group[i]!.id, rank);
+        });
+        continue;
+      }
+      const list: Ranked[] = existingIds.map((id) => ({ id, rank: this.get(id)!.rank }));
+      for (const entry of group) {
+        const after = entry.input.after;
+        const index =
+          after === undefined
+            ? list.length
+            : this.insertIndex(
+                list.map((r) => r.id),
+                after,
+                undefined,
+                parent,
+              );
+        const rank = ranksAt(list, index)?.[0];
+        const item = { id: entry.id, rank: rank ?? '' };
+        list.splice(index, 0, item);
+        if (rank === undefined) {
+          freshRanks(list.length).forEach((fresh, i) => {
+            list[i]!.rank = fresh;
+          });
+          for (const r of list) ranks.set(r.id, r.rank);
+        } else {
+          ranks.set(entry.id, rank);
+        }
+      }
+    }
+    return ranks;
+  }
+
+  private applyAdds({ entries: planned, ranks }: PlannedAdds): void {
     const now = this.now();
-    // Ranks per parent: new tasks go last (or where `after` says), in the order given.
-    const groups = groupBy(planned, (entry) => entry.parent);
     const maps = new Map<string, TaskMap>();
     for (const entry of planned) {
       const map = new Y.Map<unknown>();
@@ -663,32 +724,9 @@ export class Plan {
       this.stamp(map);
       this.invalidate(entry.id);
     }
-    for (const [parent, group] of groups) {
-      const existing = this.children(parent).filter((s) => !maps.has(s.id));
-      // Common case: the whole group goes in a row at the end (or at one `after`), one rank computation.
-      if (group.length === 1 || group.every((entry) => entry.input.after === undefined)) {
-        const after = group[0]!.input.after;
-        const index =
-          after === undefined ? existing.length : this.insertIndex(existing, after, undefined, parent);
-        const ranks = ranksAt(existing, index, group.length);
-        if (ranks) {
-          group.forEach((entry, i) => {
-            maps.get(entry.id)!.set(F.rank, ranks[i]!);
-          });
-          continue;
-        }
-      }
-      // Rare: several explicit positions, or tied neighbours: place one by one.
-      const placed = new Set<string>();
-      for (const entry of group) {
-        const siblings = this.children(parent).filter((s) => !maps.has(s.id) || placed.has(s.id));
-        const after = entry.input.after;
-        const index =
-          after === undefined ? siblings.length : this.insertIndex(siblings, after, undefined, parent);
-        this.placeAt(maps.get(entry.id)!, siblings, index);
-        placed.add(entry.id);
-        this.invalidate(entry.id);
-      }
+    for (const [id, rank] of ranks) {
+      (maps.get(id) ?? this.tasks.get(id)!).set(F.rank, rank);
+      this.invalidate(id);
     }
   }
 
@@ -741,8 +779,10 @@ export class Plan {
       if (event.path.length >= 2) note(id, 'updated', String(event.path[1]));
       else for (const key of event.changes.keys.keys()) note(id, 'updated', key);
     }
-    for (const id of changes.keys()) this.invalidate(id);
+    for (const id of changes.keys()) this.snapshots.delete(id);
+    this.unobserved = false;
     if (changes.size === 0) return;
+    this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
     if (!txn.local) this.maxNum = null;
 
     const origin = txn.origin;
@@ -794,6 +834,12 @@ export class Plan {
   }
 }
 
+interface PlannedAdds {
+  entries: PlannedAdd[];
+  /** Ranks to write: every new task's, and existing siblings' when a tie forced re-ranking. */
+  ranks: Map<string, string>;
+}
+
 interface PlannedAdd {
   id: string;
   input: TaskInput;
@@ -801,38 +847,6 @@ interface PlannedAdd {
   status: Status;
   topLevel: boolean;
   blockedBy: string[];
-}
-
-/**
- * Effective parents: the stored parent when it exists, except that a cycle of parents (concurrent moves) is
- * broken at its smallest id, which then shows at the top level. Deterministic for a given document state.
- */
-function resolveParents(tasks: readonly TaskSnapshot[]): Map<string, string | null> {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  const resolved = new Map<string, string | null>();
-  const broken = new Set<string>();
-  for (const start of tasks) {
-    const path: string[] = [];
-    const onPath = new Map<string, number>();
-    let current: string | null = start.id;
-    while (current !== null && !resolved.has(current)) {
-      const seenAt = onPath.get(current);
-      if (seenAt !== undefined) {
-        const cycle = path.slice(seenAt);
-        broken.add(cycle.sort()[0]!);
-        break;
-      }
-      onPath.set(current, path.length);
-      path.push(current);
-      const parent: string | null = byId.get(current)!.parent;
-      current = parent !== null && byId.has(parent) ? parent : null;
-    }
-    for (const id of path) {
-      const parent = byId.get(id)!.parent;
-      resolved.set(id, broken.has(id) || parent === null || !byId.has(parent) ? null : parent);
-    }
-  }
-  return resolved;
 }
 
 function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {

@@ -12,6 +12,11 @@ export function compareRanked(a: Ranked, b: Ranked): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** `n` ranks in a row after `last` (null: an empty list). */
+export function freshRanksAfter(last: string | null, n: number): string[] {
+  return generateNKeysBetween(last, null, n);
+}
+
 /** `n` fresh ranks for a whole sibling list, in order. */
 export function freshRanks(n: number): string[] {
   return generateNKeysBetween(null, null, n);

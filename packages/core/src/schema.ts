@@ -46,8 +46,10 @@ export type OpenStatus = (typeof OPEN_STATUSES)[number];
 export type ClosedStatus = (typeof CLOSED_STATUSES)[number];
 export type Status = (typeof STATUSES)[number];
 
+const OPEN_SET: ReadonlySet<string> = new Set(OPEN_STATUSES);
+
 export function isOpenStatus(status: string): status is OpenStatus {
-  return (OPEN_STATUSES as readonly string[]).includes(status);
+  return OPEN_SET.has(status);
 }
 
 export function isWaitingStatus(status: string): boolean {
