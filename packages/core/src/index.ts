@@ -5,6 +5,7 @@
  * subpath exports: `@cairn/core/fs`, `@cairn/core/indexeddb`, `@cairn/core/websocket`.
  */
 
+export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';

@@ -1,6 +1,7 @@
 // The Plan: tasks, their steps and dependencies over one Y.Doc. Every write is one Yjs transaction whose origin
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
 import * as Y from 'yjs';
+import type { ClaimArbiter, ClaimNextFilter, ClaimResult } from './claims.js';
 import {
   blockedBySet,
   mergeContext,
@@ -98,6 +99,7 @@ export class Plan {
   /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
   private unobserved = false;
   private maxNum: number | null = null;
+  private arbiter: ClaimArbiter | null = null;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
 
   constructor(options: CreatePlanOptions = {}) {
@@ -390,6 +392,150 @@ export class Plan {
     return this.batch(fn);
   }
 
+  // ---------------------------------------------------------------- claims
+
+  /**
+   * Routes claims through an arbiter (the sync client sets the server as one), so that when K agents race for
+   * a task exactly one is told it won and every replica ends with that winner. `null` decides locally again.
+   */
+  useArbiter(arbiter: ClaimArbiter | null): void {
+    this.arbiter = arbiter;
+  }
+
+  /** Claims a task for this Plan's actor: it becomes the assignee and the task goes in_progress. */
+  async claim(id: string): Promise<ClaimResult> {
+    return this.arbiter ? this.arbiter.claim(id, this.actor) : this.decideClaim(id, this.actor);
+  }
+
+  /** Claims the first ready, unclaimed task (in plan order), optionally among the steps of one task. */
+  async claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
+    return this.arbiter
+      ? this.arbiter.claimNext(this.actor, filter)
+      : this.decideClaimNext(this.actor, filter);
+  }
+
+  /** Gives a task this actor holds back: no assignee, and pending again if it was in progress. */
+  async release(id: string): Promise<ClaimResult> {
+    return this.arbiter ? this.arbiter.release(id, this.actor) : this.decideRelease(id, this.actor);
+  }
+
+  /** Hands a task this actor holds (or nobody holds) to another actor. */
+  async handOff(id: string, to: string): Promise<ClaimResult> {
+    const target = parseOrThrow(ActorSchema, to, 'actor to hand off to');
+    return this.arbiter
+      ? this.arbiter.handOff(id, this.actor, target)
+      : this.decideHandOff(id, this.actor, target);
+  }
+
+  /**
+   * The claim rule, applied on the document that decides (the arbiter's, or this one without an arbiter):
+   * a task nobody holds, or that `actor` already holds, goes to `actor`. Closed tasks cannot be claimed.
+   * `arbitrated` says whether this document's decision is authoritative (true on the sync server).
+   */
+  decideClaim(id: string, actor: string, arbitrated = false): ClaimResult {
+    const task = this.require(id);
+    if (!isOpenStatus(task.status)) {
+      throw new CairnError(
+        'invalid_transition',
+        `Task ${id} is ${task.status}; only open tasks can be claimed.`,
+        {
+          status: task.status,
+        },
+      );
+    }
+    if (task.assignee !== null && task.assignee !== actor) {
+      return {
+        outcome: 'lost',
+        taskId: id,
+        holder: task.assignee,
+        arbitrated,
+        message: `Task ${id} is already claimed by ${task.assignee}.`,
+      };
+    }
+    this.withActorWrites(actor, () => {
+      const map = this.tasks.get(id)!;
+      writeField(map, F.assignee, actor);
+      if (task.status === 'pending') writeField(map, F.status, 'in_progress');
+      this.stamp(map, actor);
+      this.invalidate(id);
+    });
+    return {
+      outcome: 'won',
+      taskId: id,
+      holder: actor,
+      arbitrated,
+      message: `${actor} now holds task ${id}.`,
+    };
+  }
+
+  decideClaimNext(actor: string, filter: ClaimNextFilter = {}, arbitrated = false): ClaimResult {
+    const candidates = this.ready({ actor }).filter(
+      (t) =>
+        t.assignee === null && (filter.parent === undefined || this.effectiveParent(t) === filter.parent),
+    );
+    const next = candidates[0];
+    if (!next) {
+      return {
+        outcome: 'none',
+        taskId: null,
+        holder: null,
+        arbitrated,
+        message: 'No ready, unclaimed task is left.',
+      };
+    }
+    return this.decideClaim(next.id, actor, arbitrated);
+  }
+
+  decideRelease(id: string, actor: string, arbitrated = false): ClaimResult {
+    const task = this.require(id);
+    if (task.assignee !== actor) {
+      throw new CairnError(
+        'conflict',
+        task.assignee === null
+          ? `Task ${id} is not claimed by anyone, so there is nothing to release.`
+          : `Task ${id} is held by ${task.assignee}, not ${actor}; only the holder can release it.`,
+        { holder: task.assignee },
+      );
+    }
+    this.withActorWrites(actor, () => {
+      const map = this.tasks.get(id)!;
+      writeField(map, F.assignee, null);
+      if (task.status === 'in_progress') writeField(map, F.status, 'pending');
+      this.stamp(map, actor);
+      this.invalidate(id);
+    });
+    return { outcome: 'won', taskId: id, holder: null, arbitrated, message: `${actor} released task ${id}.` };
+  }
+
+  decideHandOff(id: string, from: string, to: string, arbitrated = false): ClaimResult {
+    const task = this.require(id);
+    if (task.assignee !== null && task.assignee !== from) {
+      throw new CairnError(
+        'conflict',
+        `Task ${id} is held by ${task.assignee}, not ${from}; only the holder can hand it off.`,
+        { holder: task.assignee },
+      );
+    }
+    this.withActorWrites(from, () => {
+      const map = this.tasks.get(id)!;
+      writeField(map, F.assignee, to);
+      this.stamp(map, from);
+      this.invalidate(id);
+    });
+    return {
+      outcome: 'won',
+      taskId: id,
+      holder: to,
+      arbitrated,
+      message: `${from} handed task ${id} to ${to}.`,
+    };
+  }
+
+  /** One transaction attributed to `actor` (the arbiter writes on behalf of whoever asked). */
+  private withActorWrites(actor: string, fn: () => void): void {
+    this.doc.transact(() => fn(), actor);
+  }
+
   // ---------------------------------------------------------------- undo
 
   /** Undoes this actor's last write (others' writes are never undone). Returns false when there is none. */
@@ -448,8 +594,8 @@ export class Plan {
     }, this.actor);
   }
 
-  private stamp(map: TaskMap): void {
-    map.set(F.updatedBy, this.actor);
+  private stamp(map: TaskMap, actor: string = this.actor): void {
+    map.set(F.updatedBy, actor);
     map.set(F.updatedAt, this.now());
   }
 
