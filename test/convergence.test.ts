@@ -39,8 +39,8 @@ class Network {
 
   private queue(from: number, to: number): Uint8Array[] {
     const key = `${from}>${to}`;
-    let q = this.queues.get(key);
-    if (!q) this.queues.set(key, (q = []));
+    const q = this.queues.get(key) ?? [];
+    this.queues.set(key, q);
     return q;
   }
 
