@@ -3,8 +3,13 @@
  *
  * The root entry is platform-neutral (browser, Node, Deno, Bun, Workers). Storage and sync adapters live in
  * subpath exports: `@cairn/core/fs`, `@cairn/core/indexeddb`, `@cairn/core/websocket`.
+ *
+ * Tools for models: `createToolkit(plan, { actor, families })` (docs/TOOLS.md). Context text: `renderPlan`,
+ * `renderDelta` and `resolveContext`.
  */
 
+export type { ChangePoint, TaskDelta } from './changes.js';
+export { changesSince } from './changes.js';
 export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
@@ -12,6 +17,18 @@ export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
 export type { BlockedTask, CreatePlanOptions, PlanChangeEvent, PlanSnapshot, TaskChange } from './plan.js';
 export { createPlan, Plan } from './plan.js';
+export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
+export { reconcileList } from './reconcile.js';
+export type { BudgetOptions, DonePolicy } from './render/budget.js';
+export type { DeltaOptions } from './render/delta.js';
+export { renderDelta } from './render/delta.js';
+export type { RenderFormat, RenderOptions } from './render/index.js';
+export { RENDER_FORMATS, renderPlan } from './render/index.js';
+export type { ChatMessage, ContextOptions, ContextSection, Identity } from './render/template.js';
+export { CONTEXT_VARIABLES, resolveContext } from './render/template.js';
+export type { Tokenizer } from './render/tokenizer.js';
+export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
+export type { Presence } from './render/view.js';
 export type {
   Actor,
   ClosedStatus,
@@ -40,4 +57,20 @@ export {
   TaskPatchSchema,
   WAITING_STATUSES,
 } from './schema.js';
+export type { SearchHit, SearchOptions } from './search.js';
+export { searchTasks, searchWords } from './search.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
+export type {
+  AnthropicToolDefinition,
+  DefinitionFormat,
+  DefinitionsByFormat,
+  JsonSchemaObject,
+  McpToolDefinition,
+  OpenAIToolDefinition,
+  ToolDefinition,
+} from './tools/definitions.js';
+export { DEFINITION_FORMATS, describeShape, toDefinition, toolJsonSchema } from './tools/definitions.js';
+export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
+export { defineTool, FAMILY_NAMES } from './tools/tool.js';
+export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';
+export { createToolkit, FAMILIES, isToolError } from './tools/toolkit.js';

@@ -3,7 +3,8 @@
 // and a change feed shows "task 3 done" rather than five removals and five additions.
 import { CairnError } from './errors.js';
 import type { Plan } from './plan.js';
-import type { Status, TaskPatch, TaskSnapshot } from './schema.js';
+import { STATUSES, type Status, TaskInputSchema, type TaskPatch, type TaskSnapshot } from './schema.js';
+import { parseOrThrow } from './validate.js';
 
 export interface ListItem {
   title: string;
@@ -32,8 +33,8 @@ export interface ReconcileResult {
 }
 
 /**
- * Makes the steps of `options.parent` (or the top-level tasks) equal `items`, in order, in one all-or-nothing
- * transaction. Items are matched to existing siblings by exact title (trimmed), first unmatched first; matched
+ * Makes the steps of `options.parent` (or the top-level tasks) equal `items`, in order, in one transaction;
+ * a refused item changes nothing. Items are matched to existing siblings by exact title (trimmed), first unmatched first; matched
  * tasks get only the fields that differ, unmatched siblings are removed (with their steps), new items added.
  */
 export function reconcileList(
@@ -44,8 +45,11 @@ export function reconcileList(
   const parent = options.parent ?? null;
   if (parent !== null) plan.require(parent);
   const same = options.sameStatus ?? ((a: Status, b: Status) => a === b);
+  // Every item is checked up front, so none of the edits below can be refused halfway: a plain batch is then
+  // all or nothing without the cost of plan.atomic's scratch copy (which grows with the document).
+  checkListItems(items, parent);
   let result: ReconcileResult | undefined;
-  plan.atomic((p) => {
+  plan.batch((p) => {
     const existing = p.children(parent);
     const unmatched = new Map<string, TaskSnapshot[]>();
     for (const task of existing) {
@@ -101,4 +105,20 @@ export function reconcileList(
     result = { tasks, added, updated, removed };
   });
   return result!;
+}
+
+/** Refuses items that reconcileList would refuse, before anything is written (for callers that batch more). */
+export function checkListItems(items: readonly ListItem[], parent: string | null): void {
+  items.forEach((item, i) => {
+    const input = parseOrThrow(TaskInputSchema, { ...item, parent }, `list item ${i}`);
+    if (input.status === 'skipped' && parent === null) {
+      throw new CairnError(
+        'invalid_transition',
+        `List item ${i}: only a step can be skipped; use cancelled.`,
+        {
+          valid: STATUSES.filter((s) => s !== 'skipped'),
+        },
+      );
+    }
+  });
 }

@@ -17,10 +17,28 @@ export function seeded(seed: number): () => number {
   };
 }
 
-/** A plan whose ids come from `seed` and whose clock starts at T0 and advances one minute per reading. */
-export function fixedPlan(actor = 'agent:a', seed = 1, doc?: Y.Doc): Plan {
-  let clock = T0;
-  return createPlan({ actor, random: seeded(seed), now: () => (clock += 60_000), ...(doc ? { doc } : {}) });
+/** A clock that stands still until a test moves it. */
+export class TestClock {
+  ms = T0;
+  readonly now = (): number => this.ms;
+  advance(minutes: number): void {
+    this.ms += minutes * 60_000;
+  }
+}
+
+/** A plan whose ids come from `seed` and whose time is `clock` (T0 unless moved). */
+export function fixedPlan(
+  actor = 'agent:a',
+  seed = 1,
+  options: { doc?: Y.Doc; clock?: TestClock } = {},
+): Plan {
+  const clock = options.clock ?? new TestClock();
+  return createPlan({
+    actor,
+    random: seeded(seed),
+    now: clock.now,
+    ...(options.doc ? { doc: options.doc } : {}),
+  });
 }
 
 export function sync(a: Y.Doc, b: Y.Doc): void {

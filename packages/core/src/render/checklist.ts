@@ -1,0 +1,51 @@
+// Seed 000's checklist: "### Current Tasks", then `- [x] 1. text` per task with its integer alias; steps are
+// indented under their task. Finished tasks stay for continuity until the budget or the done policy prunes them.
+import type { TaskSnapshot } from '../schema.js';
+import type { FormatRenderer } from './budget.js';
+import {
+  checkbox,
+  collapsedNote,
+  indent,
+  nothingToShow,
+  type Omissions,
+  omissionNote,
+  type PlanView,
+  statusWords,
+  visibleSteps,
+} from './view.js';
+
+export const checklistFormat: FormatRenderer = {
+  tops: (view) => view.children(null),
+  render(view, tops, omit) {
+    const lines: string[] = [];
+    for (const top of tops) {
+      if (omit.hidden.has(top.id)) continue;
+      line(view, omit, top, top, 0, lines);
+    }
+    if (nothingToShow(lines.length, omit, tops)) return '';
+    const note = omissionNote(view, omit, tops);
+    return [
+      '### Current Tasks',
+      '',
+      'Your active task list - short-term working memory for tracking plan steps.',
+      '',
+      ...lines,
+      ...(note ? (lines.length > 0 ? ['', note] : [note]) : []),
+    ].join('\n');
+  },
+};
+
+function line(
+  view: PlanView,
+  omit: Omissions,
+  top: TaskSnapshot,
+  task: TaskSnapshot,
+  depth: number,
+  out: string[],
+): void {
+  const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
+  out.push(
+    `${indent(depth)}- ${checkbox(task.status)} ${task.num}. ${task.title}${statusWords(task.status)}${collapsed}`,
+  );
+  for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
+}

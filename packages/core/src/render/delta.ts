@@ -1,0 +1,76 @@
+// What changed since a point the caller kept, as attributed lines ("task 3 "Write tests" done by agent:b"), so
+// an agent learns what others did since its last turn without re-reading the plan. '' when nothing changed.
+import { type ChangePoint, changesSince, type TaskDelta } from '../changes.js';
+import type { Plan } from '../plan.js';
+import type { Actor, Status } from '../schema.js';
+import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
+
+export interface DeltaOptions {
+  /** The point to compare with: a state vector, a Y.Snapshot or a plan.toJSON() snapshot (see changesSince). */
+  since: ChangePoint;
+  /** Leave out changes by these actors (usually the reader, who knows what it did itself). */
+  exclude?: Actor | readonly Actor[];
+  /** Name tasks by integer alias ("task 3", the default) or by id ("task k3x9a2b"). */
+  ids?: 'num' | 'id';
+  /** Keep the text within this many tokens, ending with "and N more changes". Default: no limit. */
+  maxTokens?: number;
+  tokenizer?: Tokenizer;
+}
+
+const STATUS_VERBS: Record<Status, string> = {
+  pending: 'reopened',
+  in_progress: 'started',
+  waiting_user: 'now waiting on user',
+  waiting_external: 'now waiting on external',
+  done: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  skipped: 'skipped',
+};
+
+/** Field names as a reader would say them. */
+const FIELD_WORDS: Record<string, string> = {
+  rank: 'position',
+  parent: 'parent',
+  blockedBy: 'dependencies',
+  nextStep: 'next step',
+  activeForm: 'active form',
+  wakeAt: 'wake time',
+  supersededBy: 'superseded by',
+  num: 'number',
+};
+
+export function renderDelta(plan: Plan, options: DeltaOptions): string {
+  const excluded = new Set(typeof options.exclude === 'string' ? [options.exclude] : (options.exclude ?? []));
+  const deltas = changesSince(plan, options.since).filter((d) => !excluded.has(d.actor));
+  if (deltas.length === 0) return '';
+  const lines = deltas.map((d) => `- ${describe(d, options.ids ?? 'num')}`);
+  const header = 'Changes since your last turn:';
+  const text = (n: number) =>
+    [
+      header,
+      ...lines.slice(0, n),
+      ...(n < lines.length ? [`- and ${lines.length - n} more changes`] : []),
+    ].join('\n');
+  const max = options.maxTokens;
+  if (max === undefined) return text(lines.length);
+  const tokenizer = options.tokenizer ?? defaultTokenizer;
+  let n = lines.length;
+  while (n > 0 && tokenizer.count(text(n)) > max) n--;
+  return text(n);
+}
+
+function describe(delta: TaskDelta, ids: 'num' | 'id'): string {
+  const task = delta.task ?? delta.before;
+  const name = ids === 'id' || delta.num === null ? `task ${delta.id}` : `task ${delta.num}`;
+  const title = task ? ` ${JSON.stringify(task.title)}` : '';
+  const by = `by ${delta.actor}`;
+  if (delta.kind === 'added') return `${name}${title} added ${by}`;
+  if (delta.kind === 'removed') return `${name}${title} removed ${by}`;
+  const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? f);
+  if (delta.fields.includes('status') && delta.task) {
+    const also = others.length > 0 ? ` (also changed: ${others.join(', ')})` : '';
+    return `${name}${title} ${STATUS_VERBS[delta.task.status]} ${by}${also}`;
+  }
+  return `${name}${title} changed ${by}: ${others.join(', ')}`;
+}

@@ -1,0 +1,48 @@
+// renderPlan: the plan as the text a model sees in its context, in one of the seeds' formats or Cairn's own,
+// within a token budget. An empty result means there is nothing to show, so a section can be skipped.
+import { CairnError } from '../errors.js';
+import type { Plan } from '../plan.js';
+import type { Actor } from '../schema.js';
+import { type BudgetOptions, type FormatRenderer, renderWithin } from './budget.js';
+import { checklistFormat } from './checklist.js';
+import { nativeFormat } from './native.js';
+import { openTasksFormat } from './open-tasks.js';
+import { reminderFormat } from './reminder.js';
+import { PlanView, type Presence } from './view.js';
+
+export const RENDER_FORMATS = ['checklist', 'reminder', 'open-tasks', 'native'] as const;
+export type RenderFormat = (typeof RENDER_FORMATS)[number];
+
+const FORMATS: Record<RenderFormat, FormatRenderer> = {
+  checklist: checklistFormat,
+  reminder: reminderFormat,
+  'open-tasks': openTasksFormat,
+  native: nativeFormat,
+};
+
+export interface RenderOptions extends BudgetOptions {
+  /** `checklist` (seed 000), `reminder` (seed 003), `open-tasks` (seed 001) or `native`. */
+  format: RenderFormat;
+  /** Who reads it: their claims show as "yours" and they are left out of "Here now". Default: the plan's actor. */
+  actor?: Actor;
+  /** Who is connected and on what, from awareness. Default: unknown (nothing is said about presence). */
+  presence?: Iterable<Presence> | null;
+  /** The time (ms since the epoch) for ages and the done window. Default: `Date.now()`. */
+  now?: number;
+}
+
+export function renderPlan(plan: Plan, options: RenderOptions): string {
+  const format = FORMATS[options.format];
+  if (!format) {
+    throw new CairnError(
+      'invalid_argument',
+      `Unknown render format "${String(options.format)}"; formats: ${RENDER_FORMATS.join(', ')}.`,
+      { valid: [...RENDER_FORMATS] },
+    );
+  }
+  if (options.maxTokens !== undefined && !(Number.isInteger(options.maxTokens) && options.maxTokens > 0)) {
+    throw new CairnError('invalid_argument', 'maxTokens must be a positive integer.');
+  }
+  const view = new PlanView(plan, options);
+  return renderWithin(format, view, options);
+}

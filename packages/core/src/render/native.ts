@@ -1,0 +1,125 @@
+// Cairn's own format: what you can start now first, then what others hold, what is blocked and on what,
+// what waits on someone, and what is finished; who is here and on what (from awareness, when given); steps
+// nested under their task. Tasks are named by their string ids, which the native tools take.
+import { isOpenStatus, type TaskSnapshot } from '../schema.js';
+import type { FormatRenderer } from './budget.js';
+import {
+  checkbox,
+  collapsedNote,
+  indent,
+  nothingToShow,
+  type Omissions,
+  omissionNote,
+  type PlanView,
+  statusWords,
+  visibleSteps,
+} from './view.js';
+
+type Group = 'ready' | 'taken' | 'blocked' | 'waiting' | 'done';
+const HEADINGS: Record<Group, string> = {
+  ready: 'Ready to start:',
+  taken: 'Taken by others:',
+  blocked: 'Blocked:',
+  waiting: 'Waiting:',
+  done: 'Finished:',
+};
+const ORDER: Group[] = ['ready', 'taken', 'blocked', 'waiting', 'done'];
+
+function groupOf(view: PlanView, task: TaskSnapshot): Group {
+  if (!isOpenStatus(task.status)) return 'done';
+  if (task.status === 'waiting_user' || task.status === 'waiting_external') return 'waiting';
+  if (view.blocked.has(task.id)) return 'blocked';
+  if (task.assignee !== null && task.assignee !== view.actor) return 'taken';
+  return 'ready';
+}
+
+export const nativeFormat: FormatRenderer = {
+  tops(view) {
+    const tops = view.children(null);
+    return ORDER.flatMap((group) => tops.filter((t) => groupOf(view, t) === group));
+  },
+  render(view, tops, omit) {
+    const sections: string[] = [];
+    for (const group of ORDER) {
+      const lines: string[] = [];
+      for (const top of tops) {
+        if (omit.hidden.has(top.id) || groupOf(view, top) !== group) continue;
+        line(view, omit, top, top, 0, lines);
+      }
+      if (lines.length > 0) sections.push([HEADINGS[group], ...lines].join('\n'));
+    }
+    if (nothingToShow(sections.length, omit, tops)) return '';
+    const here = hereNow(view);
+    const note = omissionNote(view, omit, tops);
+    return [
+      '## Plan',
+      ...(here ? ['', here] : []),
+      '',
+      [...sections, ...(note ? [note] : [])].join('\n\n'),
+    ].join('\n');
+  },
+};
+
+function line(
+  view: PlanView,
+  omit: Omissions,
+  top: TaskSnapshot,
+  task: TaskSnapshot,
+  depth: number,
+  out: string[],
+): void {
+  const notes = annotations(view, task);
+  const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
+  out.push(
+    `${indent(depth)}- ${checkbox(task.status)} ${task.title} [${task.id}]${statusWords(task.status)}${collapsed}` +
+      (notes.length > 0 ? ` — ${notes.join('; ')}` : ''),
+  );
+  for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
+}
+
+function ref(view: PlanView, id: string): string {
+  return `${view.title(id)} [${id}]`;
+}
+
+function annotations(view: PlanView, task: TaskSnapshot): string[] {
+  const notes: string[] = [];
+  const open = isOpenStatus(task.status);
+  const blocked = view.blocked.get(task.id);
+  if (open && blocked) {
+    if (blocked.reason === 'waiting_on_blockers')
+      notes.push(`waits on ${blocked.blockedBy.map((id) => ref(view, id)).join(', ')}`);
+    else if (blocked.reason === 'blocker_failed') {
+      notes.push(`blocked: ${blocked.blockedBy.map((id) => ref(view, id)).join(', ')} failed`);
+    } else if (blocked.reason === 'cycle') {
+      notes.push(`in a dependency cycle with ${blocked.blockedBy.map((id) => ref(view, id)).join(', ')}`);
+    }
+    // parent_blocked needs no words: the step sits under its blocked task.
+  }
+  if (task.assignee !== null) {
+    if (task.assignee === view.actor) notes.push('yours');
+    else if (view.presence === null) notes.push(`assigned to ${task.assignee}`);
+    else if (view.presence.some((p) => p.actor === task.assignee)) notes.push(`${task.assignee} is on it`);
+    else notes.push(`assigned to ${task.assignee}, who is not connected`);
+  }
+  const watchers = (view.presence ?? []).filter(
+    (p) => p.taskId === task.id && p.actor !== task.assignee && p.actor !== view.actor,
+  );
+  if (watchers.length > 0) notes.push(`${watchers.map((p) => p.actor).join(', ')} looking at it`);
+  if (open && task.wakeAt) notes.push(`wakes ${task.wakeAt}`);
+  if (open && task.nextStep) notes.push(`next: ${task.nextStep}`);
+  return notes;
+}
+
+/** "Here now: agent:b (on Write migration [k3x9a2b]), user:ann" from awareness, without the reader. */
+function hereNow(view: PlanView): string {
+  if (!view.presence) return '';
+  const seen = new Set<string>();
+  const others: string[] = [];
+  for (const p of view.presence) {
+    if (p.actor === view.actor || seen.has(p.actor)) continue;
+    seen.add(p.actor);
+    const on = p.taskId && view.plan.has(p.taskId) ? ` (on ${ref(view, p.taskId)})` : '';
+    others.push(`${p.actor}${on}`);
+  }
+  return others.length > 0 ? `Here now: ${others.join(', ')}` : '';
+}

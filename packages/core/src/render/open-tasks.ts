@@ -1,0 +1,62 @@
+// Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step
+// and wake time, newest first. Informational: the model is told to put the user's current message first.
+import { isOpenStatus, type TaskSnapshot } from '../schema.js';
+import type { FormatRenderer } from './budget.js';
+import {
+  ago,
+  checkbox,
+  collapsedNote,
+  indent,
+  nothingToShow,
+  type Omissions,
+  omissionNote,
+  type PlanView,
+  statusWords,
+  visibleSteps,
+} from './view.js';
+
+export const openTasksFormat: FormatRenderer = {
+  tops: (view) =>
+    view
+      .children(null)
+      .filter((t) => isOpenStatus(t.status))
+      .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num),
+  render(view, tops, omit) {
+    const blocks: string[] = [];
+    for (const top of tops) {
+      if (omit.hidden.has(top.id)) continue;
+      blocks.push(block(view, omit, top));
+    }
+    if (nothingToShow(blocks.length, omit, tops)) return '';
+    const note = omissionNote(view, omit, tops);
+    return [
+      '## Open Tasks In This Conversation',
+      '',
+      "Informational only: prioritise the user's current message, and continue a task only when the message relates to it.",
+      '',
+      ...(blocks.length > 0 ? [blocks.join('\n\n')] : []),
+      ...(note ? (blocks.length > 0 ? ['', note] : [note]) : []),
+    ].join('\n');
+  },
+};
+
+function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
+  const lines = [
+    `Task ${task.num}: ${task.title}`,
+    `- Status: ${task.status}, opened ${ago(view.now - task.createdAt)}`,
+  ];
+  const steps: string[] = [];
+  const walk = (id: string, depth: number) => {
+    for (const step of visibleSteps(view, omit, task.id, id)) {
+      steps.push(`${indent(depth)}- ${checkbox(step.status)} ${step.title}${statusWords(step.status)}`);
+      walk(step.id, depth + 1);
+    }
+  };
+  walk(task.id, 1);
+  const collapsed = collapsedNote(view, omit, task.id);
+  if (collapsed) lines.push(`- Steps:${collapsed}`);
+  else if (steps.length > 0) lines.push('- Steps:', ...steps);
+  if (task.nextStep) lines.push(`- Next step: ${task.nextStep}`);
+  if (task.wakeAt) lines.push(`- Wakes at: ${task.wakeAt}`);
+  return lines.join('\n');
+}

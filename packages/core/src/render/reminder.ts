@@ -1,0 +1,46 @@
+// Seed 003's todo reminder, as the amplifier hook prints it before each model call: `✓ content` when completed,
+// `→ activeForm` while in progress, `☐ content` when pending; steps indented under their task.
+import { isOpenStatus, type TaskSnapshot } from '../schema.js';
+import type { FormatRenderer } from './budget.js';
+import {
+  collapsedNote,
+  indent,
+  nothingToShow,
+  type Omissions,
+  omissionNote,
+  type PlanView,
+  statusWords,
+  visibleSteps,
+} from './view.js';
+
+export const reminderFormat: FormatRenderer = {
+  tops: (view) => view.children(null),
+  render(view, tops, omit) {
+    const lines: string[] = [];
+    for (const top of tops) {
+      if (omit.hidden.has(top.id)) continue;
+      line(view, omit, top, top, 0, lines);
+    }
+    if (nothingToShow(lines.length, omit, tops)) return '';
+    const note = omissionNote(view, omit, tops);
+    return [...lines, ...(note ? [note] : [])].join('\n');
+  },
+};
+
+function line(
+  view: PlanView,
+  omit: Omissions,
+  top: TaskSnapshot,
+  task: TaskSnapshot,
+  depth: number,
+  out: string[],
+): void {
+  const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
+  let text: string;
+  if (!isOpenStatus(task.status)) text = `✓ ${task.title}`;
+  else if (task.status === 'pending') text = `☐ ${task.title}`;
+  else text = `→ ${task.activeForm ?? task.title}`;
+  // "done" needs no word; failed, cancelled and waiting do, since ✓ and → alone would mislead.
+  out.push(`${indent(depth)}${text}${statusWords(task.status)}${collapsed}`);
+  for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
+}

@@ -1,0 +1,199 @@
+// The context template of seeds 000 and 002: a list of sections `{ section, role, content | tool, skip_if_empty }`
+// whose `{{variables}}` (the plan in any format, ready tasks, what changed, who the agent is, who else is here)
+// are resolved into chat messages. A section that resolves to nothing is skipped when it says so.
+import type { ChangePoint } from '../changes.js';
+import { CairnError } from '../errors.js';
+import type { Plan } from '../plan.js';
+import { type Actor, SYSTEM_ACTORS } from '../schema.js';
+import type { DonePolicy } from './budget.js';
+import { renderDelta } from './delta.js';
+import { type RenderFormat, renderPlan } from './index.js';
+import type { Tokenizer } from './tokenizer.js';
+import type { Presence } from './view.js';
+
+export interface ContextSection {
+  /** A name for the section (for logs and tests; not sent to the model). */
+  section: string;
+  role: 'system' | 'user' | 'assistant';
+  /** Text with `{{variables}}`. Exactly one of content and tool. */
+  content?: string;
+  /** A context tool whose output is the section's text. */
+  tool?: string;
+  /** Leave the section out when it resolves to blank text (seed 000: an empty task list costs zero tokens). */
+  skip_if_empty?: boolean;
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface Identity {
+  actor: Actor;
+  /** A display name ("Scout"). */
+  name?: string;
+  /** A sentence on what the agent is for. */
+  about?: string;
+}
+
+type Source = string | (() => string | Promise<string>);
+
+export interface ContextOptions {
+  plan: Plan;
+  /** Who the agent is. Default: the plan's actor. */
+  identity?: Identity | Actor;
+  /** Who is connected, from awareness (for `collaborators` and the native plan). */
+  presence?: Iterable<Presence> | null;
+  /** Where the agent's last turn ended, for `plan_changes`; without it `plan_changes` is empty. */
+  since?: ChangePoint;
+  /** Time for ages (ms since the epoch). Default: `Date.now()`. */
+  now?: number;
+  /** Budget and done policy applied to each plan rendering. */
+  maxTokens?: number;
+  tokenizer?: Tokenizer;
+  done?: DonePolicy;
+  /** Extra `{{variables}}`, or replacements of the built-in ones. */
+  variables?: Record<string, Source>;
+  /** Context tools for `tool:` sections; the built-in variables can be named there too. */
+  tools?: Record<string, Source>;
+}
+
+/** The variables every template can use. */
+export const CONTEXT_VARIABLES = [
+  'tasks_content',
+  'todo_reminder',
+  'open_tasks',
+  'plan',
+  'ready_tasks',
+  'plan_changes',
+  'agent_identity',
+  'my_actor',
+  'collaborators',
+] as const;
+
+const PLAN_FORMATS: Record<string, RenderFormat> = {
+  tasks_content: 'checklist',
+  todo_reminder: 'reminder',
+  open_tasks: 'open-tasks',
+  plan: 'native',
+};
+
+const VARIABLE = /\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}/g;
+
+export async function resolveContext(
+  template: readonly ContextSection[],
+  options: ContextOptions,
+): Promise<ChatMessage[]> {
+  checkTemplate(template);
+  const identity: Identity =
+    typeof options.identity === 'string'
+      ? { actor: options.identity }
+      : (options.identity ?? { actor: options.plan.actor });
+  const builtins = builtinSources(options, identity);
+  const sources: Record<string, Source> = { ...builtins, ...options.variables };
+  const tools: Record<string, Source> = { ...builtins, ...options.tools };
+  const cache = new Map<string, Promise<string>>();
+  const value = (table: Record<string, Source>, name: string, kind: string): Promise<string> => {
+    const key = `${kind}:${name}`;
+    let hit = cache.get(key);
+    if (!hit) {
+      const source = Object.hasOwn(table, name) ? table[name] : undefined;
+      if (source === undefined) {
+        throw new CairnError(
+          'invalid_argument',
+          `Unknown context ${kind} "${name}"; known: ${Object.keys(table).sort().join(', ')}.`,
+          { valid: Object.keys(table).sort() },
+        );
+      }
+      hit = Promise.resolve(typeof source === 'function' ? source() : source);
+      cache.set(key, hit);
+    }
+    return hit;
+  };
+
+  const messages: ChatMessage[] = [];
+  for (const section of template) {
+    let text: string;
+    if (section.tool !== undefined) text = await value(tools, section.tool, 'tool');
+    else {
+      const content = section.content ?? '';
+      const names = [...content.matchAll(VARIABLE)].map((m) => m[1]!);
+      const values = new Map<string, string>();
+      for (const name of names) values.set(name, await value(sources, name, 'variable'));
+      text = content.replace(VARIABLE, (_, name: string) => values.get(name) ?? '');
+    }
+    text = text.replace(/\s+$/, '');
+    if (section.skip_if_empty && text.trim() === '') continue;
+    messages.push({ role: section.role, content: text });
+  }
+  return messages;
+}
+
+function builtinSources(options: ContextOptions, identity: Identity): Record<string, Source> {
+  const { plan } = options;
+  const actor = identity.actor;
+  const render = (format: RenderFormat) => () =>
+    renderPlan(plan, {
+      format,
+      actor,
+      presence: options.presence ?? null,
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+      ...(options.done ? { done: options.done } : {}),
+    });
+  const out: Record<string, Source> = {};
+  for (const [name, format] of Object.entries(PLAN_FORMATS)) out[name] = render(format);
+  out['ready_tasks'] = () =>
+    plan
+      .ready({ actor })
+      .map((t) => `- ${t.title} [${t.id}]`)
+      .join('\n');
+  out['plan_changes'] = () =>
+    options.since === undefined ? '' : renderDelta(plan, { since: options.since, exclude: actor });
+  out['agent_identity'] = () => {
+    const who = identity.name ? `You are ${identity.name} (${actor}).` : `You are ${actor}.`;
+    const about = identity.about ? ` ${identity.about}` : '';
+    return `${who}${about} Your changes to the plan are recorded as ${actor}.`;
+  };
+  out['my_actor'] = actor;
+  out['collaborators'] = () => collaborators(plan, actor, options.presence ?? null);
+  return out;
+}
+
+/** Everyone else who is here or has worked on the plan: "user:ann (here now, on Deploy [k3x9a2b]), agent:c". */
+function collaborators(plan: Plan, self: Actor, presence: Iterable<Presence> | null): string {
+  const here = new Map<string, Presence>();
+  for (const p of presence ?? []) if (!here.has(p.actor)) here.set(p.actor, p);
+  const known = new Set<string>(here.keys());
+  for (const task of plan.list()) {
+    for (const actor of [task.createdBy, task.updatedBy, task.assignee]) if (actor) known.add(actor);
+  }
+  const people = [...known]
+    .filter((a) => a !== self && !(SYSTEM_ACTORS as readonly string[]).includes(a))
+    .sort();
+  return people
+    .map((actor) => {
+      const p = here.get(actor);
+      if (!p) return actor;
+      const task = p.taskId ? plan.get(p.taskId) : undefined;
+      return `${actor} (here now${task ? `, on ${task.title} [${task.id}]` : ''})`;
+    })
+    .join(', ');
+}
+
+function checkTemplate(template: readonly ContextSection[]): void {
+  if (!Array.isArray(template)) {
+    throw new CairnError('invalid_argument', 'A context template is an array of sections.');
+  }
+  template.forEach((s, i) => {
+    const where = `Section ${i}${s && typeof s.section === 'string' ? ` (${s.section})` : ''}`;
+    if (!s || typeof s !== 'object') throw new CairnError('invalid_argument', `${where} is not an object.`);
+    if (!['system', 'user', 'assistant'].includes(s.role)) {
+      throw new CairnError('invalid_argument', `${where}: role must be system, user or assistant.`);
+    }
+    if ((s.content === undefined) === (s.tool === undefined)) {
+      throw new CairnError('invalid_argument', `${where}: give exactly one of content and tool.`);
+    }
+  });
+}

@@ -1,0 +1,163 @@
+// What every render format shares: one read of the plan (tree, blocked reasons, readiness), the checkbox and
+// status words, what the budget has left out, and the note that says so.
+import type { BlockedTask, Plan } from '../plan.js';
+import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
+
+/** Who is connected and what they look at, as an awareness state carries it (see docs/TOOLS.md). */
+export interface Presence {
+  actor: string;
+  /** The task they are on, if any. */
+  taskId?: string | null;
+}
+
+/** A read of the plan taken once per render. */
+export class PlanView {
+  readonly plan: Plan;
+  readonly actor: Actor;
+  readonly now: number;
+  readonly tasks: TaskSnapshot[];
+  readonly blocked: Map<string, BlockedTask>;
+  readonly presence: Presence[] | null;
+  private readonly kids = new Map<string | null, TaskSnapshot[]>();
+
+  constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
+    this.plan = plan;
+    this.actor = options.actor ?? plan.actor;
+    this.now = options.now ?? Date.now();
+    this.tasks = plan.list();
+    this.blocked = new Map(plan.blocked().map((b) => [b.id, b]));
+    this.presence = options.presence ? [...options.presence] : null;
+    for (const task of this.tasks) {
+      const parent = plan.effectiveParent(task);
+      const list = this.kids.get(parent);
+      if (list) list.push(task);
+      else this.kids.set(parent, [task]);
+    }
+  }
+
+  /** Direct steps of a task (or the top level for null), in order. */
+  children(id: string | null): TaskSnapshot[] {
+    return this.kids.get(id) ?? [];
+  }
+
+  /** Every step below a task, depth first. */
+  descendants(id: string): TaskSnapshot[] {
+    const out: TaskSnapshot[] = [];
+    for (const child of this.children(id)) out.push(child, ...this.descendants(child.id));
+    return out;
+  }
+
+  title(id: string): string {
+    return this.plan.get(id)?.title ?? id;
+  }
+}
+
+/** What the budget (or the done-task policy) left out. Sets of task ids. */
+export interface Omissions {
+  /** Tasks left out with all their steps. */
+  hidden: Set<string>;
+  /** Top-level tasks whose finished steps are left out. */
+  closedStepsHidden: Set<string>;
+  /** Top-level tasks whose step lists are summarised as "(2 of 5 steps done)". */
+  collapsed: Set<string>;
+}
+
+export function noOmissions(): Omissions {
+  return { hidden: new Set(), closedStepsHidden: new Set(), collapsed: new Set() };
+}
+
+/** The steps to print under `id`, given what is left out below top-level task `top`. */
+export function visibleSteps(view: PlanView, omit: Omissions, top: string, id: string): TaskSnapshot[] {
+  if (omit.collapsed.has(top)) return [];
+  const steps = view.children(id);
+  return omit.closedStepsHidden.has(top) ? steps.filter((s) => isOpenStatus(s.status)) : steps;
+}
+
+/** " (2 of 5 steps done)" for a collapsed task, else "". */
+export function collapsedNote(view: PlanView, omit: Omissions, top: string): string {
+  if (!omit.collapsed.has(top)) return '';
+  const all = view.descendants(top);
+  if (all.length === 0) return '';
+  const done = all.filter((s) => !isOpenStatus(s.status)).length;
+  return ` (${done} of ${all.length} step${all.length === 1 ? '' : 's'} done)`;
+}
+
+/** The checklist box of seed 000: `[x]` finished, `[-]` under way (waiting included), `[ ]` not started. */
+export function checkbox(status: Status): string {
+  if (!isOpenStatus(status)) return '[x]';
+  return status === 'pending' ? '[ ]' : '[-]';
+}
+
+/** Words for the statuses a box cannot show: " (failed)", " (waiting on user)"; "" for the plain ones. */
+export function statusWords(status: Status): string {
+  switch (status) {
+    case 'failed':
+    case 'cancelled':
+    case 'skipped':
+      return ` (${status})`;
+    case 'waiting_user':
+      return ' (waiting on user)';
+    case 'waiting_external':
+      return ' (waiting on external)';
+    default:
+      return '';
+  }
+}
+
+export function indent(depth: number): string {
+  return '  '.repeat(depth);
+}
+
+/**
+ * Whether a format has nothing to say: no line to print and no open task left out. Finished tasks that the
+ * done policy hides do not count, so a plan with only old finished work still costs zero tokens.
+ */
+export function nothingToShow(printed: number, omit: Omissions, tops: readonly TaskSnapshot[]): boolean {
+  return printed === 0 && !tops.some((t) => omit.hidden.has(t.id) && isOpenStatus(t.status));
+}
+
+/** "(Not shown: 3 finished tasks, 1 open task — ...)" for what was left out, or "" when nothing was. */
+export function omissionNote(view: PlanView, omit: Omissions, tops: readonly TaskSnapshot[]): string {
+  let closedTasks = 0;
+  let openTasks = 0;
+  let closedSteps = 0;
+  for (const top of tops) {
+    if (omit.hidden.has(top.id)) {
+      if (isOpenStatus(top.status)) openTasks++;
+      else closedTasks++;
+      continue;
+    }
+    if (omit.closedStepsHidden.has(top.id) && !omit.collapsed.has(top.id)) {
+      closedSteps += view.descendants(top.id).filter((s) => !isOpenStatus(s.status)).length;
+    }
+  }
+  const parts = [
+    count(closedTasks, 'finished task'),
+    count(closedSteps, 'finished step'),
+    count(openTasks, 'open task'),
+  ].filter((p) => p !== '');
+  if (parts.length === 0) return '';
+  const tail = openTasks > 0 ? ' — ask the task tools for the full list' : '';
+  return `(Not shown: ${joinWords(parts)}${tail}.)`;
+}
+
+function count(n: number, noun: string): string {
+  return n === 0 ? '' : `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function joinWords(parts: string[]): string {
+  return parts.length <= 1
+    ? (parts[0] ?? '')
+    : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+}
+
+/** "just now", "5 minutes ago", "3 hours ago", "2 days ago". */
+export function ago(ms: number): string {
+  const minutes = Math.floor(Math.max(0, ms) / 60_000);
+  if (minutes < 1) return 'just now';
+  if (minutes < 60) return `${minutes} minute${minutes === 1 ? '' : 's'} ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} hour${hours === 1 ? '' : 's'} ago`;
+  const days = Math.floor(hours / 24);
+  return `${days} days ago`;
+}

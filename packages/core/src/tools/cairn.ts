@@ -1,0 +1,394 @@
+// The native tool family: a whole plan (tasks, nested steps, dependencies between them) in one call, partial
+// updates of many tasks in one call, and reads that say why a task is blocked. Speaks the plan's string ids,
+// which never change, unlike integer aliases.
+import * as z from 'zod';
+import { CairnError } from '../errors.js';
+import type { BlockedTask, Plan } from '../plan.js';
+import { type Status, StatusSchema, type TaskInput, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
+import { searchTasks } from '../search.js';
+import { defineTool, type ToolFamily } from './tool.js';
+
+const patch = TaskPatchSchema.shape;
+const Id = z.string().min(1).max(64);
+const Title = patch.title.unwrap();
+
+const STATUS_HELP =
+  'pending, in_progress, waiting_user, waiting_external (open); done, failed, cancelled, skipped (closed; skipped only for steps).';
+
+const fields = {
+  status: StatusSchema.optional().describe(`Status: ${STATUS_HELP}`),
+  activeForm: patch.activeForm.describe(
+    'Present-continuous form shown while in progress, e.g. "Writing tests".',
+  ),
+  nextStep: patch.nextStep.describe('The next concrete action.'),
+  note: patch.note.describe('Free-text note (replaces the previous note).'),
+  context: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'Scratch data (ids, dates, choices), merged key by key into what is there; a null value deletes a key.',
+    ),
+  wakeAt: patch.wakeAt.describe('ISO 8601 time to resume a waiting_user / waiting_external task.'),
+  assignee: patch.assignee.describe('Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
+};
+
+const Step = z.union([
+  Title.describe('A step title'),
+  z.strictObject({
+    title: Title,
+    key: z.string().min(1).max(64).optional(),
+    status: fields.status,
+    activeForm: fields.activeForm,
+    note: fields.note,
+    blockedBy: z.array(Id).max(100).optional(),
+  }),
+]);
+type StepArg = z.output<typeof Step>;
+
+const NewTask = z.strictObject({
+  title: Title.describe('What the task is, imperative: "Write the migration".'),
+  key: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'A name for this task within this call, so other tasks of the call can name it in blockedBy or parent.',
+    ),
+  parent: Id.optional().describe('Make this a step of that task: an existing id, or a key from this call.'),
+  after: Id.nullable()
+    .optional()
+    .describe('Place after this sibling id; null puts it first; omitted appends.'),
+  blockedBy: z.array(Id).max(100).optional().describe('Ids or keys of tasks that must finish first.'),
+  steps: z.array(Step).max(200).optional().describe('Its steps in order: titles, or objects with a title.'),
+  ...fields,
+});
+type NewTaskArg = z.output<typeof NewTask>;
+
+const Update = z.strictObject({
+  id: Id.describe('The task to change.'),
+  title: patch.title,
+  ...fields,
+  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one.'),
+  addBlockedBy: patch.addBlockedBy.describe('Ids of tasks this one must now wait for.'),
+  removeBlockedBy: patch.removeBlockedBy.describe('Ids of tasks it no longer waits for.'),
+  addSteps: z.array(Step).max(200).optional().describe('Steps to append to this task.'),
+  parent: Id.nullable().optional().describe('Move under this task (null: to the top level).'),
+  after: Id.nullable().optional().describe('Move after this sibling (null: first).'),
+});
+type UpdateArg = z.output<typeof Update>;
+
+const VIEWS = ['ready', 'blocked', 'open', 'closed', 'all'] as const;
+
+const addTasks = defineTool({
+  name: 'add_tasks',
+  description:
+    'Add tasks to the shared plan: one, or a whole plan at once, with nested steps and dependencies. Tasks of ' +
+    'one call refer to each other by `key` (in blockedBy or parent). Returns the new ids.',
+  input: z.strictObject({ tasks: z.array(NewTask).min(1).max(200).describe('The tasks to add, in order.') }),
+  run({ tasks }, { plan }) {
+    const { inputs, keyed } = toInputs(tasks);
+    const created = plan.addMany(inputs);
+    const keys: Record<string, string> = {};
+    const describe = (input: TaskInput, task: TaskSnapshot): Record<string, unknown> => {
+      if (input.key !== undefined && keyed.has(input.key)) keys[input.key] = task.id;
+      const steps = plan.children(task.id);
+      return {
+        ...brief(task),
+        ...(task.blockedBy.length > 0 ? { blockedBy: task.blockedBy } : {}),
+        ...(steps.length > 0
+          ? { steps: steps.map((s, i) => describe(input.steps?.[i] ?? { title: '' }, s)) }
+          : {}),
+      };
+    };
+    const added = created.map((task, i) => describe(inputs[i]!, task));
+    return Object.keys(keys).length > 0 ? { added, keys } : { added };
+  },
+});
+
+const updateTasks = defineTool({
+  name: 'update_tasks',
+  description:
+    'Change some fields of one or more tasks; fields you leave out stay as they are, so marking a task done is ' +
+    '{"updates":[{"id":"…","status":"done"}]}. All updates apply, or none. Returns the tasks that became ready.',
+  input: z.strictObject({
+    updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
+  }),
+  run({ updates }, { plan, actor }) {
+    const before = new Set(plan.ready({ actor }).map((t) => t.id));
+    const stepsAdded = new Map<string, string[]>();
+    const run = (p: Plan) => {
+      stepsAdded.clear();
+      updates.forEach((update, i) => {
+        try {
+          stepsAdded.set(update.id, applyUpdate(p, update));
+        } catch (error) {
+          throw prefixed(error, `updates[${i}] (task ${update.id})`);
+        }
+      });
+    };
+    // One plan operation validates itself before writing; only several need the scratch-copy dry run.
+    if (updates.length === 1 && operations(updates[0]!) <= 1) run(plan);
+    else plan.atomic(run);
+    const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
+    const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
+      const steps = stepsAdded.get(id) ?? [];
+      return {
+        ...brief(plan.require(id)),
+        ...(steps.length > 0 ? { stepsAdded: steps.map((s) => brief(plan.require(s))) } : {}),
+      };
+    });
+    const nowReady = plan
+      .ready({ actor })
+      .filter((t) => !before.has(t.id) && !touched.has(t.id))
+      .map(brief);
+    return { updated, nowReady };
+  },
+});
+
+const removeTasks = defineTool({
+  name: 'remove_tasks',
+  description:
+    'Remove tasks with all their steps; other tasks stop waiting on them. To close a task instead, set its ' +
+    'status (done, failed, cancelled).',
+  annotations: { destructiveHint: true },
+  input: z.strictObject({ ids: z.array(Id).min(1).max(200).describe('Ids of the tasks to remove.') }),
+  run({ ids }, { plan }) {
+    for (const id of ids) plan.require(id);
+    const titles = new Map(plan.list().map((t) => [t.id, t.title]));
+    const removed: string[] = [];
+    // Every id exists (checked above) and a removal of an existing task cannot be refused: a batch suffices.
+    plan.batch((p) => {
+      for (const id of ids) if (p.has(id)) removed.push(...p.remove(id));
+    });
+    return { removed: removed.map((id) => ({ id, title: titles.get(id) ?? '' })) };
+  },
+});
+
+const getTask = defineTool({
+  name: 'get_task',
+  description:
+    'Everything about one task: fields, steps, what it waits on and what waits on it, and why it is blocked.',
+  annotations: { readOnlyHint: true },
+  input: z.strictObject({ id: Id.describe('The task id.') }),
+  run({ id }, { plan, actor }) {
+    const task = plan.require(id);
+    const blocked = plan.blocked().find((b) => b.id === id);
+    const dependents = plan.list().filter((t) => t.blockedBy.includes(id));
+    const steps = (parent: string): unknown[] =>
+      plan.children(parent).map((s) => {
+        const inner = steps(s.id);
+        return { ...brief(s), ...(inner.length > 0 ? { steps: inner } : {}) };
+      });
+    const stepList = steps(id);
+    return {
+      task: compact({
+        id: task.id,
+        title: task.title,
+        status: task.status,
+        ready: plan.ready({ actor }).some((t) => t.id === id),
+        blocked: blocked ? why(plan, blocked) : undefined,
+        parent: plan.effectiveParent(task) ?? undefined,
+        activeForm: task.activeForm,
+        nextStep: task.nextStep,
+        note: task.note || undefined,
+        context: Object.keys(task.context).length > 0 ? task.context : undefined,
+        wakeAt: task.wakeAt,
+        assignee: task.assignee,
+        supersededBy: task.supersededBy,
+        blockedBy: task.blockedBy.length > 0 ? task.blockedBy.map((b) => brief(plan.require(b))) : undefined,
+        blocks: dependents.length > 0 ? dependents.map(brief) : undefined,
+        steps: stepList.length > 0 ? stepList : undefined,
+        createdBy: task.createdBy,
+        createdAt: new Date(task.createdAt).toISOString(),
+        updatedBy: task.updatedBy,
+        updatedAt: new Date(task.updatedAt).toISOString(),
+      }),
+    };
+  },
+});
+
+const listTasks = defineTool({
+  name: 'list_tasks',
+  description:
+    'List tasks (steps included, in plan order). view: ready (what you can start now; the default), blocked ' +
+    '(with the reason and what each waits on), open, closed or all.',
+  annotations: { readOnlyHint: true },
+  input: z.strictObject({
+    view: z.enum(VIEWS).optional().describe('Which tasks: ready (default), blocked, open, closed, all.'),
+    assignee: z.string().min(1).max(120).optional().describe('Only tasks assigned to this actor.'),
+    limit: z.int().min(1).max(500).optional().describe('At most this many (default 100).'),
+  }),
+  run({ view = 'ready', assignee, limit = 100 }, { plan, actor }) {
+    const blocked = new Map(plan.blocked().map((b) => [b.id, b]));
+    let tasks: TaskSnapshot[];
+    if (view === 'ready') tasks = plan.ready({ actor });
+    else if (view === 'blocked') tasks = [...blocked.values()].map((b) => b.task);
+    else tasks = plan.list({ state: view });
+    if (assignee !== undefined) tasks = tasks.filter((t) => t.assignee === assignee);
+    const entries = tasks.slice(0, limit).map((task) => {
+      const b = blocked.get(task.id);
+      const parent = plan.effectiveParent(task);
+      return compact({
+        ...brief(task),
+        parent: parent ?? undefined,
+        nextStep: task.nextStep,
+        wakeAt: task.wakeAt,
+        blocked: b ? why(plan, b) : undefined,
+      });
+    });
+    return {
+      view,
+      count: tasks.length,
+      tasks: entries,
+      ...(tasks.length > limit ? { more: tasks.length - limit } : {}),
+    };
+  },
+});
+
+const searchTool = defineTool({
+  name: 'search_tasks',
+  description:
+    'Find tasks by keywords in their title, next step, note or context, closed ones included: every word must ' +
+    'match the start of a word.',
+  annotations: { readOnlyHint: true },
+  input: z.strictObject({
+    query: z.string().trim().min(1, 'give at least one keyword').max(500).describe('Keywords.'),
+    state: z.enum(['all', 'open', 'closed']).optional().describe('Which tasks to search (default all).'),
+    limit: z.int().min(1).max(100).optional().describe('At most this many (default 20).'),
+  }),
+  run({ query, state = 'all', limit = 20 }, { plan }) {
+    const hits = searchTasks(plan, query, { state, limit });
+    return {
+      query,
+      count: hits.length,
+      tasks: hits.map((h) => ({ ...brief(h.task), matched: h.fields })),
+    };
+  },
+});
+
+export const cairnFamily: ToolFamily = {
+  name: 'cairn',
+  ids: 'id',
+  tools: [addTasks, updateTasks, removeTasks, getTask, listTasks, searchTool],
+};
+
+// ---------------------------------------------------------------- mapping
+
+function brief(task: TaskSnapshot): { id: string; title: string; status: Status; assignee?: string } {
+  return {
+    id: task.id,
+    title: task.title,
+    status: task.status,
+    ...(task.assignee ? { assignee: task.assignee } : {}),
+  };
+}
+
+function why(plan: Plan, blocked: BlockedTask): Record<string, unknown> {
+  const names = (ids: string[]) => ids.map((id) => ({ id, title: plan.get(id)?.title ?? '' }));
+  switch (blocked.reason) {
+    case 'cycle':
+      return { reason: 'cycle', cycle: names(blocked.cycle ?? []) };
+    case 'parent_blocked':
+      return { reason: 'parent_blocked', parent: names(blocked.blockedBy)[0] };
+    default:
+      return { reason: blocked.reason, waitingOn: names(blocked.blockedBy) };
+  }
+}
+
+/** Leaves out null, undefined and empty values, so a result costs only the tokens that carry something. */
+function compact(obj: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== null && v !== undefined));
+}
+
+function stepInput(step: StepArg): TaskInput {
+  if (typeof step === 'string') return { title: step };
+  const { blockedBy, ...rest } = step;
+  return { ...rest, ...(blockedBy ? { blockedBy } : {}) };
+}
+
+/**
+ * Turns the call's flat list (where `parent` may be a key of the same call) into nested TaskInputs, so
+ * plan.addMany creates everything in one validated transaction.
+ */
+function toInputs(tasks: NewTaskArg[]): { inputs: TaskInput[]; keyed: Set<string> } {
+  const keyed = new Set<string>();
+  const byKey = new Map<string, { arg: NewTaskArg; input: TaskInput }>();
+  const nodes = tasks.map((arg) => {
+    const { parent, steps, context, ...rest } = arg;
+    const input: TaskInput = {
+      ...rest,
+      ...(context ? { context: context as TaskInput['context'] } : {}),
+      ...(steps ? { steps: steps.map(stepInput) } : {}),
+    };
+    if (arg.key !== undefined) {
+      if (byKey.has(arg.key)) {
+        throw new CairnError('invalid_argument', `The key "${arg.key}" is used by two tasks of this call.`);
+      }
+      byKey.set(arg.key, { arg, input });
+    }
+    return { arg, input };
+  });
+  for (const node of nodes) {
+    if (node.arg.key !== undefined) keyed.add(node.arg.key);
+    for (const step of node.input.steps ?? []) if (step.key !== undefined) keyed.add(step.key);
+  }
+  const roots: TaskInput[] = [];
+  for (const { arg, input } of nodes) {
+    const parentKey = arg.parent;
+    const host = parentKey === undefined ? undefined : byKey.get(parentKey);
+    if (!host) {
+      if (parentKey !== undefined) input.parent = parentKey;
+      roots.push(input);
+      continue;
+    }
+    // Refuse a ring of parents (a is b's parent and b is a's), which would never reach the top level.
+    for (let at: NewTaskArg | undefined = host.arg, hops = 0; at?.parent !== undefined; hops++) {
+      if (at.parent === arg.key || hops > tasks.length) {
+        throw new CairnError(
+          'cycle',
+          `The parents of "${arg.title}" lead back to it; a task cannot be its own step.`,
+        );
+      }
+      at = byKey.get(at.parent)?.arg;
+    }
+    host.input.steps = [...(host.input.steps ?? []), input];
+  }
+  return { inputs: roots, keyed };
+}
+
+function applyUpdate(p: Plan, update: UpdateArg): string[] {
+  const { id, addSteps, parent, after, context, ...rest } = update;
+  const change = { ...rest, ...(context ? { context: context as TaskInput['context'] } : {}) };
+  const hasPatch = Object.keys(change).length > 0;
+  const moves = parent !== undefined || after !== undefined;
+  if (!hasPatch && !addSteps?.length && !moves) {
+    throw new CairnError(
+      'invalid_argument',
+      'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).',
+    );
+  }
+  if (hasPatch) p.update(id, change);
+  else p.require(id);
+  const added = addSteps?.length
+    ? p.addMany(addSteps.map((s) => ({ ...stepInput(s), parent: id }))).map((t) => t.id)
+    : [];
+  if (moves)
+    p.move(id, { ...(parent !== undefined ? { parent } : {}), ...(after !== undefined ? { after } : {}) });
+  return added;
+}
+
+/** How many plan operations an update takes: a field patch, appended steps, a move. */
+function operations(update: UpdateArg): number {
+  const { id: _id, addSteps, parent, after, ...patch } = update;
+  return (
+    (Object.keys(patch).length > 0 ? 1 : 0) +
+    (addSteps?.length ? 1 : 0) +
+    (parent !== undefined || after !== undefined ? 1 : 0)
+  );
+}
+
+function prefixed(error: unknown, where: string): unknown {
+  if (!(error instanceof CairnError)) return error;
+  return new CairnError(error.code, `${where}: ${error.message}`, error.details, { cause: error });
+}

@@ -1,0 +1,170 @@
+// Tool definitions in the shapes each client expects (OpenAI chat completions, Anthropic, MCP), all from the
+// same zod schema, plus a compact one-line rendering of a schema for error messages.
+import * as z from 'zod';
+import type { ToolSpec } from './tool.js';
+
+export type DefinitionFormat = 'openai' | 'anthropic' | 'mcp';
+export const DEFINITION_FORMATS: readonly DefinitionFormat[] = ['openai', 'anthropic', 'mcp'];
+
+/** A JSON Schema for a tool's arguments: always an object schema, with no `$ref`s (some clients reject them). */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+export interface OpenAIToolDefinition {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonSchemaObject };
+}
+
+export interface AnthropicToolDefinition {
+  name: string;
+  description: string;
+  input_schema: JsonSchemaObject;
+}
+
+export interface McpToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: JsonSchemaObject;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+}
+
+export type ToolDefinition = OpenAIToolDefinition | AnthropicToolDefinition | McpToolDefinition;
+
+export interface DefinitionsByFormat {
+  openai: OpenAIToolDefinition;
+  anthropic: AnthropicToolDefinition;
+  mcp: McpToolDefinition;
+}
+
+const schemas = new WeakMap<object, JsonSchemaObject>();
+
+/** The JSON Schema (draft 2020-12, without `$schema`) of a tool's arguments, as the model sees it. */
+export function toolJsonSchema(tool: ToolSpec<unknown>): JsonSchemaObject {
+  const cached = schemas.get(tool);
+  if (cached) return cached;
+  const raw = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const cleaned = clean(raw) as JsonSchemaObject;
+  if (cleaned.type !== 'object') throw new Error(`tool ${tool.name}: arguments must be an object schema`);
+  schemas.set(tool, cleaned);
+  return cleaned;
+}
+
+export function toDefinition<F extends DefinitionFormat>(
+  tool: ToolSpec<unknown>,
+  format: F,
+): DefinitionsByFormat[F] {
+  const schema = toolJsonSchema(tool);
+  const { name, description } = tool;
+  switch (format) {
+    case 'openai':
+      return {
+        type: 'function',
+        function: { name, description, parameters: schema },
+      } as DefinitionsByFormat[F];
+    case 'anthropic':
+      return { name, description, input_schema: schema } as DefinitionsByFormat[F];
+    default: {
+      const def: McpToolDefinition = { name, description, inputSchema: schema };
+      if (tool.annotations) def.annotations = { ...tool.annotations };
+      return def as DefinitionsByFormat[F];
+    }
+  }
+}
+
+/**
+ * Drops what zod adds but a model does not need: `$schema`, the safe-integer bounds of every integer, and
+ * `propertyNames: { type: 'string' }` on records (object keys are always strings in JSON).
+ */
+function clean(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(clean);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === '$schema') continue;
+    if (key === 'maximum' && inner === Number.MAX_SAFE_INTEGER) continue;
+    if (key === 'minimum' && inner === Number.MIN_SAFE_INTEGER) continue;
+    if (key === 'propertyNames' && isStringType(inner)) continue;
+    // zod spells out its ISO time regex; `format: date-time` says the same in a few tokens.
+    if (key === 'pattern' && (value as { format?: unknown }).format === 'date-time') continue;
+    out[key] = clean(inner);
+  }
+  return out;
+}
+
+function isStringType(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.keys(value).length === 1 &&
+    (value as { type?: unknown }).type === 'string'
+  );
+}
+
+/**
+ * A one-line, TypeScript-like rendering of a schema, for error messages:
+ * `{ action: "list"|"add", id?: integer, tasks?: string[] }`.
+ */
+export function describeShape(schema: unknown): string {
+  if (typeof schema !== 'object' || schema === null) return 'any';
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s['enum'])) return s['enum'].map((v) => JSON.stringify(v)).join('|');
+  if (s['const'] !== undefined) return JSON.stringify(s['const']);
+  if (Array.isArray(s['anyOf'])) return s['anyOf'].map(describeShape).join(' | ');
+  const type = s['type'];
+  if (Array.isArray(type)) return type.map((t) => describeShape({ ...s, type: t })).join(' | ');
+  if (type === 'array') {
+    const item = describeShape(s['items']);
+    return item.includes(' ') && !item.startsWith('{') ? `(${item})[]` : `${item}[]`;
+  }
+  if (type === 'object') {
+    const props = s['properties'] as Record<string, unknown> | undefined;
+    if (!props || Object.keys(props).length === 0)
+      return s['additionalProperties'] === false ? '{}' : 'object';
+    const required = new Set((s['required'] as string[] | undefined) ?? []);
+    const fields = Object.entries(props).map(
+      ([key, inner]) => `${key}${required.has(key) ? '' : '?'}: ${describeShape(inner)}`,
+    );
+    return `{ ${fields.join(', ')} }`;
+  }
+  return typeof type === 'string' ? type : 'any';
+}
+
+/** The part of a JSON Schema that describes the value at `path` (object keys and array indexes), if any. */
+export function schemaAt(
+  schema: unknown,
+  path: readonly (string | number)[],
+): Record<string, unknown> | null {
+  let current = schema as Record<string, unknown> | undefined;
+  for (const step of path) {
+    if (!current) return null;
+    const variants = Array.isArray(current['anyOf'])
+      ? (current['anyOf'] as Record<string, unknown>[])
+      : [current];
+    let next: Record<string, unknown> | undefined;
+    for (const variant of variants) {
+      const props = variant['properties'] as Record<string, Record<string, unknown>> | undefined;
+      if (typeof step === 'number' || /^\d+$/.test(String(step))) {
+        if (variant['type'] === 'array') next = variant['items'] as Record<string, unknown>;
+      } else if (props?.[step]) next = props[step];
+      if (next) break;
+    }
+    current = next;
+  }
+  if (!current) return null;
+  // At an object inside a union (a step given as a string or an object), the object variant is the one meant.
+  const objects = Array.isArray(current['anyOf'])
+    ? (current['anyOf'] as Record<string, unknown>[]).filter((v) => v['type'] === 'object')
+    : [];
+  return objects[0] ?? current;
+}
+
+/** "title, key?, status?" for the object schema at hand. */
+export function fieldList(schema: Record<string, unknown>): string {
+  const props = Object.keys((schema['properties'] as Record<string, unknown> | undefined) ?? {});
+  const required = new Set((schema['required'] as string[] | undefined) ?? []);
+  return props.map((p) => (required.has(p) ? p : `${p}?`)).join(', ');
+}

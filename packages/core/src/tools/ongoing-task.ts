@@ -1,0 +1,207 @@
+// Seed 001's conversation tasks: set_ongoing_task (create or update, with steps, nextStep, merged context and
+// wakeAt for waiting statuses), get_ongoing_task and clear_ongoing_task. A plan is one conversation's scope, so
+// its top-level tasks are the conversation's tasks and their child tasks are the steps.
+import * as z from 'zod';
+import { CairnError } from '../errors.js';
+import type { Plan } from '../plan.js';
+import { checkListItems, reconcileList } from '../reconcile.js';
+import { isOpenStatus, isWaitingStatus, type Status, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
+import { knownTasks, taskByNum } from './aliases.js';
+import { defineTool, type ToolFamily } from './tool.js';
+
+const GOAL_STATUSES = [
+  'pending',
+  'in_progress',
+  'waiting_user',
+  'waiting_external',
+  'done',
+  'failed',
+  'cancelled',
+] as const;
+const STEP_STATUSES = ['pending', 'in_progress', 'done', 'failed', 'skipped'] as const;
+const OUTCOMES = ['done', 'failed', 'cancelled'] as const;
+type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** A step's plan status in the seed's step vocabulary: waiting reads as in progress, cancelled as skipped. */
+function toStepStatus(status: Status): StepStatus {
+  if (status === 'waiting_user' || status === 'waiting_external') return 'in_progress';
+  if (status === 'cancelled') return 'skipped';
+  return status;
+}
+
+const TaskId = z.int().min(1).describe('The task to act on (its taskId).');
+
+const setOngoingTask = defineTool({
+  name: 'set_ongoing_task',
+  description:
+    'Create or update a task you are in the middle of in this conversation. With taskId it updates that task; ' +
+    'without, it updates the open task with the same goal or creates one. steps is the full step list; context ' +
+    'is merged into what is there; wakeAt only applies to the waiting_user / waiting_external statuses.',
+  input: z.strictObject({
+    task: TaskPatchSchema.shape.title
+      .unwrap()
+      .describe('The goal, e.g. "Book a table for 4 at Luigi\'s on Friday".'),
+    status: z
+      .enum(GOAL_STATUSES)
+      .describe(
+        'pending, in_progress, waiting_user, waiting_external (open); done, failed, cancelled (closed).',
+      ),
+    nextStep: TaskPatchSchema.shape.nextStep.describe('The next concrete action.'),
+    steps: z
+      .array(
+        z.strictObject({
+          title: TaskPatchSchema.shape.title.unwrap(),
+          status: z.enum(STEP_STATUSES),
+          note: z.string().max(20_000).optional(),
+        }),
+      )
+      .max(200)
+      .optional()
+      .describe('The whole step checklist, in order.'),
+    context: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'Data collected so far (ids, dates, choices); merged key by key, a null value deletes a key.',
+      ),
+    wakeAt: TaskPatchSchema.shape.wakeAt.describe(
+      'ISO time to re-activate a waiting task, e.g. 2026-12-04T09:00:00Z.',
+    ),
+    taskId: TaskId.optional(),
+  }),
+  run(args, { plan, now }) {
+    const { task: goal, status, steps, taskId } = args;
+    if (args.wakeAt && !isWaitingStatus(status)) {
+      throw new CairnError(
+        'invalid_transition',
+        `wakeAt only applies to the waiting_user and waiting_external statuses, and status is ${status}. Set status to one of those, or leave wakeAt out.`,
+        { valid: ['waiting_user', 'waiting_external'] },
+      );
+    }
+    const tasks = plan.children(null);
+    const target =
+      taskId !== undefined
+        ? taskByNum(plan, taskId, tasks)
+        : newestOpen(tasks.filter((t) => t.title.trim().toLowerCase() === goal.trim().toLowerCase()));
+    const fields = {
+      ...(args.nextStep !== undefined ? { nextStep: args.nextStep } : {}),
+      ...(args.context !== undefined ? { context: args.context as never } : {}),
+      ...(args.wakeAt !== undefined ? { wakeAt: args.wakeAt } : {}),
+    };
+    const stepItems = steps?.map((s) => ({
+      title: s.title,
+      status: s.status as Status,
+      ...(s.note ? { note: s.note } : {}),
+    }));
+    if (!target) {
+      const created = plan.add({
+        title: goal,
+        status,
+        ...fields,
+        ...(stepItems ? { steps: stepItems } : {}),
+      });
+      return { created: true, ...ongoing(plan, created, now) };
+    }
+    if (stepItems) checkListItems(stepItems, target.id);
+    plan.batch((p) => {
+      p.update(target.id, { title: goal, status, ...fields });
+      if (stepItems) {
+        reconcileList(p, stepItems, {
+          parent: target.id,
+          sameStatus: (current, wanted) => toStepStatus(current) === toStepStatus(wanted),
+        });
+      }
+    });
+    return { created: false, ...ongoing(plan, plan.require(target.id), now) };
+  },
+});
+
+const getOngoingTask = defineTool({
+  name: 'get_ongoing_task',
+  description:
+    'List the open tasks in this conversation, newest first, with their steps, next step and wake time.',
+  annotations: { readOnlyHint: true },
+  input: z.strictObject({}),
+  run(_args, { plan, now }) {
+    const open = openTasks(plan);
+    return { count: open.length, tasks: open.map((t) => ongoing(plan, t, now)) };
+  },
+});
+
+const clearOngoingTask = defineTool({
+  name: 'clear_ongoing_task',
+  description:
+    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled.',
+  input: z.strictObject({
+    outcome: z.enum(OUTCOMES).optional().describe('How it ended: done (default), failed or cancelled.'),
+    reason: z.string().max(2000).optional().describe('Why, in a sentence; kept in the task note.'),
+    taskId: TaskId.optional(),
+  }),
+  run({ outcome = 'done', reason, taskId }, { plan, now }) {
+    const open = openTasks(plan);
+    let task: TaskSnapshot;
+    if (taskId !== undefined) {
+      task = taskByNum(plan, taskId, plan.children(null));
+      if (!isOpenStatus(task.status)) {
+        throw new CairnError(
+          'invalid_transition',
+          `Task ${taskId} is already closed (${task.status}). ${knownTasks(open, 'Open tasks')}`,
+          { valid: open.map((t) => t.num) },
+        );
+      }
+    } else {
+      const newest = open[0];
+      if (!newest) throw new CairnError('not_found', 'There is no open task in this conversation to clear.');
+      task = newest;
+    }
+    const note = reason ? (task.note ? `${task.note}\n${reason}` : reason) : undefined;
+    const closed = plan.update(task.id, { status: outcome, ...(note !== undefined ? { note } : {}) });
+    return { ...ongoing(plan, closed, now), ...(reason ? { reason } : {}) };
+  },
+});
+
+export const ongoingTaskFamily: ToolFamily = {
+  name: 'ongoing_task',
+  ids: 'num',
+  tools: [setOngoingTask, getOngoingTask, clearOngoingTask],
+};
+
+function openTasks(plan: Plan): TaskSnapshot[] {
+  return plan
+    .children(null)
+    .filter((t) => isOpenStatus(t.status))
+    .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num);
+}
+
+function newestOpen(tasks: TaskSnapshot[]): TaskSnapshot | undefined {
+  return tasks
+    .filter((t) => isOpenStatus(t.status))
+    .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num)[0];
+}
+
+/** Who last changed it, in the seed's vocabulary (agent, user, wake, auto_close, ...). */
+function source(actor: string): string {
+  const colon = actor.indexOf(':');
+  return colon === -1 ? actor : actor.slice(0, colon);
+}
+
+function ongoing(plan: Plan, task: TaskSnapshot, now: () => number): Record<string, unknown> {
+  return {
+    taskId: task.num,
+    task: task.title,
+    status: task.status,
+    steps: plan.children(task.id).map((s) => ({
+      title: s.title,
+      status: toStepStatus(s.status),
+      ...(s.note ? { note: s.note } : {}),
+    })),
+    nextStep: task.nextStep,
+    context: task.context,
+    wakeAt: task.wakeAt,
+    supersededBy: task.supersededBy ? (plan.get(task.supersededBy)?.num ?? null) : null,
+    source: source(task.updatedBy),
+    updatedBy: task.updatedBy,
+    createdAt: new Date(task.createdAt).toISOString(),
+    ageMinutes: Math.max(0, Math.floor((now() - task.createdAt) / 60_000)),
+  };
+}

@@ -1,0 +1,62 @@
+// Seed 004's task graph: create_task(title, blocked_by?), complete_task(task_id), list_ready_tasks(). Integer
+// ids, `completed` for done; what is ready is decided by the plan's one dependency rule.
+import * as z from 'zod';
+import type { Plan } from '../plan.js';
+import type { TaskSnapshot } from '../schema.js';
+import { numsOf, taskByNum } from './aliases.js';
+import { defineTool, type ToolFamily } from './tool.js';
+
+const TaskId = z.int().min(1);
+
+const createTask = defineTool({
+  name: 'create_task',
+  description:
+    'Create a task in the persistent task graph. blocked_by lists the ids of tasks that must be completed first. ' +
+    'Returns the new task with its id.',
+  input: z.strictObject({
+    title: z.string().describe('What the task is.'),
+    blocked_by: z.array(TaskId).max(100).optional().describe('Ids of tasks this one waits for.'),
+  }),
+  run({ title, blocked_by = [] }, { plan }) {
+    const blockers = blocked_by.map((num) => taskByNum(plan, num).id);
+    return graphTask(plan, plan.add({ title, blockedBy: blockers }));
+  },
+});
+
+const completeTask = defineTool({
+  name: 'complete_task',
+  description: 'Mark a task completed; tasks waiting only on it become ready.',
+  input: z.strictObject({ task_id: TaskId.describe('The id of the task to complete.') }),
+  run({ task_id }, { plan }) {
+    const task = taskByNum(plan, task_id);
+    if (task.status !== 'done') plan.update(task.id, { status: 'done' });
+    return `Task ${task_id} completed.`;
+  },
+});
+
+const listReady = defineTool({
+  name: 'list_ready_tasks',
+  description:
+    'List the tasks that are ready: not completed, and every task they are blocked by is completed.',
+  annotations: { readOnlyHint: true },
+  input: z.strictObject({}),
+  run(_args, { plan, actor }) {
+    return plan.ready({ actor }).map((task) => graphTask(plan, task));
+  },
+});
+
+export const taskGraphFamily: ToolFamily = {
+  name: 'task_graph',
+  ids: 'num',
+  tools: [createTask, completeTask, listReady],
+};
+
+/** A task as the seed's TaskManager stores it: `{ id, title, status, blockedBy }`. */
+function graphTask(plan: Plan, task: TaskSnapshot): Record<string, unknown> {
+  return {
+    id: task.num,
+    title: task.title,
+    status: task.status === 'done' ? 'completed' : task.status,
+    blockedBy: numsOf(plan, task.blockedBy).sort((a, b) => a - b),
+  };
+}

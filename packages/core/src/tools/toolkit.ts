@@ -1,0 +1,217 @@
+// The tool dispatcher: one toolkit per actor over a plan, offering the chosen families' tools as definitions
+// for a client and running the model's calls. A call never throws: a refusal comes back as { error } and the
+// plan is left exactly as it was.
+import type * as z from 'zod';
+import { CairnError, type CairnErrorJSON, type ErrorCode, toCairnError } from '../errors.js';
+import type { Plan } from '../plan.js';
+import { type Actor, ActorSchema } from '../schema.js';
+import { parseOrThrow } from '../validate.js';
+import { errorInAliases } from './aliases.js';
+import { cairnFamily } from './cairn.js';
+import {
+  DEFINITION_FORMATS,
+  type DefinitionFormat,
+  type DefinitionsByFormat,
+  describeShape,
+  fieldList,
+  schemaAt,
+  toDefinition,
+  toolJsonSchema,
+} from './definitions.js';
+import { ongoingTaskFamily } from './ongoing-task.js';
+import { taskGraphFamily } from './task-graph.js';
+import { taskManageFamily } from './task-manage.js';
+import { todoFamily } from './todo.js';
+import { FAMILY_NAMES, type FamilyName, type ToolContext, type ToolFamily, type ToolSpec } from './tool.js';
+
+export const FAMILIES: Readonly<Record<FamilyName, ToolFamily>> = {
+  cairn: cairnFamily,
+  task_manage: taskManageFamily,
+  todo: todoFamily,
+  task_graph: taskGraphFamily,
+  ongoing_task: ongoingTaskFamily,
+};
+
+export interface ToolkitOptions {
+  /** Who every write is attributed to. Default: the plan's actor. */
+  actor?: Actor;
+  /** The families whose tools are offered. Default `['cairn']`. Their tool names never collide. */
+  families?: readonly FamilyName[];
+  /** Clock for times in results (ages, closedAt). Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface ToolError extends CairnErrorJSON {
+  code: ErrorCode;
+  message: string;
+}
+
+/** A JSON-serialisable tool result; a refused call is `{ error }`. */
+export type ToolResult = unknown;
+
+export interface Toolkit {
+  readonly actor: Actor;
+  /** The plan as this toolkit writes it (attributed to `actor`). */
+  readonly plan: Plan;
+  readonly families: readonly FamilyName[];
+  /** The offered tools' names, in definition order. */
+  readonly names: readonly string[];
+  definitions<F extends DefinitionFormat>(format: F): Array<DefinitionsByFormat[F]>;
+  /**
+   * Runs one tool call. `args` is the arguments object, or the raw JSON string a model produced. Never throws
+   * or rejects: bad input, an unknown tool or id, or a refused change resolve to `{ error: { code, message } }`
+   * with the plan unchanged.
+   */
+  dispatch(name: string, args?: unknown): Promise<ToolResult>;
+  /** Stops the toolkit's own view of the plan (when it made one for its actor). The plan itself stays. */
+  destroy(): void;
+}
+
+export function isToolError(result: unknown): result is { error: ToolError } {
+  return (
+    typeof result === 'object' &&
+    result !== null &&
+    'error' in result &&
+    typeof (result as { error: unknown }).error === 'object'
+  );
+}
+
+export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit {
+  const actor = parseOrThrow(ActorSchema, options.actor ?? plan.actor, 'toolkit actor');
+  const familyNames = [...(options.families ?? ['cairn'])];
+  for (const name of familyNames) {
+    if (!(FAMILY_NAMES as readonly string[]).includes(name)) {
+      throw new CairnError(
+        'invalid_argument',
+        `Unknown tool family "${name}"; families: ${FAMILY_NAMES.join(', ')}.`,
+        {
+          valid: [...FAMILY_NAMES],
+        },
+      );
+    }
+  }
+  // A Plan of its own when the actor differs, so every write (and undo step) is the toolkit's actor's.
+  const own = actor === plan.actor ? plan : plan.withActor(actor);
+  const ctx: ToolContext = { plan: own, actor, now: options.now ?? Date.now };
+  const tools = new Map<string, { tool: ToolSpec<unknown>; family: ToolFamily }>();
+  for (const name of new Set(familyNames)) {
+    const family = FAMILIES[name];
+    for (const tool of family.tools) {
+      if (tools.has(tool.name)) {
+        throw new CairnError('invalid_argument', `Two families define the tool "${tool.name}".`);
+      }
+      tools.set(tool.name, { tool, family });
+    }
+  }
+  const names = [...tools.keys()];
+
+  const fail = (error: unknown, family?: ToolFamily): { error: ToolError } => {
+    const json = toCairnError(error).toJSON() as ToolError;
+    return { error: (family?.ids === 'num' ? errorInAliases(own, json) : json) as ToolError };
+  };
+
+  return {
+    actor,
+    plan: own,
+    families: familyNames,
+    names,
+    definitions<F extends DefinitionFormat>(format: F): Array<DefinitionsByFormat[F]> {
+      if (!DEFINITION_FORMATS.includes(format)) {
+        throw new CairnError(
+          'invalid_argument',
+          `Unknown definition format "${String(format)}"; formats: ${DEFINITION_FORMATS.join(', ')}.`,
+          { valid: [...DEFINITION_FORMATS] },
+        );
+      }
+      return [...tools.values()].map(({ tool }) => toDefinition(tool, format));
+    },
+    async dispatch(name: string, args?: unknown): Promise<ToolResult> {
+      const entry = typeof name === 'string' ? tools.get(name) : undefined;
+      if (!entry) {
+        return fail(
+          new CairnError(
+            'unknown_tool',
+            `There is no tool ${JSON.stringify(name)}. Tools: ${names.join(', ')}.`,
+            {
+              valid: names,
+            },
+          ),
+        );
+      }
+      try {
+        const input = readArguments(entry.tool, args);
+        return await entry.tool.run(input, ctx);
+      } catch (error) {
+        return fail(error, entry.family);
+      }
+    },
+    destroy(): void {
+      if (own !== plan) own.destroy();
+    },
+  };
+}
+
+/** Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape. */
+function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
+  let value = raw;
+  if (typeof value === 'string') {
+    const text = value.trim();
+    if (text === '') value = {};
+    else {
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        throw invalid(tool, `The arguments are not valid JSON (${(error as Error).message}).`);
+      }
+    }
+  }
+  // Models send nothing, null or {} for tools without parameters; all mean "no arguments".
+  if (value === undefined || value === null) value = {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw invalid(
+      tool,
+      `The arguments must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}.`,
+    );
+  }
+  const result = tool.input.safeParse(value);
+  if (result.success) return result.data;
+  const schema = toolJsonSchema(tool);
+  const issues = result.error.issues.map((issue) => ({
+    path: issue.path.map(String),
+    message: explain(issue, schema),
+  }));
+  const listed = issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(arguments)'}: ${i.message}`);
+  // A problem at the top (a missing or unknown argument) means the model has the wrong shape in mind: show it.
+  const atRoot = result.error.issues.some((i) => i.path.length <= 1 && i.code !== 'invalid_value');
+  throw invalid(tool, `Invalid arguments: ${listed.join('; ')}.`, issues, atRoot);
+}
+
+function invalid(tool: ToolSpec<unknown>, message: string, issues?: unknown[], withShape = true): CairnError {
+  const shape = withShape ? ` Expected: ${tool.name}(${describeShape(toolJsonSchema(tool))})` : '';
+  return new CairnError('invalid_argument', `${message}${shape}`, {
+    tool: tool.name,
+    ...(issues ? { issues } : {}),
+  });
+}
+
+/** zod's messages, reworded where they would puzzle a model. */
+function explain(issue: z.core.$ZodIssue, schema: unknown): string {
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const here = schemaAt(schema, issue.path as Array<string | number>);
+      const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
+      const valid = here ? `; the fields here are ${fieldList(here)}` : '';
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${valid}`;
+    }
+    case 'invalid_type': {
+      const integer =
+        issue.expected === 'int' ||
+        schemaAt(schema, issue.path as Array<string | number>)?.['type'] === 'integer';
+      const expected = integer ? 'an integer' : issue.expected;
+      if (/received undefined$/.test(issue.message)) return `required (${expected})`;
+      return `expected ${expected}, ${issue.message.replace(/^.*?(received \S+)$/, '$1')}`;
+    }
+    default:
+      return issue.message.replace(/^Invalid input: /, '');
+  }
+}

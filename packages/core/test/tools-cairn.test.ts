@@ -1,0 +1,276 @@
+// The native family, call by call: a whole plan in one call, partial updates, reads that say why, search.
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { createPlan, createToolkit, type Toolkit } from '../src/index.js';
+import { fixedPlan, refused, sync } from './tools-fixtures.js';
+
+type Brief = { id: string; title: string; status: string; steps?: Brief[] };
+
+async function writePlan(tk: Toolkit) {
+  return (await tk.dispatch('add_tasks', {
+    tasks: [
+      { key: 'read', title: 'Read the auth code' },
+      {
+        key: 'write',
+        title: 'Write AuthManager',
+        blockedBy: ['read'],
+        steps: ['Sketch the API', { title: 'Implement' }],
+      },
+      { key: 'tests', title: 'Update tests', blockedBy: ['write'] },
+      { title: 'Update docs', blockedBy: ['write'], nextStep: 'List the changed endpoints' },
+      { title: 'Cover token refresh', parent: 'tests' },
+    ],
+  })) as { added: Brief[]; keys: Record<string, string> };
+}
+
+describe('cairn family', () => {
+  it('writes a whole plan in one call: nested steps, keys for dependencies and parents', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { added, keys } = await writePlan(tk);
+    expect(added.map((t) => t.title)).toEqual([
+      'Read the auth code',
+      'Write AuthManager',
+      'Update tests',
+      'Update docs',
+    ]);
+    expect(added[1]!.steps!.map((s) => s.title)).toEqual(['Sketch the API', 'Implement']);
+    expect(added[2]!.steps!.map((s) => s.title)).toEqual(['Cover token refresh']);
+    expect(Object.keys(keys).sort()).toEqual(['read', 'tests', 'write']);
+    expect(tk.plan.get(keys['write']!)!.blockedBy).toEqual([keys['read']]);
+    const ready = (await tk.dispatch('list_tasks', {})) as { view: string; tasks: Brief[] };
+    expect(ready.view).toBe('ready');
+    expect(ready.tasks.map((t) => t.title)).toEqual(['Read the auth code']);
+  });
+
+  it('marks one task done in a few tokens and says what became ready', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { keys } = await writePlan(tk);
+    const args = `{"updates":[{"id":"${keys['read']}","status":"done"}]}`;
+    expect(args.length).toBeLessThan(50);
+    const result = (await tk.dispatch('update_tasks', args)) as { updated: Brief[]; nowReady: Brief[] };
+    expect(result.updated).toEqual([{ id: keys['read'], title: 'Read the auth code', status: 'done' }]);
+    expect(result.nowReady.map((t) => t.title)).toEqual(['Write AuthManager', 'Sketch the API', 'Implement']);
+  });
+
+  it('updates many fields of many tasks at once, all or nothing', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { keys } = await writePlan(tk);
+    const docs = tk.plan.list().find((t) => t.title === 'Update docs')!;
+    await tk.dispatch('update_tasks', {
+      updates: [
+        { id: docs.id, context: { pages: ['login'], owner: 'ann' }, note: 'short', assignee: 'user:ann' },
+        { id: keys['tests']!, addSteps: ['Cover logout'], title: 'Update the tests' },
+      ],
+    });
+    expect(tk.plan.get(docs.id)).toMatchObject({
+      context: { owner: 'ann', pages: ['login'] },
+      note: 'short',
+      assignee: 'user:ann',
+    });
+    expect(tk.plan.children(keys['tests']!).map((s) => s.title)).toEqual([
+      'Cover token refresh',
+      'Cover logout',
+    ]);
+    await tk.dispatch('update_tasks', {
+      updates: [{ id: docs.id, context: { owner: null }, assignee: null }],
+    });
+    expect(tk.plan.get(docs.id)).toMatchObject({ context: { pages: ['login'] }, assignee: null });
+    // The second update is refused, so the first one is not applied either.
+    const error = await refused(
+      tk,
+      'update_tasks',
+      {
+        updates: [
+          { id: docs.id, status: 'done' },
+          { id: keys['read']!, addBlockedBy: [keys['tests']!] },
+        ],
+      },
+      'cycle',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Task \w+ cannot wait on \w+/);
+    expect(tk.plan.get(docs.id)!.status).toBe('pending');
+  });
+
+  it('moves, waits and wakes, removes with steps', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { keys } = await writePlan(tk);
+    const docs = tk.plan.list().find((t) => t.title === 'Update docs')!;
+    await tk.dispatch('update_tasks', { updates: [{ id: docs.id, parent: keys['write']!, after: null }] });
+    expect(tk.plan.children(keys['write']!).map((s) => s.title)).toEqual([
+      'Update docs',
+      'Sketch the API',
+      'Implement',
+    ]);
+    await tk.dispatch('update_tasks', {
+      updates: [{ id: keys['read']!, status: 'waiting_user', wakeAt: '2026-12-04T09:00:00Z' }],
+    });
+    expect(tk.plan.get(keys['read']!)!.wakeAt).toBe('2026-12-04T09:00:00Z');
+    await refused(
+      tk,
+      'update_tasks',
+      { updates: [{ id: keys['read']!, status: 'done', wakeAt: '2026-12-05T09:00:00Z' }] },
+      'invalid_transition',
+    );
+    const removed = (await tk.dispatch('remove_tasks', { ids: [keys['write']!] })) as { removed: Brief[] };
+    expect(removed.removed.map((t) => t.title).sort()).toEqual([
+      'Implement',
+      'Sketch the API',
+      'Update docs',
+      'Write AuthManager',
+    ]);
+    expect(tk.plan.get(keys['tests']!)!.blockedBy).toEqual([]);
+  });
+
+  it('gets one task with what it waits on, what waits on it and why it is blocked', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { keys } = await writePlan(tk);
+    const { task } = (await tk.dispatch('get_task', { id: keys['write'] })) as {
+      task: Record<string, unknown>;
+    };
+    expect(task).toMatchObject({
+      id: keys['write'],
+      title: 'Write AuthManager',
+      status: 'pending',
+      ready: false,
+      blocked: {
+        reason: 'waiting_on_blockers',
+        waitingOn: [{ id: keys['read'], title: 'Read the auth code' }],
+      },
+      blockedBy: [{ id: keys['read'], title: 'Read the auth code', status: 'pending' }],
+      steps: [
+        { title: 'Sketch the API', status: 'pending' },
+        { title: 'Implement', status: 'pending' },
+      ],
+      createdBy: 'agent:a',
+    });
+    expect((task['blocks'] as Brief[]).map((t) => t.title)).toEqual(['Update tests', 'Update docs']);
+    expect(task).not.toHaveProperty('note');
+    const error = await refused(tk, 'get_task', { id: 'nope' }, 'not_found');
+    expect(error.message).toContain(keys['read']!);
+  });
+
+  it('lists blocked tasks with the reason, including a cycle that only a merge could make', async () => {
+    const one = fixedPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    const tk = createToolkit(one, {});
+    const { added } = (await tk.dispatch('add_tasks', {
+      tasks: [
+        { title: 'A' },
+        { title: 'B' },
+        { key: 'c', title: 'C', status: 'failed' },
+        { title: 'D', blockedBy: ['c'] },
+      ],
+    })) as { added: Brief[] };
+    const [a, b, , d] = added.map((t) => t.id);
+    sync(one.doc, two.doc);
+    one.update(a!, { addBlockedBy: [b!] });
+    two.update(b!, { addBlockedBy: [a!] });
+    sync(one.doc, two.doc);
+    const blocked = (await tk.dispatch('list_tasks', { view: 'blocked' })) as {
+      tasks: Array<Record<string, unknown>>;
+    };
+    expect(blocked.tasks.map((t) => [t['title'], (t['blocked'] as { reason: string }).reason])).toEqual([
+      ['A', 'cycle'],
+      ['B', 'cycle'],
+      ['D', 'blocker_failed'],
+    ]);
+    expect(blocked.tasks[2]!['blocked']).toEqual({
+      reason: 'blocker_failed',
+      waitingOn: [{ id: added[2]!.id, title: 'C' }],
+    });
+    expect(blocked.tasks[0]!['blocked']).toEqual({
+      reason: 'cycle',
+      cycle: [a, b].sort().map((id) => ({ id, title: one.get(id!)!.title })),
+    });
+    expect(d).toBeDefined();
+  });
+
+  it('lists open, closed, all and by assignee; ready excludes what others hold', async () => {
+    const tk = createToolkit(fixedPlan(), { actor: 'agent:me' });
+    await tk.dispatch('add_tasks', {
+      tasks: [
+        { title: 'Mine', assignee: 'agent:me' },
+        { title: 'Theirs', assignee: 'agent:other' },
+        { title: 'Free' },
+        { title: 'Gone', status: 'done' },
+      ],
+    });
+    const titles = async (args: unknown) =>
+      ((await tk.dispatch('list_tasks', args)) as { tasks: Brief[] }).tasks.map((t) => t.title);
+    expect(await titles({ view: 'ready' })).toEqual(['Mine', 'Free']);
+    expect(await titles({ view: 'open' })).toEqual(['Mine', 'Theirs', 'Free']);
+    expect(await titles({ view: 'closed' })).toEqual(['Gone']);
+    expect(await titles({ view: 'all', assignee: 'agent:other' })).toEqual(['Theirs']);
+    expect(await tk.dispatch('list_tasks', { view: 'all', limit: 1 })).toMatchObject({ count: 4, more: 3 });
+    await refused(tk, 'list_tasks', { view: 'mine' }, 'invalid_argument');
+  });
+
+  it('searches by keyword, closed tasks included', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    await tk.dispatch('add_tasks', {
+      tasks: [
+        { title: 'Book a table at Luigi', status: 'done', context: { party: 4 } },
+        { title: 'Call the restaurant', note: 'Luigi closes at 22:00' },
+      ],
+    });
+    const found = (await tk.dispatch('search_tasks', { query: 'luigi' })) as {
+      count: number;
+      tasks: Array<Brief & { matched: string[] }>;
+    };
+    expect(found.tasks.map((t) => [t.title, t.status, t.matched])).toEqual([
+      ['Book a table at Luigi', 'done', ['title']],
+      ['Call the restaurant', 'pending', ['note']],
+    ]);
+    expect(await tk.dispatch('search_tasks', { query: 'luigi', state: 'open' })).toMatchObject({ count: 1 });
+    await refused(tk, 'search_tasks', { query: '  ' }, 'invalid_argument');
+  });
+
+  it('refuses bad input with what is valid and changes nothing', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    await writePlan(tk);
+    expect((await refused(tk, 'add_tasks', { tasks: [] }, 'invalid_argument')).message).toContain('tasks');
+    expect(
+      (await refused(tk, 'add_tasks', { tasks: [{ title: 'x', blockedBy: ['nope'] }] }, 'not_found')).message,
+    ).toContain('known ids');
+    const typo = await refused(
+      tk,
+      'add_tasks',
+      { tasks: [{ title: 'x', depends: ['a'] }] },
+      'invalid_argument',
+    );
+    expect(typo.message).toContain(
+      'unknown field "depends"; the fields here are title, key?, parent?, after?, blockedBy?',
+    );
+    await refused(
+      tk,
+      'add_tasks',
+      {
+        tasks: [
+          { title: 'a', key: 'k', parent: 'j' },
+          { title: 'b', key: 'j', parent: 'k' },
+        ],
+      },
+      'cycle',
+    );
+    await refused(
+      tk,
+      'add_tasks',
+      {
+        tasks: [
+          { title: 'a', key: 'k' },
+          { title: 'b', key: 'k' },
+        ],
+      },
+      'invalid_argument',
+    );
+    await refused(tk, 'add_tasks', { tasks: [{ title: 'a', status: 'skipped' }] }, 'invalid_transition');
+    await refused(tk, 'update_tasks', { updates: [{ id: 'nope', status: 'done' }] }, 'not_found');
+    await refused(tk, 'remove_tasks', { ids: ['nope'] }, 'not_found');
+    await refused(
+      tk,
+      'update_tasks',
+      { updates: [{ id: tk.plan.list()[0]!.id, assignee: 'bob' }] },
+      'invalid_argument',
+    );
+  });
+});
