@@ -1,0 +1,120 @@
+// The token budget: finished tasks go first, then finished steps, then step lists collapse, and open tasks are
+// dropped last and always counted, so no open task disappears silently.
+import { describe, expect, it } from 'vitest';
+import {
+  approximateTokenizer,
+  CairnError,
+  defaultTokenizer,
+  isOpenStatus,
+  RENDER_FORMATS,
+  renderPlan,
+  type Tokenizer,
+} from '../src/index.js';
+import { fixedPlan, TestClock } from './tools-fixtures.js';
+
+function bigPlan() {
+  const clock = new TestClock();
+  const plan = fixedPlan('agent:a', 3, { clock });
+  for (let i = 1; i <= 30; i++) {
+    clock.advance(1);
+    plan.add({
+      title: `Task number ${i} with a reasonably descriptive title`,
+      status: i % 3 === 0 ? 'done' : i % 5 === 0 ? 'in_progress' : 'pending',
+      ...(i % 4 === 0 ? { steps: [{ title: `step ${i}.1`, status: 'done' }, { title: `step ${i}.2` }] } : {}),
+    });
+  }
+  return plan;
+}
+
+describe('render budget', () => {
+  it('counts real tokens with the default tokenizer, and takes an injected one', () => {
+    expect(defaultTokenizer.count('hello world')).toBe(2);
+    expect(defaultTokenizer.count('')).toBe(0);
+    expect(approximateTokenizer.count('12345678')).toBe(2);
+    const seen: string[] = [];
+    const counting: Tokenizer = {
+      count: (text) => {
+        seen.push(text);
+        return text.length;
+      },
+    };
+    const text = renderPlan(bigPlan(), { format: 'checklist', maxTokens: 600, tokenizer: counting });
+    expect(text.length).toBeLessThanOrEqual(600);
+    expect(seen.length).toBeGreaterThan(1);
+  });
+
+  it('fits every budget, never dropping an open task without counting it', () => {
+    const plan = bigPlan();
+    const open = plan.children(null).filter((t) => isOpenStatus(t.status));
+    for (const format of RENDER_FORMATS) {
+      const full = defaultTokenizer.count(renderPlan(plan, { format }));
+      for (const maxTokens of [
+        full,
+        Math.floor(full * 0.8),
+        Math.floor(full / 2),
+        Math.floor(full / 4),
+        60,
+        1,
+      ]) {
+        const text = renderPlan(plan, { format, maxTokens });
+        const minimal = renderPlan(plan, { format, maxTokens: 1 });
+        expect(
+          defaultTokenizer.count(text) <= maxTokens || text === minimal,
+          `${format} @ ${maxTokens}`,
+        ).toBe(true);
+        const hidden = Number(/(\d+) open tasks?/.exec(text)?.[1] ?? 0);
+        const shown = open.filter((t) => text.includes(t.title)).length;
+        expect(shown + hidden, `${format} @ ${maxTokens}`).toBe(open.length);
+      }
+    }
+  });
+
+  it('gives up finished tasks first, oldest first, before touching open ones', () => {
+    const plan = bigPlan();
+    const full = renderPlan(plan, { format: 'checklist' });
+    const text = renderPlan(plan, { format: 'checklist', maxTokens: defaultTokenizer.count(full) - 30 });
+    const done = plan.children(null).filter((t) => t.status === 'done');
+    expect(text).toMatch(/\(Not shown: \d+ finished tasks?\.\)$/);
+    expect(text).not.toContain(`${done[0]!.num}. ${done[0]!.title}`);
+    expect(text).toContain(`${done[done.length - 1]!.num}. ${done[done.length - 1]!.title}`);
+    for (const t of plan.children(null).filter((x) => isOpenStatus(x.status)))
+      expect(text).toContain(t.title);
+  });
+
+  it('collapses step lists before dropping open tasks', () => {
+    const plan = bigPlan();
+    const noDone = renderPlan(plan, { format: 'native', done: { keep: 0 } });
+    const budget = defaultTokenizer.count(noDone) - 20;
+    const text = renderPlan(plan, { format: 'native', maxTokens: budget, done: { keep: 0 } });
+    // Finished steps go before whole step lists; either way, no open task is dropped for 20 tokens.
+    expect(text).toMatch(/finished steps|\(1 of 2 steps done\)/);
+    expect(text).not.toContain('open task');
+    const tight = renderPlan(plan, {
+      format: 'native',
+      maxTokens: Math.floor(budget * 0.85),
+      done: { keep: 0 },
+    });
+    expect(tight).toMatch(/\(1 of 2 steps done\)/);
+  });
+
+  it('keeps finished tasks by count and age with the done policy', () => {
+    const clock = new TestClock();
+    const plan = fixedPlan('agent:a', 1, { clock });
+    plan.add({ title: 'old', status: 'done' });
+    clock.advance(120);
+    plan.add({ title: 'recent', status: 'done' });
+    plan.add({ title: 'open' });
+    const within = renderPlan(plan, { format: 'reminder', now: clock.ms, done: { withinMs: 3_600_000 } });
+    expect(within).toBe('✓ recent\n☐ open\n(Not shown: 1 finished task.)');
+    expect(renderPlan(plan, { format: 'reminder', now: clock.ms, done: { keep: 2 } })).toBe(
+      '✓ old\n✓ recent\n☐ open',
+    );
+  });
+
+  it('refuses a budget that is not a positive integer and an unknown format', () => {
+    expect(() => renderPlan(fixedPlan(), { format: 'checklist', maxTokens: 0 })).toThrow(CairnError);
+    expect(() => renderPlan(fixedPlan(), { format: 'markdown' as never })).toThrow(
+      /formats: checklist, reminder/,
+    );
+  });
+});

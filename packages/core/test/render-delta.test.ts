@@ -1,0 +1,104 @@
+// Deltas: what others changed since a point the agent kept (state vector, Y.Snapshot or plan.toJSON()), as
+// attributed lines, computed on the agent's own replica after sync.
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { changesSince, createPlan, renderDelta } from '../src/index.js';
+import { fixedPlan, sync } from './tools-fixtures.js';
+
+function twoReplicas() {
+  const mine = fixedPlan('agent:a', 1);
+  const theirs = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+  const [a, b, c] = mine.addMany([
+    { title: 'Write tests' },
+    { title: 'Draft notes', nextStep: 'outline' },
+    { title: 'Old idea' },
+  ]);
+  sync(mine.doc, theirs.doc);
+  return { mine, theirs, ids: [a!.id, b!.id, c!.id] as const };
+}
+
+describe('changesSince and renderDelta', () => {
+  it('tells what others did since a state vector, attributed', () => {
+    const { mine, theirs, ids } = twoReplicas();
+    const point = Y.encodeStateVector(mine.doc);
+    expect(renderDelta(mine, { since: point })).toBe('');
+    theirs.update(ids[0], { status: 'done' });
+    theirs.withActor('user:ann').add({ title: 'Deploy' });
+    theirs.withActor('user:ann').remove(ids[2]);
+    theirs.update(ids[1], { title: 'Draft the notes', assignee: 'agent:b' });
+    sync(mine.doc, theirs.doc);
+    expect(renderDelta(mine, { since: point })).toBe(
+      [
+        'Changes since your last turn:',
+        '- task 1 "Write tests" done by agent:b',
+        '- task 2 "Draft the notes" changed by agent:b: assignee, title',
+        '- task 4 "Deploy" added by user:ann',
+        '- task 3 removed by user:ann',
+      ].join('\n'),
+    );
+    expect(renderDelta(mine, { since: point, exclude: 'agent:b', ids: 'id' })).toMatch(
+      /^Changes since your last turn:\n- task \w{7} "Deploy" added by user:ann\n- task \w{7} removed by user:ann$/,
+    );
+  });
+
+  it('sees pure deletions with a Y.snapshot, and old values with a plan.toJSON() snapshot', () => {
+    const { mine, theirs, ids } = twoReplicas();
+    const snap = Y.snapshot(mine.doc);
+    const sv = Y.encodeStateVector(mine.doc);
+    const json = mine.toJSON();
+    theirs.update(ids[1], { nextStep: null });
+    sync(mine.doc, theirs.doc);
+    expect(changesSince(mine, snap)).toMatchObject([
+      { id: ids[1], kind: 'updated', fields: ['nextStep'], actor: 'agent:b' },
+    ]);
+    // A state vector has no delete set: a field cleared and nothing else written is the documented blind spot.
+    expect(changesSince(mine, sv)).toEqual([]);
+    const [change] = changesSince(mine, json);
+    expect(change).toMatchObject({
+      kind: 'updated',
+      fields: ['nextStep'],
+      before: { nextStep: 'outline' },
+      task: { nextStep: null },
+    });
+    expect(renderDelta(mine, { since: json })).toBe(
+      'Changes since your last turn:\n- task 2 "Draft notes" changed by agent:b: next step',
+    );
+  });
+
+  it('reports a step moved and a renumbered alias', () => {
+    const mine = fixedPlan('agent:one', 1);
+    const theirs = createPlan({
+      actor: 'agent:two',
+      doc: new Y.Doc(),
+      now: () => Date.parse('2026-12-02T10:00:00Z'),
+    });
+    const point = Y.encodeStateVector(mine.doc);
+    mine.add({ title: 'from one' });
+    const late = theirs.add({ title: 'from two' });
+    sync(mine.doc, theirs.doc);
+    sync(mine.doc, theirs.doc);
+    const mark = Y.snapshot(mine.doc);
+    expect(renderDelta(mine, { since: point, exclude: 'agent:one' })).toBe(
+      'Changes since your last turn:\n- task 2 "from two" added by agent:two',
+    );
+    theirs.move(late.id, { after: null });
+    sync(mine.doc, theirs.doc);
+    expect(renderDelta(mine, { since: mark })).toBe(
+      'Changes since your last turn:\n- task 2 "from two" changed by agent:two: position',
+    );
+  });
+
+  it('ends with a count of what did not fit the budget, and refuses a bad point', () => {
+    const { mine, theirs, ids } = twoReplicas();
+    const point = Y.encodeStateVector(mine.doc);
+    for (let i = 0; i < 20; i++) theirs.add({ title: `new task ${i}` });
+    theirs.update(ids[0], { status: 'done' });
+    sync(mine.doc, theirs.doc);
+    const text = renderDelta(mine, { since: point, maxTokens: 60 });
+    expect(text).toMatch(/- and \d+ more changes$/);
+    expect(() => renderDelta(mine, { since: new Uint8Array([255, 255, 255]) })).toThrow(
+      /not a valid Yjs state vector/,
+    );
+    expect(() => changesSince(mine, {} as never)).toThrow(/state vector/);
+  });
+});
