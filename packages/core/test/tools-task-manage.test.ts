@@ -139,6 +139,9 @@ describe('task_manage family', () => {
       'Expected: task_manage({ action: "list"|"add"|"update"|"remove"|"clear"|"replace"',
     );
     await refused(tk, 'task_manage', '{"action": "add", "text": ', 'invalid_argument');
-    await refused(tk, 'task_manage', { action: 'update', id: 1, text: '' }, 'invalid_argument');
+    expect(
+      (await refused(tk, 'task_manage', { action: 'update', id: 1, text: ' ' }, 'invalid_argument')).message,
+    ).toBe('A task text must not be empty.');
+    await refused(tk, 'task_manage', { action: 'replace', tasks: ['ok', ''] }, 'invalid_argument');
   });
 });

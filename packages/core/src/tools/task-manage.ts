@@ -120,6 +120,14 @@ function checkFields(args: Record<string, unknown> & { action: (typeof ACTIONS)[
   if (args.action === 'update' && args['text'] === undefined && args['status'] === undefined) {
     throw new CairnError('invalid_argument', 'Action "update" needs text or status (or both) besides id.');
   }
+  // The plan would refuse these too, but in its own words ("title"); say it in the seed's.
+  const texts =
+    typeof args['text'] === 'string' ? [args['text']] : ((args['tasks'] as string[] | undefined) ?? []);
+  for (const text of texts) {
+    if (text.trim() === '') throw new CairnError('invalid_argument', 'A task text must not be empty.');
+    if (text.trim().length > 500)
+      throw new CairnError('invalid_argument', 'A task text has at most 500 characters.');
+  }
 }
 
 function view(plan: Plan, task: TaskSnapshot): Record<string, unknown> {
