@@ -1,5 +1,6 @@
 // Random and malformed arguments for every tool of every family: dispatch never throws or rejects, every result
-// is JSON, every failure has a code and a message, and a failed call leaves the document byte for byte unchanged.
+// is JSON, every failure has a code and a message, a failed call leaves the document byte for byte unchanged, and
+// every change a successful call makes is attributed to the toolkit's actor.
 // CAIRN_FUZZ_RUNS sets the calls per tool (default 300); CAIRN_FUZZ_SEED replays a run.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
@@ -141,6 +142,16 @@ describe('dispatch under fuzzing', () => {
     const codes = new Set<string>(ERROR_CODES);
     let failures = 0;
     let successes = 0;
+    // Every change a successful call makes must be the toolkit's actor's.
+    const actors = new Set<string>();
+    let watched: Plan | null = null;
+    const watch = () => {
+      if (watched === plan) return;
+      watched = plan;
+      plan.onChange((e) => {
+        for (const c of e.changes) actors.add(c.actor);
+      });
+    };
     for (let run = 0; run < RUNS; run++) {
       for (const name of tk.names) {
         let before = Y.encodeStateAsUpdate(plan.doc);
@@ -149,6 +160,8 @@ describe('dispatch under fuzzing', () => {
           ({ plan, tk } = world(rand));
           before = Y.encodeStateAsUpdate(plan.doc);
         }
+        watch();
+        actors.clear();
         const args = argumentsFor(rand, plan, schemas.get(name)!);
         let result: unknown;
         try {
@@ -173,7 +186,10 @@ describe('dispatch under fuzzing', () => {
           if (Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc)) !== 0) {
             throw new Error(`${name}(${JSON.stringify(args)}) failed but changed the document: ${json}`);
           }
-        } else successes++;
+        } else {
+          successes++;
+          for (const actor of actors) expect(actor, `${name}(${JSON.stringify(args)})`).toBe('agent:fuzz');
+        }
       }
     }
     // Both paths were exercised.
