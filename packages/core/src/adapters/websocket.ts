@@ -1,0 +1,552 @@
+// @cairn/core/websocket: syncs a plan's Y.Doc with a Cairn server over y-websocket, with a token, reconnects
+// spread by jitter, presence in awareness, and `whenAcknowledged()`: the server has durably stored my edits.
+// Imports no Node module and no `ws`: in Node 20 the caller passes `WebSocketPolyfill`.
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import { Awareness } from 'y-protocols/awareness';
+import * as syncProtocol from 'y-protocols/sync';
+import { WebsocketProvider } from 'y-websocket';
+import * as Y from 'yjs';
+import * as z from 'zod';
+import { CairnError, ERROR_CODES, type ErrorCode } from '../errors.js';
+import {
+  AUTH_PERMISSION_DENIED,
+  CloseCode,
+  decodeCairnMessage,
+  encodeAckRequest,
+  MessageType,
+  SUBPROTOCOL,
+  SYNC_PATH_PREFIX,
+  TOKEN_SUBPROTOCOL_PREFIX,
+} from '../protocol.js';
+
+export * from '../protocol.js';
+
+/** Who is here: kept in awareness (never in the doc) under the `presence` field of each client's state. */
+export interface Presence {
+  id: string;
+  name: string;
+  kind: 'agent' | 'human';
+  /** The task this participant works on now. */
+  activeTask?: string | null;
+}
+
+export const PresenceSchema = z.object({
+  id: z.string().min(1).max(200),
+  name: z.string().max(200),
+  kind: z.enum(['agent', 'human']),
+  activeTask: z.string().max(200).nullable().optional(),
+});
+
+/** `closed`: refused for good (a 44xx close code) or destroyed; nothing reconnects until `connect()`. */
+export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'closed';
+
+/** The WebSocket constructor to use: the global one in browsers, `ws`'s in Node 20. */
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
+
+export interface ConnectPlanOptions {
+  /** The server, e.g. `ws://127.0.0.1:1234` (http(s) URLs are turned into ws(s)). */
+  url: string;
+  planId: string;
+  /** A token, or a function asked before each (re)connect (so an expiring token can be refreshed). */
+  token?: string | (() => string | Promise<string>);
+  /** `protocol` (default): the subprotocol `cairn.token.<jwt>`, kept out of URLs and logs; `query`: `?token=`. */
+  tokenIn?: 'protocol' | 'query';
+  /** Required where there is no global WebSocket (Node 20): `WebSocketPolyfill: WebSocket` from `ws`. */
+  WebSocketPolyfill?: unknown;
+  /** Default: a new Awareness on `doc`. */
+  awareness?: Awareness;
+  presence?: Presence;
+  /** Default true. */
+  connect?: boolean;
+  /** Cross-tab BroadcastChannel sync. Default: on in a browser window, off elsewhere. */
+  disableBc?: boolean;
+  /** Each reconnect waits a random delay up to this, so clients do not all return at once. Default 1000 ms. */
+  reconnectJitterMs?: number;
+  /** Cap of y-websocket's exponential backoff. Default 2500 ms. */
+  maxBackoffMs?: number;
+}
+
+export interface PlanConnectionEvents {
+  status: (status: ConnectionStatus) => void;
+  synced: (synced: boolean) => void;
+  /** The server refused for good (4401, 4403, ...): reconnecting stopped. */
+  closed: (event: { code: number; reason: string; error: CairnError }) => void;
+  /** A refused write (read-only), a token that could not be fetched, a malformed server message. */
+  error: (error: CairnError) => void;
+  /** Other participants' presence changed. */
+  presence: (peers: Map<number, Presence>) => void;
+}
+
+export interface PlanConnection {
+  readonly doc: Y.Doc;
+  readonly planId: string;
+  readonly awareness: Awareness;
+  /** The underlying y-websocket provider. */
+  readonly provider: WebsocketProvider;
+  readonly status: ConnectionStatus;
+  /** True once the server's state was received on the current connection. */
+  readonly synced: boolean;
+  /** Resolves once synced; rejects with CairnError on a permanent refusal, on destroy or after `timeoutMs`. */
+  whenSynced(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once the server has durably stored every edit this doc made (its own clientID) before the call.
+   * Waits through disconnects; rejects with CairnError `forbidden` (read-only), `storage` (the server's store
+   * failed), `limit` (`timeoutMs`, default 30 s), `unauthorized`, or `invalid_transition` (destroyed).
+   */
+  whenAcknowledged(timeoutMs?: number): Promise<void>;
+  /** Sets (or with null clears) this client's presence. Throws CairnError `invalid_argument` for a bad one. */
+  setPresence(presence: Presence | null): void;
+  /** Other clients' presence, by awareness client id. */
+  peers(): Map<number, Presence>;
+  on<E extends keyof PlanConnectionEvents>(event: E, listener: PlanConnectionEvents[E]): () => void;
+  connect(): void;
+  disconnect(): void;
+  /** Disconnects (telling peers this client left) and rejects pending waits. The doc is left alone. */
+  destroy(): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** How often an ack that does not cover our edits yet triggers a resend of what the server lacks. */
+const MAX_REPAIRS = 3;
+
+interface AckWaiter {
+  target: number;
+  resolve: () => void;
+  reject: (error: CairnError) => void;
+  /** The request that carries it on the current socket, or null if it must be (re)sent. */
+  reqId: number | null;
+  repairs: number;
+}
+
+/** Connects `doc` to the plan `planId` on a Cairn server. */
+export function connectPlan(doc: Y.Doc, options: ConnectPlanOptions): PlanConnection {
+  return new Connection(doc, options);
+}
+
+class Connection implements PlanConnection {
+  readonly doc: Y.Doc;
+  readonly planId: string;
+  readonly awareness: Awareness;
+  readonly provider: WebsocketProvider;
+  private currentStatus: ConnectionStatus = 'disconnected';
+  private readonly listeners = new Map<keyof PlanConnectionEvents, Set<(...args: unknown[]) => void>>();
+  private readonly waiters = new Set<AckWaiter>();
+  private readonly requests = new Map<number, Set<AckWaiter>>();
+  private nextReqId = 1;
+  private destroyed = false;
+  private readonly ownsAwareness: boolean;
+
+  constructor(doc: Y.Doc, options: ConnectPlanOptions) {
+    this.doc = doc;
+    this.planId = parsePlanId(options.planId);
+    const WS = (options.WebSocketPolyfill ?? globalThis.WebSocket) as WebSocketConstructor | undefined;
+    if (typeof WS !== 'function') {
+      throw new CairnError(
+        'invalid_argument',
+        'This runtime has no global WebSocket (Node < 22): pass WebSocketPolyfill, e.g. `WebSocket` from the ws package.',
+        { field: 'WebSocketPolyfill' },
+      );
+    }
+    if (options.presence) parsePresence(options.presence);
+    this.ownsAwareness = !options.awareness;
+    this.awareness = options.awareness ?? new Awareness(doc);
+    if (options.presence) this.awareness.setLocalStateField('presence', options.presence);
+
+    const token = options.token;
+    const socketClass = jitteredSocket(WS, {
+      jitterMs: options.reconnectJitterMs ?? 1000,
+      tokenIn: options.tokenIn ?? 'protocol',
+      token: typeof token === 'function' ? token : () => token ?? null,
+      onTokenError: (error) => this.emit('error', error),
+    });
+    this.provider = new WebsocketProvider(
+      `${toWsUrl(options.url)}${SYNC_PATH_PREFIX.slice(0, -1)}`,
+      encodeURIComponent(this.planId),
+      doc,
+      {
+        connect: false,
+        awareness: this.awareness,
+        WebSocketPolyfill: socketClass as unknown as typeof WebSocket,
+        disableBc: options.disableBc ?? typeof window === 'undefined',
+        maxBackoffTime: options.maxBackoffMs ?? 2500,
+        shouldReconnect: (event) => {
+          // A refreshed token may fix a 4401; a rate limit passes. Other 44xx codes are final.
+          if (event.code === CloseCode.Unauthorized) return typeof token === 'function';
+          if (event.code === CloseCode.RateLimited) return true;
+          return !(event.code >= 4400 && event.code < 4500);
+        },
+      },
+    );
+    this.provider.messageHandlers[MessageType.Cairn] = (_encoder, decoder) => this.onCairnMessage(decoder);
+    this.provider.messageHandlers[MessageType.Auth] = (_encoder, decoder) => this.onAuthMessage(decoder);
+    this.provider.on('status', ({ status }) => this.setStatus(status));
+    this.provider.on('sync', (synced) => {
+      this.emit('synced', synced);
+      if (synced) this.sendAckRequests();
+    });
+    this.provider.on('connection-close', () => {
+      // Requests on the old socket will never be answered: send them again on the next one.
+      this.requests.clear();
+      for (const waiter of this.waiters) waiter.reqId = null;
+    });
+    this.provider.on('closed', ({ code, reason }) => {
+      const error = closeError(code, reason);
+      this.setStatus('closed');
+      this.emit('closed', { code, reason, error });
+      for (const waiter of [...this.waiters]) waiter.reject(error);
+    });
+    this.awareness.on('change', this.onAwarenessChange);
+    if (options.connect ?? true) this.connect();
+  }
+
+  get status(): ConnectionStatus {
+    return this.currentStatus;
+  }
+
+  get synced(): boolean {
+    return this.provider.synced;
+  }
+
+  connect(): void {
+    if (this.destroyed) throw new CairnError('invalid_transition', 'This connection was destroyed.');
+    this.provider.connect();
+  }
+
+  disconnect(): void {
+    this.provider.disconnect();
+  }
+
+  whenSynced(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+    if (this.provider.synced) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const done = (error?: CairnError) => {
+        clearTimeout(timer);
+        offSync();
+        offClosed();
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(
+        () =>
+          done(
+            new CairnError('limit', `Not synced with plan "${this.planId}" after ${timeoutMs} ms.`, {
+              timeoutMs,
+            }),
+          ),
+        timeoutMs,
+      );
+      const offSync = this.on('synced', (synced) => {
+        if (synced) done();
+      });
+      const offClosed = this.on('closed', ({ error }) => done(error));
+      if (this.destroyed) done(destroyedError());
+    });
+  }
+
+  whenAcknowledged(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+    if (this.destroyed) return Promise.reject(destroyedError());
+    const target = Y.getState(this.doc.store, this.doc.clientID);
+    if (target === 0) return Promise.resolve(); // nothing of ours to store
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        settle();
+        reject(
+          new CairnError(
+            'limit',
+            `The server did not acknowledge the edits to plan "${this.planId}" within ${timeoutMs} ms ` +
+              `(status: ${this.currentStatus}).`,
+            { timeoutMs },
+          ),
+        );
+      }, timeoutMs);
+      const settle = () => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+      };
+      const waiter: AckWaiter = {
+        target,
+        reqId: null,
+        repairs: 0,
+        resolve: () => {
+          settle();
+          resolve();
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      };
+      this.waiters.add(waiter);
+      this.sendAckRequests();
+    });
+  }
+
+  setPresence(presence: Presence | null): void {
+    if (presence !== null) parsePresence(presence);
+    this.awareness.setLocalStateField('presence', presence);
+  }
+
+  peers(): Map<number, Presence> {
+    const peers = new Map<number, Presence>();
+    for (const [clientId, state] of this.awareness.getStates()) {
+      if (clientId === this.doc.clientID) continue;
+      const parsed = PresenceSchema.safeParse((state as { presence?: unknown }).presence);
+      if (parsed.success) peers.set(clientId, parsed.data);
+    }
+    return peers;
+  }
+
+  on<E extends keyof PlanConnectionEvents>(event: E, listener: PlanConnectionEvents[E]): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    const fn = listener as unknown as (...args: unknown[]) => void;
+    set.add(fn);
+    return () => set.delete(fn);
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.awareness.off('change', this.onAwarenessChange);
+    this.provider.destroy(); // disconnects, sending a "left" awareness update first
+    if (this.ownsAwareness) this.awareness.destroy();
+    this.setStatus('closed');
+    for (const waiter of [...this.waiters]) waiter.reject(destroyedError());
+    this.listeners.clear();
+  }
+
+  private emit<E extends keyof PlanConnectionEvents>(
+    event: E,
+    ...args: Parameters<PlanConnectionEvents[E]>
+  ): void {
+    const set = this.listeners.get(event);
+    if (!set || set.size === 0) {
+      if (event === 'error')
+        console.warn(`[cairn] plan "${this.planId}": ${(args[0] as CairnError).message}`);
+      return;
+    }
+    for (const listener of [...set]) listener(...args);
+  }
+
+  private setStatus(status: ConnectionStatus): void {
+    if (this.currentStatus === status || (this.currentStatus === 'closed' && status === 'disconnected'))
+      return;
+    this.currentStatus = status;
+    this.emit('status', status);
+  }
+
+  // One request for every waiter not yet asked on this socket. Sent only once synced: the server processes a
+  // socket's messages in order, and by then our sync step 2 (what we made offline) is ahead of the request.
+  private sendAckRequests(): void {
+    const ws = this.provider.ws;
+    if (!this.provider.synced || !ws || ws.readyState !== ws.OPEN) return;
+    const batch = new Set([...this.waiters].filter((w) => w.reqId === null));
+    if (batch.size === 0) return;
+    const reqId = this.nextReqId++;
+    for (const waiter of batch) waiter.reqId = reqId;
+    this.requests.set(reqId, batch);
+    ws.send(encodeAckRequest(reqId));
+  }
+
+  private onCairnMessage(decoder: decoding.Decoder): void {
+    let message: ReturnType<typeof decodeCairnMessage>;
+    try {
+      message = decodeCairnMessage(decoder);
+    } catch (error) {
+      this.emit(
+        'error',
+        new CairnError('internal', `Malformed message from the server: ${(error as Error).message}`),
+      );
+      return;
+    }
+    const batch = this.requests.get(message.reqId);
+    this.requests.delete(message.reqId);
+    if (message.type === 'error') {
+      const code = (ERROR_CODES as readonly string[]).includes(message.code)
+        ? (message.code as ErrorCode)
+        : 'internal';
+      for (const waiter of batch ?? []) waiter.reject(new CairnError(code, message.message));
+      return;
+    }
+    if (message.type !== 'ack') return;
+    const stored = Y.decodeStateVector(message.stateVector).get(this.doc.clientID) ?? 0;
+    for (const waiter of [...this.waiters]) if (waiter.target <= stored) waiter.resolve();
+    // Still missing some of ours (they reached the server out of band, or were held back): send the server
+    // what it lacks according to the state it just reported, then ask again.
+    const left = [...(batch ?? [])].filter((w) => this.waiters.has(w) && w.repairs < MAX_REPAIRS);
+    const ws = this.provider.ws;
+    if (left.length === 0 || !ws || ws.readyState !== ws.OPEN) return;
+    const encoder = encoding.createEncoder();
+    encoding.writeVarUint(encoder, MessageType.Sync);
+    syncProtocol.writeSyncStep2(encoder, this.doc, message.stateVector);
+    ws.send(encoding.toUint8Array(encoder));
+    for (const waiter of left) {
+      waiter.repairs++;
+      waiter.reqId = null;
+    }
+    this.sendAckRequests();
+  }
+
+  private onAuthMessage(decoder: decoding.Decoder): void {
+    if (decoding.readVarUint(decoder) !== AUTH_PERMISSION_DENIED) return;
+    const reason = decoding.readVarString(decoder);
+    this.emit('error', new CairnError('forbidden', reason));
+  }
+
+  private readonly onAwarenessChange = ({ added, updated, removed }: AwarenessChange): void => {
+    const others = [...added, ...updated, ...removed].some((id) => id !== this.doc.clientID);
+    if (others) this.emit('presence', this.peers());
+  };
+}
+
+interface AwarenessChange {
+  added: number[];
+  updated: number[];
+  removed: number[];
+}
+
+function parsePlanId(planId: unknown): string {
+  if (typeof planId !== 'string' || planId.length === 0) {
+    throw new CairnError('invalid_argument', 'planId must be a non-empty string, e.g. "acme:conv:7".', {
+      field: 'planId',
+    });
+  }
+  return planId;
+}
+
+function parsePresence(presence: unknown): Presence {
+  const parsed = PresenceSchema.safeParse(presence);
+  if (!parsed.success) {
+    throw new CairnError(
+      'invalid_argument',
+      'presence must be { id: string, name: string, kind: "agent" | "human", activeTask?: string | null }: ' +
+        parsed.error.issues.map((i) => `${i.path.join('.') || 'presence'}: ${i.message}`).join('; '),
+      { field: 'presence' },
+    );
+  }
+  return parsed.data;
+}
+
+function toWsUrl(url: string): string {
+  return url.replace(/^http(s?):\/\//i, 'ws$1://').replace(/\/+$/, '');
+}
+
+function destroyedError(): CairnError {
+  return new CairnError('invalid_transition', 'The connection was destroyed before the wait ended.');
+}
+
+/** The CairnError for a close code the server sent. */
+export function closeError(code: number, reason: string): CairnError {
+  const byCode: Record<number, ErrorCode> = {
+    [CloseCode.Unauthorized]: 'unauthorized',
+    [CloseCode.Forbidden]: 'forbidden',
+    [CloseCode.BadMessage]: 'invalid_argument',
+    [CloseCode.MessageTooLarge]: 'limit',
+    [CloseCode.PlanTooLarge]: 'limit',
+    [CloseCode.RateLimited]: 'limit',
+  };
+  return new CairnError(byCode[code] ?? 'internal', reason || `The server closed the connection (${code}).`, {
+    closeCode: code,
+  });
+}
+
+interface JitterOptions {
+  jitterMs: number;
+  tokenIn: 'protocol' | 'query';
+  token: () => string | null | Promise<string | null>;
+  onTokenError: (error: CairnError) => void;
+}
+
+/**
+ * A WebSocket class for y-websocket that opens the real socket after a random delay on every reconnect (the
+ * first connect is immediate) and adds the token. y-websocket's own backoff has no jitter: after a server
+ * restart every client would return in the same millisecond.
+ */
+function jitteredSocket(WS: WebSocketConstructor, options: JitterOptions) {
+  let attempts = 0;
+  return class JitteredWebSocket {
+    static readonly CONNECTING = 0;
+    static readonly OPEN = 1;
+    static readonly CLOSING = 2;
+    static readonly CLOSED = 3;
+    readonly CONNECTING = 0;
+    readonly OPEN = 1;
+    readonly CLOSING = 2;
+    readonly CLOSED = 3;
+    binaryType: BinaryType = 'arraybuffer';
+    onopen: ((event: Event) => void) | null = null;
+    onmessage: ((event: MessageEvent) => void) | null = null;
+    onclose: ((event: CloseEvent) => void) | null = null;
+    onerror: ((event: Event) => void) | null = null;
+    private real: WebSocket | null = null;
+    private cancelled = false;
+    private timer: ReturnType<typeof setTimeout> | null = null;
+
+    constructor(url: string) {
+      const delay = attempts++ === 0 ? 0 : Math.random() * options.jitterMs;
+      if (delay === 0) void this.open(url);
+      else this.timer = setTimeout(() => void this.open(url), delay);
+    }
+
+    get readyState(): number {
+      if (this.real) return this.real.readyState;
+      return this.cancelled ? 3 : 0;
+    }
+
+    get bufferedAmount(): number {
+      return this.real?.bufferedAmount ?? 0;
+    }
+
+    send(data: Uint8Array | ArrayBuffer): void {
+      this.real?.send(data);
+    }
+
+    close(code?: number, reason?: string): void {
+      this.cancelled = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.real?.close(code, reason);
+    }
+
+    private async open(url: string): Promise<void> {
+      this.timer = null;
+      let token: string | null;
+      try {
+        token = await options.token();
+      } catch (error) {
+        options.onTokenError(
+          new CairnError(
+            'unauthorized',
+            `Could not get a token: ${(error as Error).message}`,
+            {},
+            { cause: error },
+          ),
+        );
+        token = null;
+        if (!this.cancelled) {
+          this.cancelled = true;
+          this.onclose?.({ code: 1006, reason: 'no token', wasClean: false } as CloseEvent);
+        }
+        return;
+      }
+      if (this.cancelled) return;
+      let target = url;
+      const protocols: string[] = [];
+      if (token && options.tokenIn === 'query') {
+        target += `${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}`;
+      } else if (token) {
+        protocols.push(SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + token);
+      }
+      const real = protocols.length > 0 ? new WS(target, protocols) : new WS(target);
+      real.binaryType = this.binaryType;
+      real.onopen = (event) => this.onopen?.(event);
+      real.onmessage = (event) => this.onmessage?.(event);
+      real.onclose = (event) => this.onclose?.(event);
+      real.onerror = (event) => this.onerror?.(event);
+      this.real = real;
+    }
+  };
+}

@@ -1,0 +1,169 @@
+// Who may open which plan: HS256 JWTs (via jose) whose claims name a plan (an id or a glob like `acme:*`),
+// a role (read < write < admin) and a subject. Without a secret the server is open (see the host's loopback rule).
+import { CairnError } from '@cairn/core';
+import { errors, jwtVerify, SignJWT } from 'jose';
+import * as z from 'zod';
+
+export const ROLES = ['read', 'write', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** What a verified token (or open mode) grants on one plan. */
+export interface Grant {
+  planId: string;
+  role: Role;
+  /** The token's subject; `anonymous` in open mode or when the token has none. */
+  sub: string;
+  /** The plan claim the grant came from (an id or a pattern). */
+  pattern: string;
+  /** Expiry of the token in ms since the epoch, or null. */
+  expiresAt: number | null;
+}
+
+export interface TokenClaims {
+  plan: string;
+  role: Role;
+  sub?: string;
+}
+
+export interface Authenticator {
+  /** True when no secret is configured: every request is granted `admin` on every plan. */
+  readonly open: boolean;
+  /**
+   * Grants access to `planId` or throws CairnError `unauthorized` (no token, bad signature, expired, malformed)
+   * or `forbidden` (a valid token for other plans, or a role below `needs`).
+   */
+  authorize(token: string | null | undefined, planId: string, needs?: Role): Promise<Grant>;
+}
+
+/** Shortest secret accepted: HS256 wants at least 256 bits of key. */
+export const MIN_SECRET_BYTES = 32;
+
+const ClaimsSchema = z.object({
+  plan: z.string().min(1),
+  role: z.enum(ROLES),
+  sub: z.string().min(1).optional(),
+});
+
+export function secretKey(secret: string | Uint8Array): Uint8Array {
+  const bytes = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
+  if (bytes.byteLength < MIN_SECRET_BYTES) {
+    throw new CairnError(
+      'invalid_argument',
+      `The secret is ${bytes.byteLength} bytes; it must be at least ${MIN_SECRET_BYTES} ` +
+        '(e.g. the output of `openssl rand -base64 32`).',
+      { field: 'secret', min: MIN_SECRET_BYTES },
+    );
+  }
+  return bytes;
+}
+
+export function createAuthenticator(options: { secret?: string | Uint8Array | null } = {}): Authenticator {
+  if (options.secret == null) {
+    return {
+      open: true,
+      async authorize(_token, planId) {
+        return { planId, role: 'admin', sub: 'anonymous', pattern: '*', expiresAt: null };
+      },
+    };
+  }
+  const key = secretKey(options.secret);
+  return {
+    open: false,
+    async authorize(token, planId, needs = 'read') {
+      if (!token) {
+        throw new CairnError(
+          'unauthorized',
+          'No token: pass one as ?token=<jwt> or the subprotocol cairn.token.<jwt>.',
+        );
+      }
+      let payload: unknown;
+      try {
+        ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], clockTolerance: 5 }));
+      } catch (error) {
+        throw new CairnError('unauthorized', tokenProblem(error), {}, { cause: error });
+      }
+      const claims = ClaimsSchema.safeParse(payload);
+      if (!claims.success) {
+        throw new CairnError(
+          'unauthorized',
+          'Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }.',
+        );
+      }
+      const { plan, role, sub } = claims.data;
+      if (!planMatches(plan, planId)) {
+        throw new CairnError('forbidden', `This token is for plan "${plan}", not "${planId}".`, { plan });
+      }
+      if (!roleAllows(role, needs)) {
+        throw new CairnError('forbidden', `This needs role ${needs}; the token has ${role}.`, {
+          role,
+          needs,
+        });
+      }
+      const exp = (payload as { exp?: unknown }).exp;
+      return {
+        planId,
+        role,
+        sub: sub ?? 'anonymous',
+        pattern: plan,
+        expiresAt: typeof exp === 'number' ? exp * 1000 : null,
+      };
+    },
+  };
+}
+
+function tokenProblem(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'Token expired.';
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return 'Token signature is not valid for this server.';
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'Token must be signed with HS256.';
+  if (error instanceof errors.JWTClaimValidationFailed) return `Token rejected: ${error.message}.`;
+  return 'Token is malformed (not a signed JWT).';
+}
+
+/**
+ * `pattern` is a plan id, or a glob where `*` matches any run of characters (`acme:*` matches `acme:1:conv:2`,
+ * `*` matches every plan). Nothing else is special.
+ */
+export function planMatches(pattern: string, planId: string): boolean {
+  if (!pattern.includes('*')) return pattern === planId;
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 's').test(planId);
+}
+
+export function roleAllows(role: Role, needs: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(needs);
+}
+
+/** `ttl`: seconds, or a jose time span like `1h`, `30m`, `7d`. */
+export async function signToken(
+  secret: string | Uint8Array,
+  claims: TokenClaims,
+  options: { ttl?: string | number } = {},
+): Promise<string> {
+  const parsed = ClaimsSchema.safeParse(claims);
+  if (!parsed.success) {
+    throw new CairnError(
+      'invalid_argument',
+      'Token claims need plan (an id or a pattern like "acme:*") and role (read, write or admin).',
+      { valid: { role: ROLES } },
+    );
+  }
+  const ttl = options.ttl ?? '1h';
+  if (
+    typeof ttl === 'string' &&
+    !/^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks|y|year|years)$/.test(ttl)
+  ) {
+    throw new CairnError('invalid_argument', `ttl "${ttl}" is not a time span; use e.g. 90s, 30m, 1h, 7d.`, {
+      field: 'ttl',
+    });
+  }
+  const jwt = new SignJWT({ plan: parsed.data.plan, role: parsed.data.role })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt();
+  if (parsed.data.sub) jwt.setSubject(parsed.data.sub);
+  jwt.setExpirationTime(typeof ttl === 'number' ? Math.floor(Date.now() / 1000) + ttl : ttl);
+  return jwt.sign(secretKey(secret));
+}

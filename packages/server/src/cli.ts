@@ -1,0 +1,163 @@
+// The `cairn` command: `serve` runs the sync server, `token` prints a signed token. Only `serve`'s
+// `listening on http://HOST:PORT` line goes to stdout; every other message goes to stderr.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { CairnError, isCairnError } from '@cairn/core';
+import { ROLES, type Role, signToken } from './auth.js';
+import { createConsoleLogger } from './log.js';
+import { createCairnServer } from './node-host.js';
+
+const USAGE = `Usage:
+  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
+      Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
+      Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
+      listens on loopback only.
+  cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
+      Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
+`;
+
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+const defaultIO: CliIO = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+/** Runs one command; resolves with the exit code (for `serve`, once the server has shut down). */
+export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest, io);
+      case 'token':
+        return await token(rest, io);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.stderr(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw usage(`Unknown command "${command}".`);
+    }
+  } catch (error) {
+    io.stderr(`cairn: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (isCairnError(error) && error.details.usage) io.stderr(`\n${USAGE}`);
+    return isCairnError(error) && error.code === 'invalid_argument' ? 2 : 1;
+  }
+}
+
+function usage(message: string): CairnError {
+  return new CairnError('invalid_argument', message, { usage: true });
+}
+
+function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw usage((error as Error).message);
+  }
+}
+
+function readSecret(values: { 'secret-file'?: string | boolean }, io: CliIO): string | null {
+  const file = values['secret-file'];
+  if (typeof file === 'string') {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new CairnError(
+        'invalid_argument',
+        `Could not read the secret file ${file}: ${(error as Error).message}`,
+      );
+    }
+    const secret = text.trim();
+    if (!secret) throw new CairnError('invalid_argument', `The secret file ${file} is empty.`);
+    return secret;
+  }
+  return io.env.CAIRN_SECRET?.trim() || null;
+}
+
+async function serve(args: string[], io: CliIO): Promise<number> {
+  const values = parse(args, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    data: { type: 'string' },
+    'secret-file': { type: 'string' },
+    static: { type: 'string' },
+  });
+  const port = Number(values.port ?? '1234');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
+  }
+  const server = createCairnServer({
+    dataDir: values.data ?? './data',
+    secret: readSecret(values, io),
+    staticDir: values.static ?? null,
+    logger: createConsoleLogger({ quiet: true }),
+  });
+  let info: Awaited<ReturnType<typeof server.listen>>;
+  try {
+    info = await server.listen(port, values.host ?? '127.0.0.1');
+  } catch (error) {
+    await server.close().catch(() => undefined);
+    throw error;
+  }
+  io.stdout(`listening on ${info.url}\n`);
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        io.stderr(`cairn: ${signal} again, exiting without waiting for the flush\n`);
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      server.close().then(
+        () => resolve(0),
+        (error: unknown) => {
+          io.stderr(`cairn: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
+
+async function token(args: string[], io: CliIO): Promise<number> {
+  const values = parse(args, {
+    plan: { type: 'string' },
+    role: { type: 'string' },
+    sub: { type: 'string' },
+    ttl: { type: 'string' },
+    'secret-file': { type: 'string' },
+  });
+  if (!values.plan) throw usage('--plan is required: a plan id, or a pattern like "acme:*".');
+  if (!values.role || !(ROLES as readonly string[]).includes(values.role)) {
+    throw usage(`--role must be one of ${ROLES.join(', ')}${values.role ? `, not "${values.role}"` : ''}.`);
+  }
+  const secret = readSecret(values, io);
+  if (!secret) {
+    throw new CairnError(
+      'invalid_argument',
+      'No secret: set CAIRN_SECRET or pass --secret-file (the same as the server).',
+    );
+  }
+  const ttl = values.ttl ?? '1h';
+  const signed = await signToken(
+    secret,
+    { plan: values.plan, role: values.role as Role, ...(values.sub ? { sub: values.sub } : {}) },
+    { ttl: /^\d+$/.test(ttl) ? Number(ttl) : ttl },
+  );
+  io.stdout(`${signed}\n`);
+  return 0;
+}

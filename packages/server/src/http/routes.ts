@@ -1,0 +1,39 @@
+// The server's own HTTP endpoints: health and metrics. The plan API (tasks, context, tools) registers beside
+// them through the same Router, authorizing each request with `authorizeRequest`.
+import type { IncomingMessage } from 'node:http';
+import type { Grant, Role } from '../auth.js';
+import type { SyncHub } from '../hub/hub.js';
+import { bearerToken, type Router, sendJson } from './router.js';
+
+export function registerCoreRoutes(router: Router, hub: SyncHub): void {
+  router.get('/healthz', ({ res }) => {
+    const closing = hub.isClosing;
+    sendJson(res, closing ? 503 : 200, {
+      ok: !closing,
+      rooms: hub.roomCount,
+      connections: hub.connectionCount,
+    });
+  });
+  router.get('/metrics', ({ res }) => {
+    const text = hub.registry.render();
+    res.writeHead(200, {
+      'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
+    res.end(text);
+  });
+}
+
+/**
+ * The grant of an HTTP request on `planId` (token from `Authorization: Bearer`), or a thrown CairnError that
+ * `sendError` answers with 401 / 403 / 400.
+ */
+export async function authorizeRequest(
+  hub: SyncHub,
+  req: IncomingMessage,
+  planId: string,
+  needs: Role,
+): Promise<Grant> {
+  hub.validatePlanId(planId);
+  return hub.auth.authorize(bearerToken(req), planId, needs);
+}

@@ -1,0 +1,335 @@
+// The transport-agnostic sync hub: rooms keyed by plan id, auth decisions, loading before the first sync,
+// persistence through a PlanStore, unloading idle plans. A host (node-host.ts, a Worker, a test) feeds it sockets.
+import { CairnError, toCairnError } from '@cairn/core';
+import type * as Y from 'yjs';
+import { type Authenticator, createAuthenticator, type Grant, type Role } from '../auth.js';
+import { describeError, type Logger, silentLogger } from '../log.js';
+import { MetricsRegistry } from '../metrics.js';
+import type { PlanStore } from '../store/store.js';
+import { CloseCode, encodeKeepAlive } from '../wire.js';
+import { Connection, type HubConnection, type HubSocket } from './connection.js';
+import { type Limits, resolveLimits } from './limits.js';
+import { createHubMetrics, type HubMetrics } from './metrics.js';
+import { Room, type RoomContext } from './room.js';
+
+export interface HubOptions {
+  store: PlanStore;
+  /** Who may open which plan. Default: open (every request is `admin`); the Node host allows that on loopback only. */
+  auth?: Authenticator;
+  limits?: Partial<Limits>;
+  /** How long a plan nobody uses stays loaded before it is flushed and unloaded. Default 30 s. */
+  idleUnloadMs?: number;
+  /**
+   * A client that received nothing for this long gets an empty awareness message, so y-websocket's "no message
+   * in 30 s" watchdog does not drop a client that is alone in its plan. Default 15 s; 0 turns it off.
+   */
+  keepAliveMs?: number;
+  /** Default: silent. */
+  logger?: Logger;
+  /** Where the hub registers its metrics; a new registry by default. */
+  registry?: MetricsRegistry;
+}
+
+/** The outcome of `authorize`: a grant, or the close code and reason to refuse the socket with. */
+export type AuthDecision =
+  | { ok: true; grant: Grant }
+  | { ok: false; code: number; reason: string; error: CairnError };
+
+/** A server-side user of a plan's doc (the HTTP API, a sweeper): edits are stored and relayed like a client's. */
+export interface PlanHandle {
+  readonly planId: string;
+  /** Write with a transaction origin naming the actor (`user:x`, `wake`): the hub relays it to every client. */
+  readonly doc: Y.Doc;
+  /** Resolves once every edit made so far is durably stored. */
+  flush(): Promise<void>;
+  /** Lets the plan unload once no one uses it. Idempotent. */
+  release(): void;
+}
+
+const MAX_PLAN_ID_LENGTH = 256;
+
+export class SyncHub {
+  readonly limits: Limits;
+  readonly registry: MetricsRegistry;
+  readonly metrics: HubMetrics;
+  readonly auth: Authenticator;
+  readonly store: PlanStore;
+  private readonly logger: Logger;
+  private readonly idleUnloadMs: number;
+  private readonly rooms = new Map<string, Room>();
+  /** Plans whose store is being released; a new room of the same plan loads after it. */
+  private readonly releasing = new Map<string, Promise<void>>();
+  private readonly connections = new Set<Connection>();
+  private readonly roomContext: RoomContext;
+  private readonly keepAlive: ReturnType<typeof setInterval> | null;
+  private readonly unsubscribeStore: () => void;
+  private closing: Promise<void> | null = null;
+
+  constructor(options: HubOptions) {
+    this.store = options.store;
+    this.auth = options.auth ?? createAuthenticator();
+    this.limits = resolveLimits(options.limits);
+    this.logger = options.logger ?? silentLogger;
+    this.idleUnloadMs = options.idleUnloadMs ?? 30_000;
+    this.registry = options.registry ?? new MetricsRegistry();
+    this.metrics = createHubMetrics(this.registry, {
+      connections: () => this.connections.size,
+      rooms: () => this.rooms.size,
+      store: () => this.store.metrics(),
+    });
+    this.roomContext = {
+      store: this.store,
+      limits: this.limits,
+      metrics: this.metrics,
+      logger: this.logger,
+      timed: (op, run) => this.timed(op, run),
+    };
+    this.unsubscribeStore =
+      this.store.onError?.((error, planId) => {
+        this.metrics.errorsTotal.inc({ kind: 'store_background' });
+        this.logger.error('store error', { plan: planId, error: describeError(error) });
+      }) ?? (() => {});
+    const keepAliveMs = options.keepAliveMs ?? 15_000;
+    this.keepAlive =
+      keepAliveMs > 0 ? setInterval(() => this.sendKeepAlives(keepAliveMs), keepAliveMs / 3) : null;
+    this.keepAlive?.unref?.();
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  get roomCount(): number {
+    return this.rooms.size;
+  }
+
+  get isClosing(): boolean {
+    return this.closing !== null;
+  }
+
+  /** Whether a plan is loaded in memory now. */
+  isLoaded(planId: string): boolean {
+    return this.rooms.get(planId)?.state === 'ready';
+  }
+
+  /** Throws CairnError `invalid_argument` for an id no plan can have. */
+  validatePlanId(planId: string): void {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+    if (planId.length === 0 || planId.length > MAX_PLAN_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(planId)) {
+      throw new CairnError(
+        'invalid_argument',
+        `A plan id is 1 to ${MAX_PLAN_ID_LENGTH} characters without control characters, e.g. "acme:conv:7".`,
+        { field: 'planId' },
+      );
+    }
+    this.store.validatePlanId?.(planId);
+  }
+
+  /**
+   * Decides whether a socket for `planId` with `token` may be accepted. Call it before completing the upgrade;
+   * refuse with `code` / `reason` (4400 bad plan id, 4401 unauthorized, 4403 forbidden, 4500 internal).
+   */
+  async authorize(
+    planId: string,
+    token: string | null | undefined,
+    needs: Role = 'read',
+  ): Promise<AuthDecision> {
+    let decision: AuthDecision;
+    try {
+      this.validatePlanId(planId);
+      decision = { ok: true, grant: await this.auth.authorize(token, planId, needs) };
+    } catch (caught) {
+      const error = toCairnError(caught);
+      const code =
+        error.code === 'unauthorized'
+          ? CloseCode.Unauthorized
+          : error.code === 'forbidden'
+            ? CloseCode.Forbidden
+            : error.code === 'invalid_argument'
+              ? CloseCode.BadMessage
+              : CloseCode.Internal;
+      if (code === CloseCode.Internal) this.logger.error('authorization failed', { error: error.message });
+      decision = { ok: false, code, reason: error.message, error };
+    }
+    if (!decision.ok) this.metrics.refusedTotal.inc({ reason: decision.error.code });
+    return decision;
+  }
+
+  /** Attaches an accepted socket to its plan's room. Messages it sends before the plan has loaded wait, in order. */
+  connect(socket: HubSocket, grant: Grant): HubConnection {
+    const room = this.closing ? null : this.room(grant.planId);
+    const conn = new Connection(socket, grant, {
+      limits: this.limits,
+      metrics: this.metrics,
+      logger: this.logger,
+      handle: (c, data) => room?.handle(c, data),
+      ended: (c) => this.ended(room, c),
+    });
+    if (!room) {
+      conn.close(CloseCode.GoingAway, 'Server shutting down.');
+      return conn;
+    }
+    this.connections.add(conn);
+    this.metrics.connectionsTotal.inc();
+    room.add(conn);
+    return conn;
+  }
+
+  /** Loads a plan for server-side use; it stays loaded until `release()`. Rejects with CairnError `storage`. */
+  async openPlan(planId: string): Promise<PlanHandle> {
+    if (this.closing) throw new CairnError('storage', 'The server is shutting down.');
+    this.validatePlanId(planId);
+    const room = this.room(planId);
+    room.holds++;
+    try {
+      await room.loaded;
+    } catch (error) {
+      room.holds--;
+      throw toStorageError(error, planId);
+    }
+    let released = false;
+    return {
+      planId,
+      doc: room.doc,
+      flush: () => this.timed('flush', () => this.store.flush(planId)),
+      release: () => {
+        if (released) return;
+        released = true;
+        room.holds--;
+        this.maybeIdle(room);
+      },
+    };
+  }
+
+  /** Closes every connection (1001), flushes and releases every plan, then closes the store. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    const rooms = [...this.rooms.values()];
+    for (const room of rooms) {
+      if (room.idleTimer) clearTimeout(room.idleTimer);
+      for (const conn of [...room.conns]) conn.close(CloseCode.GoingAway, 'Server shutting down.');
+    }
+    const results = await Promise.allSettled(
+      rooms.map(async (room) => {
+        try {
+          await room.loaded;
+        } catch {
+          return; // never loaded: nothing to flush
+        }
+        try {
+          await this.timed('release', () => this.store.release(room.planId));
+        } finally {
+          this.rooms.delete(room.planId);
+          room.destroy();
+        }
+      }),
+    );
+    await Promise.allSettled([...this.releasing.values()]);
+    let failure: unknown = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
+    try {
+      await this.store.close();
+    } catch (error) {
+      failure ??= error;
+    }
+    this.unsubscribeStore();
+    if (failure) {
+      this.logger.error('shutdown could not flush everything', { error: describeError(failure) });
+      throw toStorageError(failure, null);
+    }
+  }
+
+  private room(planId: string): Room {
+    const existing = this.rooms.get(planId);
+    if (existing) {
+      if (existing.idleTimer) clearTimeout(existing.idleTimer);
+      existing.idleTimer = null;
+      return existing;
+    }
+    const room = new Room(planId, this.roomContext, this.releasing.get(planId));
+    this.rooms.set(planId, room);
+    room.loaded.then(
+      () => this.maybeIdle(room),
+      (error: unknown) => {
+        this.logger.error('could not load a plan', { plan: planId, error: describeError(error) });
+        if (this.rooms.get(planId) === room) this.rooms.delete(planId);
+        room.fail(error);
+        room.destroy();
+      },
+    );
+    return room;
+  }
+
+  private ended(room: Room | null, conn: Connection): void {
+    this.connections.delete(conn);
+    if (!room) return;
+    room.remove(conn);
+    this.maybeIdle(room);
+  }
+
+  private maybeIdle(room: Room): void {
+    if (!room.idle || room.state !== 'ready' || room.idleTimer || this.closing) return;
+    room.idleTimer = setTimeout(() => void this.unload(room), this.idleUnloadMs);
+    room.idleTimer.unref?.();
+  }
+
+  // Flushed while still in the map (a client may join meanwhile and keep it), then removed and released.
+  private async unload(room: Room): Promise<void> {
+    room.idleTimer = null;
+    const current = () =>
+      room.idle && room.state === 'ready' && this.rooms.get(room.planId) === room && !this.closing;
+    if (!current()) return;
+    try {
+      await this.timed('flush', () => this.store.flush(room.planId));
+    } catch (error) {
+      this.logger.error('could not flush an idle plan; it stays loaded', {
+        plan: room.planId,
+        error: describeError(error),
+      });
+      this.maybeIdle(room); // retried after another idle period
+      return;
+    }
+    if (!current()) return;
+    this.rooms.delete(room.planId);
+    const planId = room.planId;
+    const released: Promise<void> = this.timed('release', () => this.store.release(planId))
+      .catch((error: unknown) => {
+        this.logger.error('could not release a plan', { plan: planId, error: describeError(error) });
+      })
+      .finally(() => {
+        room.destroy();
+        if (this.releasing.get(planId) === released) this.releasing.delete(planId);
+      });
+    this.releasing.set(planId, released);
+  }
+
+  private sendKeepAlives(keepAliveMs: number): void {
+    const now = Date.now();
+    const message = encodeKeepAlive();
+    for (const conn of this.connections) {
+      if (conn.started && now - conn.lastSentAt >= keepAliveMs) conn.send(message);
+    }
+  }
+
+  private async timed<T>(op: 'load' | 'flush' | 'release', run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await run();
+    } catch (error) {
+      this.metrics.errorsTotal.inc({ kind: `store_${op}` });
+      throw error;
+    } finally {
+      this.metrics.storeSeconds.observe((performance.now() - started) / 1000, { op });
+    }
+  }
+}
+
+function toStorageError(error: unknown, planId: string | null): CairnError {
+  const cause = toCairnError(error);
+  if (cause.code === 'storage' || cause.code === 'locked') return cause;
+  return new CairnError('storage', cause.message, planId ? { planId } : {}, { cause: error });
+}

@@ -1,0 +1,53 @@
+// The hub's metrics, in one place so /metrics and the code that counts agree on names.
+import { LATENCY_BUCKETS, type MetricsRegistry } from '../metrics.js';
+import type { StoreMetrics } from '../store/store.js';
+
+export type HubMetrics = ReturnType<typeof createHubMetrics>;
+
+export function createHubMetrics(
+  registry: MetricsRegistry,
+  read: { connections: () => number; rooms: () => number; store: () => StoreMetrics },
+) {
+  registry.gauge('cairn_connections', 'Open sync connections.', read.connections);
+  registry.gauge('cairn_rooms', 'Plans loaded in memory.', read.rooms);
+  registry.gauge('cairn_store_plans', 'Plans the store holds open.', () => read.store().plans);
+  registry.gauge('cairn_store_bytes', 'Bytes the store holds for open plans.', () => read.store().bytes);
+  registry.counterFrom(
+    'cairn_store_appends_total',
+    'Updates appended to the store.',
+    () => read.store().appends,
+  );
+  registry.counterFrom(
+    'cairn_store_compactions_total',
+    'Compactions the store ran.',
+    () => read.store().compactions,
+  );
+  registry.counterFrom(
+    'cairn_store_errors_total',
+    'Failed store writes, fsyncs and compactions.',
+    () => read.store().errors,
+  );
+  return {
+    registry,
+    connectionsTotal: registry.counter('cairn_connections_total', 'Sync connections accepted.'),
+    refusedTotal: registry.counter('cairn_connections_refused_total', 'Sync connections refused, by reason.'),
+    closedTotal: registry.counter(
+      'cairn_connections_closed_total',
+      'Connections the server closed, by close code.',
+    ),
+    messagesTotal: registry.counter('cairn_messages_total', 'Messages received, by type.'),
+    updatesTotal: registry.counter(
+      'cairn_updates_total',
+      'Document updates applied (from clients or the server).',
+    ),
+    updateBytesTotal: registry.counter('cairn_update_bytes_total', 'Bytes of document updates applied.'),
+    refusedUpdatesTotal: registry.counter('cairn_updates_refused_total', 'Updates refused, by reason.'),
+    acksTotal: registry.counter('cairn_acks_total', 'Write acknowledgements answered, by result.'),
+    errorsTotal: registry.counter('cairn_errors_total', 'Errors, by kind.'),
+    storeSeconds: registry.histogram(
+      'cairn_store_duration_seconds',
+      'Latency of store operations, by operation.',
+      LATENCY_BUCKETS,
+    ),
+  };
+}

@@ -1,0 +1,268 @@
+// The Node host of the sync hub: one node:http server for the HTTP routes, the WebSocket upgrade at
+// /sync/<planId> (ws 8, token checked before the upgrade completes), heartbeats for half-open sockets.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { CairnError } from '@cairn/core';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { createAuthenticator } from './auth.js';
+import { Router } from './http/router.js';
+import { registerCoreRoutes } from './http/routes.js';
+import { serveStatic } from './http/static.js';
+import { type HubOptions, SyncHub } from './hub/hub.js';
+import { createConsoleLogger, describeError, type Logger } from './log.js';
+import { DiskStore } from './store/disk.js';
+import type { PlanStore } from './store/store.js';
+import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
+
+export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'> {
+  /** Where the disk store keeps plans. Default `./data`. Ignored when `store` is given. */
+  dataDir?: string;
+  /** Another PlanStore instead of the disk store. */
+  store?: PlanStore;
+  /** HS256 secret (at least 32 bytes). Without one the server is open and listens on loopback only. */
+  secret?: string | Uint8Array | null;
+  /** A built single-page app to serve on the same port (index.html for unknown paths). */
+  staticDir?: string | null;
+  /** Sockets that miss a pong for this long are dropped as half-open. Default 30 s. */
+  pingIntervalMs?: number;
+  /** Default: warnings and errors to stderr. */
+  logger?: Logger;
+}
+
+export interface ListenInfo {
+  host: string;
+  port: number;
+  /** `http://HOST:PORT` (IPv6 hosts in brackets). */
+  url: string;
+}
+
+export interface CairnServer {
+  readonly hub: SyncHub;
+  /** Register more HTTP routes here (the plan API). */
+  readonly router: Router;
+  readonly httpServer: Server;
+  /**
+   * Starts listening (port 0 = a free port). Rejects with CairnError `invalid_argument` when the server is open
+   * (no secret) and `host` is not a loopback address.
+   */
+  listen(port?: number, host?: string): Promise<ListenInfo>;
+  /** Stops accepting, closes every socket (1001), flushes and releases every plan. */
+  close(): Promise<void>;
+}
+
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    h === 'localhost' ||
+    h === '::1' ||
+    /^127\.\d+\.\d+\.\d+$/.test(h) ||
+    /^::ffff:127\.\d+\.\d+\.\d+$/.test(h)
+  );
+}
+
+/** The token of an upgrade: `?token=` or the subprotocol `cairn.token.<jwt>`. */
+export function upgradeToken(req: IncomingMessage, url: URL): string | null {
+  const query = url.searchParams.get('token');
+  if (query) return query;
+  const header = req.headers['sec-websocket-protocol'];
+  if (!header) return null;
+  for (const protocol of header.split(',')) {
+    const p = protocol.trim();
+    if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) return p.slice(TOKEN_SUBPROTOCOL_PREFIX.length);
+  }
+  return null;
+}
+
+export function createCairnServer(options: CairnServerOptions = {}): CairnServer {
+  const logger = options.logger ?? createConsoleLogger();
+  const auth = createAuthenticator({ secret: options.secret ?? null });
+  const store = options.store ?? DiskStore.open(options.dataDir ?? './data');
+  const hub = new SyncHub({ ...options, store, auth, logger });
+  const router = new Router();
+  registerCoreRoutes(router, hub);
+  if (options.staticDir) router.fallback(serveStatic(options.staticDir));
+
+  const httpServer = createServer((req, res) => {
+    void router.handle(req, res);
+  });
+  const wss = new WebSocketServer({
+    noServer: true,
+    // Frames up to twice the limit reach the hub, which closes with a named code (4413); anything larger is cut
+    // by ws before it is buffered (1009).
+    maxPayload: hub.limits.maxMessageBytes * 2,
+    perMessageDeflate: false,
+    handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : ([...offered][0] ?? false)),
+  });
+  const alive = new Map<WebSocket, boolean>();
+
+  httpServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    upgrade(req, socket, head).catch((error: unknown) => {
+      logger.error('upgrade failed', { error: describeError(error) });
+      refuseHttp(socket, 500, 'Internal Server Error');
+    });
+  });
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (!url.pathname.startsWith(SYNC_PATH_PREFIX)) {
+      refuseHttp(socket, 404, 'Not Found', 'WebSocket sync is at /sync/<planId>.');
+      return;
+    }
+    if (hub.isClosing) {
+      refuseHttp(socket, 503, 'Service Unavailable', 'The server is shutting down.');
+      return;
+    }
+    let planId: string;
+    try {
+      planId = decodeURIComponent(url.pathname.slice(SYNC_PATH_PREFIX.length));
+    } catch {
+      refuseHttp(socket, 400, 'Bad Request', 'The plan id in the path is not valid percent-encoding.');
+      return;
+    }
+    // Decided before the upgrade completes: a refused socket never reaches a room.
+    const decision = await hub.authorize(planId, upgradeToken(req, url));
+    if (socket.destroyed) return;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (!decision.ok) {
+        ws.close(decision.code, clipReason(decision.reason));
+        return;
+      }
+      attach(ws, decision.grant);
+    });
+  }
+
+  function attach(ws: WebSocket, grant: Parameters<SyncHub['connect']>[1]): void {
+    alive.set(ws, true);
+    const conn = hub.connect(
+      {
+        send: (data) => ws.send(data),
+        close: (code, reason) => ws.close(code, reason),
+        get bufferedAmount() {
+          return ws.bufferedAmount;
+        },
+      },
+      grant,
+    );
+    ws.on('pong', () => alive.set(ws, true));
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) {
+        conn.close(CloseCode.BadMessage, 'Text frames are not part of the protocol.');
+        return;
+      }
+      conn.receive(toBytes(data));
+    });
+    ws.on('close', () => {
+      alive.delete(ws);
+      conn.closed();
+    });
+    ws.on('error', (error) => {
+      logger.info('socket error', { plan: grant.planId, error: describeError(error) });
+    });
+  }
+
+  const pingIntervalMs = options.pingIntervalMs ?? 30_000;
+  const heartbeat = setInterval(() => {
+    for (const [ws, ok] of alive) {
+      if (!ok) {
+        ws.terminate(); // no pong since the last ping: the peer is gone
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, pingIntervalMs);
+  heartbeat.unref();
+
+  let closing: Promise<void> | null = null;
+  return {
+    hub,
+    router,
+    httpServer,
+    listen(port = 1234, host = '127.0.0.1') {
+      if (auth.open && !isLoopback(host)) {
+        return Promise.reject(
+          new CairnError(
+            'invalid_argument',
+            `Refusing to listen on ${host} without a secret: anyone could read and write every plan. ` +
+              'Set CAIRN_SECRET (or --secret-file), or listen on 127.0.0.1.',
+            { field: 'host' },
+          ),
+        );
+      }
+      if (auth.open) {
+        logger.warn(
+          `AUTH IS OFF: no secret configured, so anyone who can reach ${host}:${port === 0 ? '<port>' : port} ` +
+            'can read and write every plan. Set CAIRN_SECRET or --secret-file to require tokens.',
+        );
+      }
+      return new Promise((resolve, reject) => {
+        const onError = (error: Error) => reject(error);
+        httpServer.once('error', onError);
+        httpServer.listen(port, host, () => {
+          httpServer.off('error', onError);
+          const address = httpServer.address() as AddressInfo;
+          const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+          resolve({ host: address.address, port: address.port, url: `http://${shown}:${address.port}` });
+        });
+      });
+    },
+    close() {
+      closing ??= (async () => {
+        clearInterval(heartbeat);
+        const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+        try {
+          await hub.close();
+        } finally {
+          // Sockets got a 1001 close frame; give them a moment to answer it before cutting what is left.
+          await closedOrTimeout([...alive.keys()], 1000);
+          for (const ws of alive.keys()) ws.terminate();
+          wss.close();
+          httpServer.closeAllConnections();
+          await stopped;
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+function closedOrTimeout(sockets: WebSocket[], ms: number): Promise<void> {
+  const open = sockets.filter((ws) => ws.readyState !== ws.CLOSED);
+  if (open.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    let left = open.length;
+    for (const ws of open) {
+      ws.once('close', () => {
+        left--;
+        if (left === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  });
+}
+
+function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
+  if (Array.isArray(data)) data = Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function clipReason(reason: string): string {
+  let out = reason;
+  while (Buffer.byteLength(out) > 123) out = `${out.slice(0, -2)}…`;
+  return out;
+}
+
+function refuseHttp(socket: Duplex, status: number, statusText: string, body = statusText): void {
+  if (socket.destroyed) return;
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}

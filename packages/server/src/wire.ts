@@ -1,0 +1,19 @@
+// The wire constants and codecs shared with the client (packages/core/src/protocol.ts). Imported through the
+// websocket adapter's entry until @cairn/core exports them from a platform-neutral entry of its own.
+export type { CairnWireMessage } from '@cairn/core/websocket';
+export {
+  AUTH_PERMISSION_DENIED,
+  CairnMessageType,
+  CloseCode,
+  decodeCairnMessage,
+  encodeAck,
+  encodeAckRequest,
+  encodeCairnError,
+  encodeKeepAlive,
+  MessageType,
+  SUBPROTOCOL,
+  SYNC_PATH_PREFIX,
+  SyncMessageType,
+  syncPath,
+  TOKEN_SUBPROTOCOL_PREFIX,
+} from '@cairn/core/websocket';

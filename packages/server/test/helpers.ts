@@ -1,0 +1,163 @@
+// Shared test parts: a real server on a free port over a real temp dir, stock and Cairn clients, a raw socket.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ConnectPlanOptions, connectPlan, type PlanConnection } from '@cairn/core/websocket';
+import { afterEach } from 'vitest';
+import { WebSocket } from 'ws';
+import { WebsocketProvider } from 'y-websocket';
+import type * as Y from 'yjs';
+import {
+  type CairnServer,
+  type CairnServerOptions,
+  createCairnServer,
+  type LogFields,
+  type Logger,
+} from '../src/index.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  // Last in, first out: clients before their server, servers before their directory.
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+export function onCleanup(fn: () => Promise<void> | void): void {
+  cleanups.push(fn);
+}
+
+export async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-server-'));
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A logger that keeps what it was told, so tests can check that errors are surfaced. */
+export function recordingLogger(): Logger & {
+  lines: Array<{ level: string; message: string; fields?: LogFields }>;
+} {
+  const lines: Array<{ level: string; message: string; fields?: LogFields }> = [];
+  return {
+    lines,
+    info: (message, fields) => lines.push({ level: 'info', message, fields }),
+    warn: (message, fields) => lines.push({ level: 'warn', message, fields }),
+    error: (message, fields) => lines.push({ level: 'error', message, fields }),
+  };
+}
+
+export interface TestServer {
+  server: CairnServer;
+  /** ws://127.0.0.1:PORT */
+  url: string;
+  /** http://127.0.0.1:PORT */
+  http: string;
+  port: number;
+  dir: string;
+  logger: ReturnType<typeof recordingLogger>;
+}
+
+export async function startServer(options: CairnServerOptions = {}): Promise<TestServer> {
+  const dir = options.dataDir ?? (await tempDir());
+  const logger = recordingLogger();
+  const server = createCairnServer({ dataDir: dir, logger, ...options });
+  const info = await server.listen(0, '127.0.0.1');
+  onCleanup(() => server.close().catch(() => undefined));
+  return { server, url: `ws://127.0.0.1:${info.port}`, http: info.url, port: info.port, dir, logger };
+}
+
+/** A stock y-websocket client, exactly as an app without Cairn would use it. */
+export function stockClient(
+  url: string,
+  planId: string,
+  doc: Y.Doc,
+  options: { token?: string } = {},
+): WebsocketProvider {
+  const provider = new WebsocketProvider(`${url}/sync`, encodeURIComponent(planId), doc, {
+    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+    disableBc: true,
+    params: options.token ? { token: options.token } : {},
+  });
+  onCleanup(() => provider.destroy());
+  return provider;
+}
+
+export function cairnClient(
+  url: string,
+  planId: string,
+  doc: Y.Doc,
+  options: Partial<ConnectPlanOptions> = {},
+): PlanConnection {
+  const conn = connectPlan(doc, {
+    url,
+    planId,
+    WebSocketPolyfill: WebSocket,
+    reconnectJitterMs: 20,
+    ...options,
+  });
+  onCleanup(() => conn.destroy());
+  return conn;
+}
+
+export function whenProviderSynced(provider: WebsocketProvider): Promise<void> {
+  if (provider.synced) return Promise.resolve();
+  return new Promise((resolve) => {
+    const on = (synced: boolean) => {
+      if (!synced) return;
+      provider.off('sync', on);
+      resolve();
+    };
+    provider.on('sync', on);
+  });
+}
+
+/** A bare socket: sends raw frames, records every frame and the close. */
+export interface RawClient {
+  ws: WebSocket;
+  opened: Promise<void>;
+  messages: Uint8Array[];
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves with the first message (already received or future) that satisfies `test`. */
+  next(test: (message: Uint8Array) => boolean): Promise<Uint8Array>;
+  send(bytes: Uint8Array | number[]): void;
+}
+
+export function rawClient(
+  url: string,
+  planId: string,
+  options: { token?: string; protocols?: string[] } = {},
+): RawClient {
+  const query = options.token ? `?token=${encodeURIComponent(options.token)}` : '';
+  const ws = new WebSocket(`${url}/sync/${encodeURIComponent(planId)}${query}`, options.protocols ?? []);
+  ws.binaryType = 'nodebuffer';
+  const messages: Uint8Array[] = [];
+  const waiting: Array<{ test: (m: Uint8Array) => boolean; resolve: (m: Uint8Array) => void }> = [];
+  ws.on('message', (data: Buffer) => {
+    const message = new Uint8Array(data);
+    messages.push(message);
+    for (const w of [...waiting]) {
+      if (w.test(message)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(message);
+      }
+    }
+  });
+  ws.on('error', () => undefined);
+  const opened = new Promise<void>((resolve) => ws.once('open', () => resolve()));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  onCleanup(() => ws.terminate());
+  return {
+    ws,
+    opened,
+    messages,
+    closed,
+    next(test) {
+      const found = messages.find(test);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve) => waiting.push({ test, resolve }));
+    },
+    send(bytes) {
+      ws.send(bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes));
+    },
+  };
+}

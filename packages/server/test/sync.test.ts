@@ -1,0 +1,214 @@
+// Sync through a real server on a free port: stock y-websocket and Cairn clients, load before sync, acks,
+// awareness relay and cleanup, idle unload.
+import { openFilePersistence, planFiles, UpdateLog } from '@cairn/core/fs';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import { describe, expect, it, vi } from 'vitest';
+import * as Y from 'yjs';
+import { MemoryStore, signToken } from '../src/index.js';
+import { cairnClient, rawClient, startServer, stockClient, whenProviderSynced } from './helpers.js';
+
+function storedDoc(dir: string, planId: string): Y.Doc {
+  const doc = new Y.Doc();
+  for (const update of UpdateLog.read(planFiles(dir, planId).log) ?? []) Y.applyUpdate(doc, update);
+  return doc;
+}
+
+describe('sync', () => {
+  it('a stock y-websocket client and a Cairn client see each other’s edits', async () => {
+    const { url } = await startServer();
+    const a = new Y.Doc();
+    const b = new Y.Doc();
+    const stock = stockClient(url, 'acme:1', a);
+    const cairn = cairnClient(url, 'acme:1', b);
+    await Promise.all([whenProviderSynced(stock), cairn.whenSynced()]);
+
+    a.getMap('tasks').set('t1', 'from stock');
+    await vi.waitFor(() => expect(b.getMap('tasks').get('t1')).toBe('from stock'));
+    b.getMap('tasks').set('t2', 'from cairn');
+    await vi.waitFor(() => expect(a.getMap('tasks').get('t2')).toBe('from cairn'));
+    expect(cairn.status).toBe('connected');
+  });
+
+  it('keeps plans apart: an edit in one room never reaches another', async () => {
+    const { url } = await startServer();
+    const a = new Y.Doc();
+    const b = new Y.Doc();
+    const a2 = new Y.Doc();
+    const ca = cairnClient(url, 'acme:a', a);
+    const cb = cairnClient(url, 'acme:b', b);
+    const ca2 = cairnClient(url, 'acme:a', a2);
+    await Promise.all([ca.whenSynced(), cb.whenSynced(), ca2.whenSynced()]);
+    a.getMap('tasks').set('only', 'in a');
+    await vi.waitFor(() => expect(a2.getMap('tasks').get('only')).toBe('in a'));
+    await ca.whenAcknowledged();
+    expect(b.getMap('tasks').size).toBe(0);
+  });
+
+  it('loads a plan written to disk before answering the first sync', async () => {
+    const { dir, server } = await startServer();
+    await server.close();
+    const agent = new Y.Doc();
+    const stored = openFilePersistence(dir)('acme:disk', agent);
+    await stored.whenLoaded;
+    agent.getMap('tasks').set('t1', 'written by an agent');
+    await stored.close();
+
+    const { url } = await startServer({ dataDir: dir });
+    const doc = new Y.Doc();
+    const provider = stockClient(url, 'acme:disk', doc);
+    // The very first sync already carries the plan: no client ever sees it empty.
+    const seenAtFirstSync = await new Promise<unknown>((resolve) => {
+      provider.on('sync', (synced: boolean) => {
+        if (synced) resolve(doc.getMap('tasks').get('t1'));
+      });
+    });
+    expect(seenAtFirstSync).toBe('written by an agent');
+  });
+
+  it('holds a client’s messages until the store has loaded the plan', async () => {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let held = false;
+    const store = new MemoryStore({ beforeLoad: () => (held ? gate : undefined) });
+    const seed = new Y.Doc();
+    seed.getMap('tasks').set('t1', 'stored');
+    await store.load('slow', () => Y.encodeStateAsUpdate(seed));
+    store.append('slow', Y.encodeStateAsUpdate(seed));
+    await store.release('slow');
+    held = true;
+    const { url, server } = await startServer({ store });
+
+    const doc = new Y.Doc();
+    const provider = stockClient(url, 'slow', doc);
+    await vi.waitFor(() => expect(server.hub.connectionCount).toBe(1));
+    const firstSync = new Promise<unknown>((resolve) => {
+      provider.on('sync', (synced: boolean) => {
+        if (synced) resolve(doc.getMap('tasks').get('t1'));
+      });
+    });
+    expect(provider.synced).toBe(false);
+    open();
+    expect(await firstSync).toBe('stored');
+  });
+
+  it('whenAcknowledged resolves once the edit is in the log on disk', async () => {
+    const { url, dir } = await startServer();
+    const doc = new Y.Doc();
+    const conn = cairnClient(url, 'acme:ack', doc);
+    await conn.whenSynced();
+    doc.getMap('tasks').set('t1', 'durable');
+    await conn.whenAcknowledged();
+    expect(storedDoc(dir, 'acme:ack').getMap('tasks').get('t1')).toBe('durable');
+  });
+
+  it('acknowledges edits made offline once they reach the server', async () => {
+    const { url, dir } = await startServer();
+    const doc = new Y.Doc();
+    doc.getMap('tasks').set('t1', 'made before connecting');
+    const conn = cairnClient(url, 'acme:offline', doc, { connect: false });
+    const acked = conn.whenAcknowledged();
+    conn.connect();
+    await acked;
+    expect(storedDoc(dir, 'acme:offline').getMap('tasks').get('t1')).toBe('made before connecting');
+  });
+
+  it('flushes and unloads an idle plan, and loads it again for the next client', async () => {
+    const { url, server } = await startServer({ idleUnloadMs: 10 });
+    const doc = new Y.Doc();
+    const conn = cairnClient(url, 'acme:idle', doc);
+    await conn.whenSynced();
+    doc.getMap('tasks').set('t1', 'kept');
+    await conn.whenAcknowledged();
+    conn.destroy();
+    await vi.waitFor(() => expect(server.hub.roomCount).toBe(0));
+
+    const again = new Y.Doc();
+    const next = cairnClient(url, 'acme:idle', again);
+    await next.whenSynced();
+    expect(again.getMap('tasks').get('t1')).toBe('kept');
+  });
+});
+
+describe('awareness', () => {
+  it('relays presence and clears it when a socket closes without saying goodbye', async () => {
+    const { url } = await startServer();
+    const a = new Y.Doc();
+    const b = new Y.Doc();
+    const alice = cairnClient(url, 'acme:aw', a, { presence: { id: 'alice', name: 'Alice', kind: 'human' } });
+    const watcher = stockClient(url, 'acme:aw', b);
+    await Promise.all([alice.whenSynced(), whenProviderSynced(watcher)]);
+    await vi.waitFor(() =>
+      expect(watcher.awareness.getStates().get(a.clientID)).toMatchObject({ presence: { id: 'alice' } }),
+    );
+
+    // Cut the socket as a crash would: no "left" message is sent, the server must clear it.
+    alice.provider.shouldConnect = false;
+    const ws = alice.provider.ws as unknown as { real: { terminate(): void } };
+    ws.real.terminate();
+    await vi.waitFor(() => expect(watcher.awareness.getStates().has(a.clientID)).toBe(false));
+  });
+
+  it('reports peers’ presence to a Cairn client', async () => {
+    const { url } = await startServer();
+    const a = new Y.Doc();
+    const b = new Y.Doc();
+    const agent = cairnClient(url, 'acme:peers', a, { presence: { id: 'bot', name: 'Bot', kind: 'agent' } });
+    const human = cairnClient(url, 'acme:peers', b);
+    await Promise.all([agent.whenSynced(), human.whenSynced()]);
+    await vi.waitFor(() =>
+      expect([...human.peers().values()]).toEqual([{ id: 'bot', name: 'Bot', kind: 'agent' }]),
+    );
+    agent.setPresence({ id: 'bot', name: 'Bot', kind: 'agent', activeTask: 't1' });
+    await vi.waitFor(() => expect(human.peers().get(a.clientID)?.activeTask).toBe('t1'));
+    expect(() => agent.setPresence({ id: 'bot', name: 'Bot', kind: 'robot' } as never)).toThrow(/kind/);
+  });
+
+  it('never echoes a client’s awareness back to it, and lets nobody else speak for it', async () => {
+    const secret = 'a-test-secret-that-is-long-enough-for-hs256';
+    const { url } = await startServer({ secret });
+    const token = (sub: string) => signToken(secret, { plan: 'acme:*', role: 'write', sub });
+    const me = rawClient(url, 'acme:echo', { token: await token('me') });
+    const other = rawClient(url, 'acme:echo', { token: await token('other') });
+    await Promise.all([me.opened, other.opened]);
+    const announce = (clientId: number, clock: number, state: unknown) => {
+      const inner = encoding.createEncoder();
+      encoding.writeVarUint(inner, 1);
+      encoding.writeVarUint(inner, clientId);
+      encoding.writeVarUint(inner, clock);
+      encoding.writeVarString(inner, JSON.stringify(state));
+      const outer = encoding.createEncoder();
+      encoding.writeVarUint(outer, 1);
+      encoding.writeVarUint8Array(outer, encoding.toUint8Array(inner));
+      return encoding.toUint8Array(outer);
+    };
+    const mentions = (message: Uint8Array, clientId: number) => {
+      const d = decoding.createDecoder(message);
+      if (decoding.readVarUint(d) !== 1) return false;
+      const inner = decoding.createDecoder(decoding.readVarUint8Array(d));
+      const n = decoding.readVarUint(inner);
+      for (let i = 0; i < n; i++) {
+        const id = decoding.readVarUint(inner);
+        decoding.readVarUint(inner);
+        const state = decoding.readVarString(inner);
+        if (id === clientId) return state;
+      }
+      return false;
+    };
+    me.send(announce(4242, 1, { presence: { id: 'me' } }));
+    await other.next((m) => mentions(m, 4242) !== false);
+    // Another connection tries to overwrite and then clear my presence: both are dropped.
+    other.send(announce(4242, 5, { presence: { id: 'impostor' } }));
+    other.send(announce(4242, 6, null));
+    // An ack round trip on each socket proves everything sent before was handled.
+    other.send([100, 0, 1]);
+    me.send([100, 0, 1]);
+    await Promise.all([other.next((m) => m[0] === 100), me.next((m) => m[0] === 100)]);
+    expect(me.messages.filter((m) => mentions(m, 4242) !== false)).toEqual([]);
+    const watcher = rawClient(url, 'acme:echo', { token: await token('watcher') });
+    const seen = await watcher.next((m) => mentions(m, 4242) !== false);
+    expect(mentions(seen, 4242)).toBe(JSON.stringify({ presence: { id: 'me' } }));
+  });
+});
