@@ -6,6 +6,7 @@ import { CairnError } from '../errors.js';
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Status, StatusSchema, type TaskInput, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
 import { searchTasks } from '../search.js';
+import { ContextArg } from './fields.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const patch = TaskPatchSchema.shape;
@@ -22,12 +23,9 @@ const fields = {
   ),
   nextStep: patch.nextStep.describe('The next concrete action.'),
   note: patch.note.describe('Free-text note (replaces the previous note).'),
-  context: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      'Scratch data (ids, dates, choices), merged key by key into what is there; a null value deletes a key.',
-    ),
+  context: ContextArg.optional().describe(
+    'Scratch data (ids, dates, choices), merged key by key into what is there; a null value deletes a key.',
+  ),
   wakeAt: patch.wakeAt.describe('ISO 8601 time to resume a waiting_user / waiting_external task.'),
   assignee: patch.assignee.describe('Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
 };

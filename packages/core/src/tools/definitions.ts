@@ -137,6 +137,7 @@ export function describeShape(schema: unknown): string {
 export function schemaAt(
   schema: unknown,
   path: readonly (string | number)[],
+  preferObject = true,
 ): Record<string, unknown> | null {
   let current = schema as Record<string, unknown> | undefined;
   for (const step of path) {
@@ -154,7 +155,7 @@ export function schemaAt(
     }
     current = next;
   }
-  if (!current) return null;
+  if (!current || !preferObject) return current ?? null;
   // At an object inside a union (a step given as a string or an object), the object variant is the one meant.
   const objects = Array.isArray(current['anyOf'])
     ? (current['anyOf'] as Record<string, unknown>[]).filter((v) => v['type'] === 'object')

@@ -7,6 +7,7 @@ import type { Plan } from '../plan.js';
 import { checkListItems, reconcileList } from '../reconcile.js';
 import { isOpenStatus, isWaitingStatus, type Status, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
 import { knownTasks, taskByNum } from './aliases.js';
+import { ContextArg } from './fields.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const GOAL_STATUSES = [
@@ -58,12 +59,9 @@ const setOngoingTask = defineTool({
       .max(200)
       .optional()
       .describe('The whole step checklist, in order.'),
-    context: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe(
-        'Data collected so far (ids, dates, choices); merged key by key, a null value deletes a key.',
-      ),
+    context: ContextArg.optional().describe(
+      'Data collected so far (ids, dates, choices); merged key by key, a null value deletes a key.',
+    ),
     wakeAt: TaskPatchSchema.shape.wakeAt.describe(
       'ISO time to re-activate a waiting task, e.g. 2026-12-04T09:00:00Z.',
     ),

@@ -211,6 +211,10 @@ function explain(issue: z.core.$ZodIssue, schema: unknown): string {
       if (/received undefined$/.test(issue.message)) return `required (${expected})`;
       return `expected ${expected}, ${issue.message.replace(/^.*?(received \S+)$/, '$1')}`;
     }
+    case 'invalid_union': {
+      const here = schemaAt(schema, issue.path as Array<string | number>, false);
+      return here ? `expected ${describeShape(here)}` : issue.message;
+    }
     default:
       return issue.message.replace(/^Invalid input: /, '');
   }
