@@ -241,6 +241,20 @@ describe('cairn family', () => {
     expect(typo.message).toContain(
       'unknown field "depends"; the fields here are title, key?, parent?, after?, blockedBy?',
     );
+    const step = await refused(
+      tk,
+      'add_tasks',
+      { tasks: [{ title: 'a', steps: ['x', 5] }] },
+      'invalid_argument',
+    );
+    expect(step.message).toContain('tasks.0.steps.1: expected string | { title: string, key?: string');
+    const nan = await refused(
+      tk,
+      'add_tasks',
+      { tasks: [{ title: 'a', context: { n: Number.NaN } }] },
+      'invalid_argument',
+    );
+    expect(nan.message).toContain('context values must be JSON');
     await refused(
       tk,
       'add_tasks',
