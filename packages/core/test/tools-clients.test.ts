@@ -155,7 +155,7 @@ describe('real clients', () => {
     });
     expect((model.bodies[0] as { tools: unknown }).tools).toEqual(toolkit.definitions('anthropic'));
     const use = message.content.find((block) => block.type === 'tool_use');
-    if (!use || use.type !== 'tool_use') throw new Error('expected a tool_use block');
+    if (use?.type !== 'tool_use') throw new Error('expected a tool_use block');
     const result = await toolkit.dispatch(use.name, use.input);
     expect(result).toMatchObject({
       created: true,
