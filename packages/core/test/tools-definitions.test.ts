@@ -41,6 +41,9 @@ describe('tool definitions', () => {
     expect(anthropic.map((d) => d.name)).toEqual(openai.map((d) => d.function.name));
     expect(() => tk.definitions('gemini' as never)).toThrow(/formats: openai, anthropic, mcp/);
     expect(DEFINITION_FORMATS).toEqual(['openai', 'anthropic', 'mcp']);
+    // Each call hands out its own copy.
+    (tk.definitions('mcp')[0]!.inputSchema as { required?: string[] }).required = ['nope'];
+    expect(tk.definitions('mcp')[0]!.inputSchema.required).toEqual(['tasks']);
   });
 
   it("emit seed 000's task_manage schema and the amplifier todo schema", () => {

@@ -57,7 +57,8 @@ export function toDefinition<F extends DefinitionFormat>(
   tool: ToolSpec<unknown>,
   format: F,
 ): DefinitionsByFormat[F] {
-  const schema = toolJsonSchema(tool);
+  // A copy, so a caller that edits a definition cannot change what every later call emits.
+  const schema = structuredClone(toolJsonSchema(tool));
   const { name, description } = tool;
   switch (format) {
     case 'openai':
