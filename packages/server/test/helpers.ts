@@ -55,11 +55,13 @@ export interface TestServer {
   logger: ReturnType<typeof recordingLogger>;
 }
 
-export async function startServer(options: CairnServerOptions = {}): Promise<TestServer> {
-  const dir = options.dataDir ?? (await tempDir());
+/** `port`: 0 (a free one) unless a restart must come back on the same port. */
+export async function startServer(options: CairnServerOptions & { port?: number } = {}): Promise<TestServer> {
+  const { port = 0, ...rest } = options;
+  const dir = rest.dataDir ?? (await tempDir());
   const logger = recordingLogger();
-  const server = createCairnServer({ dataDir: dir, logger, ...options });
-  const info = await server.listen(0, '127.0.0.1');
+  const server = createCairnServer({ dataDir: dir, logger, ...rest });
+  const info = await server.listen(port, '127.0.0.1');
   onCleanup(() => server.close().catch(() => undefined));
   return { server, url: `ws://127.0.0.1:${info.port}`, http: info.url, port: info.port, dir, logger };
 }

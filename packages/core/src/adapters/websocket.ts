@@ -132,6 +132,7 @@ class Connection implements PlanConnection {
   private currentStatus: ConnectionStatus = 'disconnected';
   private readonly listeners = new Map<keyof PlanConnectionEvents, Set<(...args: unknown[]) => void>>();
   private readonly waiters = new Set<AckWaiter>();
+  private readonly syncWaiters = new Set<(error?: CairnError) => void>();
   private readonly requests = new Map<number, Set<AckWaiter>>();
   private nextReqId = 1;
   private destroyed = false;
@@ -221,6 +222,7 @@ class Connection implements PlanConnection {
     if (this.provider.synced) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const done = (error?: CairnError) => {
+        this.syncWaiters.delete(done);
         clearTimeout(timer);
         offSync();
         offClosed();
@@ -240,6 +242,7 @@ class Connection implements PlanConnection {
         if (synced) done();
       });
       const offClosed = this.on('closed', ({ error }) => done(error));
+      this.syncWaiters.add(done);
       if (this.destroyed) done(destroyedError());
     });
   }
@@ -316,6 +319,7 @@ class Connection implements PlanConnection {
     if (this.ownsAwareness) this.awareness.destroy();
     this.setStatus('closed');
     for (const waiter of [...this.waiters]) waiter.reject(destroyedError());
+    for (const done of [...this.syncWaiters]) done(destroyedError());
     this.listeners.clear();
   }
 

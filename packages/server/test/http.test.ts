@@ -1,0 +1,70 @@
+// The HTTP side of the server: health, Prometheus metrics, the static app with its index.html fallback, JSON
+// errors for everything else.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { cairnClient, startServer, tempDir } from './helpers.js';
+
+describe('http', () => {
+  it('answers /healthz and /metrics', async () => {
+    const { http, url } = await startServer();
+    const conn = cairnClient(url, 'p', new Y.Doc());
+    await conn.whenSynced();
+    const health = await fetch(`${http}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true, rooms: 1, connections: 1 });
+    const metrics = await fetch(`${http}/metrics`);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await metrics.text();
+    for (const name of [
+      'cairn_connections 1',
+      'cairn_rooms 1',
+      'cairn_updates_total',
+      'cairn_store_duration_seconds_bucket{op="load",le="0.001"}',
+      'cairn_errors_total',
+      'cairn_messages_total{type="sync"}',
+    ]) {
+      expect(text).toContain(name);
+    }
+  });
+
+  it('serves a built app with an index.html fallback, and JSON 404s for the API', async () => {
+    const app = await tempDir();
+    await mkdir(join(app, 'assets'));
+    await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
+    await writeFile(join(app, 'assets', 'app.js'), 'console.log(1)');
+    const { http } = await startServer({ staticDir: app });
+
+    const index = await fetch(`${http}/`);
+    expect(index.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await index.text()).toContain('<title>demo</title>');
+    const asset = await fetch(`${http}/assets/app.js`);
+    expect(asset.headers.get('content-type')).toMatch(/javascript/);
+    expect(await (await fetch(`${http}/plans/acme/board`)).text()).toContain('<title>demo</title>');
+    expect((await fetch(`${http}/assets/missing.js`)).status).toBe(404);
+    expect((await fetch(`${http}/..%2f..%2fetc%2fpasswd`)).status).toBe(404);
+
+    const api = await fetch(`${http}/api/plans/x/tasks`);
+    expect(api.status).toBe(404);
+    expect(await api.json()).toMatchObject({
+      error: { code: 'not_found', message: expect.stringMatching(/healthz/) },
+    });
+    const wrongMethod = await fetch(`${http}/healthz`, { method: 'POST' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET');
+  });
+
+  it('answers an upgrade outside /sync/ with HTTP 404', async () => {
+    const { port } = await startServer();
+    const socket = connect(port, '127.0.0.1');
+    const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+    socket.write(
+      'GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    expect(await reply).toMatch(/^HTTP\/1.1 404/);
+    socket.destroy();
+  });
+});

@@ -1,0 +1,149 @@
+// Hostile and broken clients: garbage, truncated and oversized frames, floods, a plan that grows too large,
+// half-open sockets. Each closes only its own connection; the server and every other client carry on.
+import { connect } from 'node:net';
+import { CloseCode } from '@cairn/core/websocket';
+import { describe, expect, it, vi } from 'vitest';
+import * as Y from 'yjs';
+import { MemoryStore } from '../src/index.js';
+import { cairnClient, rawClient, startServer, type TestServer } from './helpers.js';
+
+/** A healthy client that keeps editing and getting acks while the others misbehave. */
+async function healthyPair(url: string, planId: string) {
+  const a = new Y.Doc();
+  const b = new Y.Doc();
+  const ca = cairnClient(url, planId, a);
+  const cb = cairnClient(url, planId, b);
+  await Promise.all([ca.whenSynced(), cb.whenSynced()]);
+  let n = 0;
+  return {
+    async stillSyncing() {
+      n++;
+      a.getMap('tasks').set(`k${n}`, n);
+      await ca.whenAcknowledged();
+      await vi.waitFor(() => expect(b.getMap('tasks').get(`k${n}`)).toBe(n));
+    },
+  };
+}
+
+async function healthz(server: TestServer): Promise<number> {
+  return (await fetch(`${server.http}/healthz`)).status;
+}
+
+describe('bad frames', () => {
+  it('closes only the sender of garbage, truncated, unknown or text frames (4400)', async () => {
+    const server = await startServer();
+    const healthy = await healthyPair(server.url, 'room');
+    const frames: Array<number[] | string> = [
+      [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], // a varUint out of range
+      [0, 2, 50, 1, 2], // an update announcing 50 bytes, carrying 2
+      [0, 2, 4, 9, 9, 9, 9], // bytes that are not a Yjs update
+      [0, 7, 0], // an unknown sync step
+      [7], // an unknown message type
+      [1, 5, 1, 1, 1, 1, 0x7b], // awareness whose state is not JSON
+      [100, 1, 1, 0], // a Cairn ack: only the server sends those
+      'hello', // a text frame
+    ];
+    for (const frame of frames) {
+      const bad = rawClient(server.url, 'room');
+      await bad.opened;
+      if (typeof frame === 'string') bad.ws.send(frame);
+      else bad.send(frame);
+      const closed = await bad.closed;
+      expect(closed.code, JSON.stringify(frame)).toBe(CloseCode.BadMessage);
+    }
+    await healthy.stillSyncing();
+    expect(await healthz(server)).toBe(200);
+    const handle = await server.server.hub.openPlan('room');
+    expect(handle.doc.getMap('tasks').toJSON()).toEqual({ k1: 1 });
+    handle.release();
+  });
+
+  it('closes a frame over the message limit with 4413, and far over it at the socket layer (1009)', async () => {
+    const server = await startServer({ limits: { maxMessageBytes: 1024 } });
+    const healthy = await healthyPair(server.url, 'room');
+    const big = rawClient(server.url, 'room');
+    await big.opened;
+    big.send(new Uint8Array(1500));
+    expect(await big.closed).toEqual({
+      code: CloseCode.MessageTooLarge,
+      reason: expect.stringMatching(/1500 bytes/),
+    });
+    const huge = rawClient(server.url, 'room');
+    await huge.opened;
+    huge.send(new Uint8Array(10_000));
+    expect((await huge.closed).code).toBe(CloseCode.MessageTooBig);
+    await healthy.stillSyncing();
+  });
+});
+
+describe('limits', () => {
+  it('closes a flooding client with 4429 while others keep syncing', async () => {
+    const server = await startServer({ limits: { messagesPerSecond: 50, messageBurst: 100 } });
+    const healthy = await healthyPair(server.url, 'room');
+    const flood = rawClient(server.url, 'room');
+    await flood.opened;
+    for (let i = 0; i < 1000; i++) flood.send([3]); // query awareness, over and over
+    expect(await flood.closed).toEqual({
+      code: CloseCode.RateLimited,
+      reason: expect.stringMatching(/messages\/s/),
+    });
+    await healthy.stillSyncing();
+    expect(await healthz(server)).toBe(200);
+  });
+
+  it('refuses an update that would grow the plan past its limit (4414), changing nothing', async () => {
+    const server = await startServer({ limits: { maxDocBytes: 4096 } });
+    const healthy = await healthyPair(server.url, 'room');
+    const doc = new Y.Doc();
+    const greedy = cairnClient(server.url, 'room', doc);
+    await greedy.whenSynced();
+    const closed = new Promise<{ code: number }>((resolve) => greedy.on('closed', resolve));
+    doc.getText('note').insert(0, 'x'.repeat(10_000));
+    expect(await closed).toMatchObject({ code: CloseCode.PlanTooLarge });
+    await healthy.stillSyncing();
+    const handle = await server.server.hub.openPlan('room');
+    expect(handle.doc.getText('note').length).toBe(0);
+    handle.release();
+  });
+
+  it('bounds what a client may send before its plan has loaded (4429)', async () => {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const server = await startServer({
+      store: new MemoryStore({ beforeLoad: (id) => (id === 'slow' ? gate : undefined) }),
+      limits: { maxQueuedMessages: 5 },
+    });
+    const healthy = await healthyPair(server.url, 'fast');
+    const eager = rawClient(server.url, 'slow');
+    await eager.opened;
+    for (let i = 0; i < 10; i++) eager.send([3]);
+    expect(await eager.closed).toEqual({
+      code: CloseCode.RateLimited,
+      reason: expect.stringMatching(/before the plan loaded/),
+    });
+    await healthy.stillSyncing();
+    open();
+  });
+
+  it('drops a half-open socket that stops answering pings', async () => {
+    const server = await startServer({ pingIntervalMs: 50 });
+    const healthy = await healthyPair(server.url, 'room');
+    // A client that completes the handshake and then goes silent, as a peer behind a dead network would.
+    const socket = connect(server.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const upgraded = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+    socket.write(
+      'GET /sync/room HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    expect(await upgraded).toMatch(/^HTTP\/1.1 101/);
+    await vi.waitFor(() => expect(server.server.hub.connectionCount).toBe(3));
+    const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await gone;
+    // The two healthy clients answer pings and stay.
+    await vi.waitFor(() => expect(server.server.hub.connectionCount).toBe(2));
+    await healthy.stillSyncing();
+  });
+});
