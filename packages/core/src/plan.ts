@@ -37,6 +37,7 @@ import {
   TaskPatchSchema,
   type TaskSnapshot,
 } from './schema.js';
+import { scratchCopy } from './scratch.js';
 import { parseOrThrow } from './validate.js';
 
 export interface CreatePlanOptions {
@@ -378,10 +379,10 @@ export class Plan {
    * succeeds there does it run here, as one transaction. For a write made of several operations where a later
    * one could be refused after earlier ones were applied (a list rewrite, several updates in one tool call).
    * `fn` must make its writes through the Plan it is given, and must not depend on generated ids matching.
+   * The scratch copy holds the plan's live content only (no history, no chat), so it costs O(tasks).
    */
   atomic<T>(fn: (plan: Plan) => T): T {
-    const scratch = new Y.Doc();
-    Y.applyUpdate(scratch, Y.encodeStateAsUpdate(this.doc));
+    const scratch = scratchCopy(this.doc);
     const probe = new Plan({ doc: scratch, actor: this.actor, now: this.now, random: this.random });
     try {
       fn(probe);

@@ -1,7 +1,8 @@
 // The Plan API additions the tool families stand on: all-or-nothing writes, list reconciliation, keyword search.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { CairnError, type PlanChangeEvent, reconcileList, searchTasks } from '../src/index.js';
+import { CairnError, createPlan, type PlanChangeEvent, reconcileList, searchTasks } from '../src/index.js';
+import { scratchCopy } from '../src/scratch.js';
 import { fixedPlan } from './tools-fixtures.js';
 
 describe('plan.atomic', () => {
@@ -31,6 +32,20 @@ describe('plan.atomic', () => {
     ).toThrow(CairnError);
     expect(Y.encodeStateAsUpdate(plan.doc)).toEqual(before);
     expect(plan.get(a!.id)!.status).toBe('pending');
+  });
+
+  it('dry-runs on a copy of the live plan only: same tasks, no history, no chat', () => {
+    const plan = fixedPlan();
+    const [a] = plan.addMany([
+      { title: 'A', context: { k: [1, { x: 'y' }] }, steps: [{ title: 'a1' }] },
+      { title: 'B' },
+    ]);
+    for (let i = 0; i < 50; i++) plan.update(a!.id, { note: `edit ${i}` });
+    plan.doc.getArray('chat').push(['a long conversation'.repeat(100)]);
+    const copy = scratchCopy(plan.doc);
+    expect(createPlan({ doc: copy }).toJSON()).toEqual(plan.toJSON());
+    expect(copy.share.has('chat')).toBe(false);
+    expect(Y.encodeStateAsUpdate(copy).length).toBeLessThan(Y.encodeStateAsUpdate(plan.doc).length / 4);
   });
 
   it('returns what the real run returns', () => {
