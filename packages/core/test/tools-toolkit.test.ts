@@ -15,12 +15,16 @@ describe('createToolkit', () => {
       'get_task',
       'list_tasks',
       'search_tasks',
+      'claim',
+      'claim_next',
+      'release',
+      'hand_off',
     ]);
     const all = createToolkit(plan, {
       families: ['cairn', 'task_manage', 'todo', 'task_graph', 'ongoing_task'],
     });
     expect(new Set(all.names).size).toBe(all.names.length);
-    expect(all.names).toHaveLength(15);
+    expect(all.names).toHaveLength(19);
     expect(() => createToolkit(plan, { families: ['jira' as never] })).toThrow(
       /families: cairn, task_manage/,
     );

@@ -2,6 +2,7 @@
 // updates of many tasks in one call, and reads that say why a task is blocked. Speaks the plan's string ids,
 // which never change, unlike integer aliases.
 import * as z from 'zod';
+import type { ClaimResult } from '../claims.js';
 import { CairnError } from '../errors.js';
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Status, StatusSchema, type TaskInput, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
@@ -265,11 +266,86 @@ const searchTool = defineTool({
   },
 });
 
+// Claims go through the plan's arbiter (the sync server when connected), so when several agents ask for the
+// same task exactly one is told it won; the others are told who holds it.
+const claimTool = defineTool({
+  name: 'claim',
+  description:
+    'Claim a task before working on it: you become its assignee and it goes in_progress. If someone else holds ' +
+    'it, outcome is "lost" and holder says who: pick another task. Offline, outcome is "tentative" until the ' +
+    'server confirms. Claiming a task you hold renews your claim.',
+  input: z.strictObject({ id: Id.describe('The task to claim.') }),
+  async run({ id }, { plan }) {
+    return claimed(plan, await plan.claim(id));
+  },
+});
+
+const claimNextTool = defineTool({
+  name: 'claim_next',
+  description:
+    'Claim the first ready task nobody holds (in plan order) and get it back; outcome "none" when no task is ' +
+    'ready. The usual way for one of several agents to pick up work.',
+  input: z.strictObject({
+    parent: Id.nullable()
+      .optional()
+      .describe('Only steps of this task; null: only top-level tasks; omitted: any task.'),
+  }),
+  async run({ parent }, { plan }) {
+    return claimed(plan, await plan.claimNext(parent === undefined ? {} : { parent }));
+  },
+});
+
+const releaseTool = defineTool({
+  name: 'release',
+  description:
+    'Give back a task you hold without finishing it: no assignee, and pending again if it was in progress, ' +
+    'so another agent can claim it.',
+  input: z.strictObject({ id: Id.describe('The task to release.') }),
+  async run({ id }, { plan }) {
+    return claimed(plan, await plan.release(id));
+  },
+});
+
+const handOffTool = defineTool({
+  name: 'hand_off',
+  description: 'Hand a task you hold (or nobody holds) to someone else, e.g. "user:ann" or "agent:reviewer".',
+  input: z.strictObject({
+    id: Id.describe('The task to hand off.'),
+    to: z.string().min(1).max(120).describe('Who gets it: "agent:<name>" or "user:<name>".'),
+  }),
+  async run({ id, to }, { plan }) {
+    return claimed(plan, await plan.handOff(id, to));
+  },
+});
+
 export const cairnFamily: ToolFamily = {
   name: 'cairn',
   ids: 'id',
-  tools: [addTasks, updateTasks, removeTasks, getTask, listTasks, searchTool],
+  tools: [
+    addTasks,
+    updateTasks,
+    removeTasks,
+    getTask,
+    listTasks,
+    searchTool,
+    claimTool,
+    claimNextTool,
+    releaseTool,
+    handOffTool,
+  ],
 };
+
+/** A claim's result as a tool result: what happened, who holds the task, and the task itself. */
+function claimed(plan: Plan, result: ClaimResult): Record<string, unknown> {
+  const task = result.taskId ? plan.get(result.taskId) : undefined;
+  return {
+    outcome: result.outcome,
+    holder: result.holder,
+    arbitrated: result.arbitrated,
+    message: result.message,
+    ...(task ? { task: brief(task) } : result.taskId ? { task: { id: result.taskId } } : {}),
+  };
+}
 
 // ---------------------------------------------------------------- mapping
 
