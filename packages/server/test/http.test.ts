@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { authorizeRequest, sendJson, signToken } from '../src/index.js';
 import { cairnClient, startServer, tempDir } from './helpers.js';
 
 describe('http', () => {
@@ -66,5 +67,25 @@ describe('http', () => {
     );
     expect(await reply).toMatch(/^HTTP\/1.1 404/);
     socket.destroy();
+  });
+
+  it('lets plan routes drop in beside the core ones, authorized by bearer token', async () => {
+    const secret = 'http-test-secret-long-enough-for-hs256!';
+    const { http, server } = await startServer({ secret });
+    server.router.get('/api/plans/:plan/whoami', async ({ req, res, params }) => {
+      const grant = await authorizeRequest(server.hub, req, params.plan!, 'write');
+      sendJson(res, 200, { plan: grant.planId, sub: grant.sub });
+    });
+    const call = (token?: string) =>
+      fetch(`${http}/api/plans/acme%3A1/whoami`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+    expect((await call()).status).toBe(401);
+    expect((await call(await signToken(secret, { plan: 'acme:2', role: 'write' }))).status).toBe(403);
+    const reader = await call(await signToken(secret, { plan: 'acme:1', role: 'read' }));
+    expect(reader.status).toBe(403);
+    expect(await reader.json()).toMatchObject({ error: { code: 'forbidden', message: /needs role write/ } });
+    const ok = await call(await signToken(secret, { plan: 'acme:*', role: 'write', sub: 'ana' }));
+    expect(await ok.json()).toEqual({ plan: 'acme:1', sub: 'ana' });
   });
 });

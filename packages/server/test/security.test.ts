@@ -94,6 +94,11 @@ describe('tokens', () => {
     const b = new Y.Doc();
     const stock = stockClient(url, 'acme:t', a, { token: await write('acme:t') });
     const cairn = cairnClient(url, 'acme:t', b, { token: async () => write('acme:t') });
+    const inQuery = cairnClient(url, 'acme:t', new Y.Doc(), {
+      token: await write('acme:t'),
+      tokenIn: 'query',
+    });
+    await inQuery.whenSynced();
     await Promise.all([whenProviderSynced(stock), cairn.whenSynced()]);
     a.getMap('tasks').set('x', 1);
     await vi.waitFor(() => expect(b.getMap('tasks').get('x')).toBe(1));
