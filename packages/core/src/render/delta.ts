@@ -55,9 +55,16 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
   const max = options.maxTokens;
   if (max === undefined) return text(lines.length);
   const tokenizer = options.tokenizer ?? defaultTokenizer;
-  let n = lines.length;
-  while (n > 0 && tokenizer.count(text(n)) > max) n--;
-  return text(n);
+  if (tokenizer.count(text(lines.length)) <= max) return text(lines.length);
+  // The most lines that fit, by bisection (the text grows with n).
+  let lo = 0;
+  let hi = lines.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (tokenizer.count(text(mid)) <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return text(lo);
 }
 
 function describe(delta: TaskDelta, ids: 'num' | 'id'): string {
