@@ -1,6 +1,7 @@
 // The `cairn` command: `serve` runs the sync server, `token` prints a signed token. Only `serve`'s
 // `listening on http://HOST:PORT` line goes to stdout; every other message goes to stderr.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CairnError, isCairnError } from '@cairn/core';
 import { ROLES, type Role, signToken } from './auth.js';
@@ -95,6 +96,11 @@ async function serve(args: string[], io: CliIO): Promise<number> {
   const port = Number(values.port ?? '1234');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
+  }
+  if (values.static && !existsSync(join(values.static, 'index.html'))) {
+    throw usage(
+      `--static ${values.static} has no index.html: build the app first, or point at its build directory.`,
+    );
   }
   const server = createCairnServer({
     dataDir: values.data ?? './data',

@@ -42,7 +42,12 @@ describe('stores', () => {
     const dir = await tempDir();
     const store = DiskStore.open(dir);
     onCleanup(() => store.close());
-    expect(() => DiskStore.open(dir)).toThrow(expect.objectContaining({ code: 'locked' }));
+    expect(() => DiskStore.open(dir)).toThrow(
+      expect.objectContaining({
+        code: 'locked',
+        message: expect.stringMatching(/used by another Cairn server/),
+      }),
+    );
     await store.close();
     const next = DiskStore.open(dir);
     await next.close();

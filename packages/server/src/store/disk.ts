@@ -71,7 +71,20 @@ export class DiskStore implements PlanStore {
         },
       );
     }
-    const lock = acquireLock(join(full, DIR_LOCK), fs);
+    let lock: FileLock;
+    try {
+      lock = acquireLock(join(full, DIR_LOCK), fs);
+    } catch (error) {
+      const cause = toCairnError(error);
+      if (cause.code !== 'locked') throw cause;
+      throw new CairnError(
+        'locked',
+        `The data directory ${full} is used by another Cairn server (pid ${String(cause.details.pid)}). ` +
+          'Stop it, or choose another --data directory.',
+        cause.details,
+        { cause },
+      );
+    }
     return new DiskStore(full, lock, options);
   }
 
