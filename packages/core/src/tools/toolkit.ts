@@ -37,7 +37,7 @@ export interface ToolkitOptions {
   actor?: Actor;
   /** The families whose tools are offered. Default `['cairn']`. Their tool names never collide. */
   families?: readonly FamilyName[];
-  /** Clock for times in results (ages, closedAt). Default `Date.now`. */
+  /** Clock for times in results (the age of an ongoing task). Default `Date.now`. */
   now?: () => number;
 }
 
