@@ -1,0 +1,391 @@
+// The page: header (share link, sync state, undo/redo, settings), who is here, the chat with the agent on one
+// side and the plan (list or dependency graph) on the other; on a narrow screen one of them at a time.
+import { FAMILY_NAMES, type FamilyName } from '@cairn/core';
+import { BrowserAgent } from '../agent/agent.js';
+import { OFFLINE_LABEL } from '../agent/offline-planner.js';
+import {
+  buildModel,
+  loadFamily,
+  loadModelChoice,
+  type ModelChoice,
+  type ServerModel,
+  saveFamily,
+  saveModelChoice,
+} from '../agent/settings.js';
+import { createChat } from '../core-chat.js';
+import { colorFor, h, replace, setAttr, setText } from '../dom.js';
+import { agentActor, saveIdentity, userActor } from '../identity.js';
+import type { Session } from '../session.js';
+import { ChatPanel } from './chat-panel.js';
+import { createAttempt, type UiContext } from './context.js';
+import { GraphView } from './graph-view.js';
+import { PresenceBar, participants, tagsByTask } from './presence.js';
+import { SettingsDialog } from './settings-dialog.js';
+import { TaskList } from './task-list.js';
+
+type View = 'chat' | 'list' | 'graph';
+
+const FAMILY_LABELS: Record<FamilyName, string> = {
+  cairn: 'native (add_tasks, update_tasks, …)',
+  task_manage: 'task_manage (seed 000)',
+  todo: 'todo (seed 003)',
+  task_graph: 'task_graph (seed 004)',
+  ongoing_task: 'ongoing_task (seed 001)',
+};
+
+export class App {
+  readonly el: HTMLElement;
+  readonly list: TaskList;
+  readonly graph: GraphView;
+  readonly agent: BrowserAgent;
+  private readonly ctx: UiContext;
+  private readonly toast: HTMLDivElement;
+  private toastTimer = 0;
+  private readonly names = new Map<string, string>();
+  private readonly presenceBar: PresenceBar;
+  private readonly undoButton: HTMLButtonElement;
+  private readonly redoButton: HTMLButtonElement;
+  private readonly modelLabel: HTMLSpanElement;
+  private readonly chatPanel: ChatPanel;
+  private readonly settings: SettingsDialog;
+  private readonly tabs: Record<View, HTMLButtonElement>;
+  private modelChoice: ModelChoice;
+  private agentTask: string | null = null;
+
+  constructor(
+    private readonly session: Session,
+    private readonly server: ServerModel,
+  ) {
+    const { plan, identity } = session;
+    const me = userActor(identity);
+    const agentId = agentActor(identity);
+    this.toast = h('div', { className: 'toast', attrs: { role: 'status', 'aria-live': 'polite' } });
+    this.toast.hidden = true;
+    this.ctx = {
+      plan,
+      nameOf: (actor) => this.nameOf(actor),
+      notify: (message, action) => this.notify(message, action),
+      attempt: createAttempt((message) => this.notify(message)),
+      focusTask: (id) => this.setPresence({ activeTask: id }),
+    };
+
+    // ---- agent
+    const agentChat = createChat(session.doc, { actor: agentId });
+    this.modelChoice = loadModelChoice(server);
+    this.agent = new BrowserAgent(
+      {
+        plan,
+        chat: agentChat,
+        actor: agentId,
+        name: this.agentName(),
+        owner: me,
+        nameOf: (actor) => this.nameOf(actor),
+        presence: () =>
+          participants(session.awareness)
+            .filter((p) => p.id !== agentId)
+            .map((p) => ({ actor: p.id, taskId: p.activeTask })),
+        onActivity: (taskId) => {
+          this.agentTask = taskId;
+          this.publishAgent();
+        },
+      },
+      buildModel(this.modelChoice, server, plan, session.planId),
+    );
+    this.agent.setFamily(loadFamily());
+
+    // ---- header
+    const shareInput = h('input', {
+      className: 'share-link',
+      attrs: {
+        type: 'text',
+        readonly: true,
+        'aria-label': 'Shareable link to this plan',
+        value: location.href,
+      },
+      on: { focus: () => shareInput.select() },
+    });
+    const syncState = h('div', { className: 'sync', attrs: { role: 'status', 'aria-live': 'polite' } });
+    const syncDot = h('span', { className: 'dot', attrs: { 'aria-hidden': 'true' } });
+    const syncText = h('span', { className: 'sync-text' });
+    syncState.append(syncDot, syncText);
+    const renderSync = () => {
+      const view = session.sync;
+      syncState.dataset['state'] = view.state;
+      setText(syncText, LABELS[view.state] ?? view.state);
+      setAttr(syncState, 'title', view.detail);
+    };
+    session.onSync(renderSync);
+    renderSync();
+    this.undoButton = h('button', {
+      text: 'Undo',
+      attrs: { type: 'button', title: 'Undo your last edit (Ctrl+Z)' },
+      on: { click: () => this.undo() },
+    });
+    this.redoButton = h('button', {
+      text: 'Redo',
+      attrs: { type: 'button', title: 'Redo (Ctrl+Shift+Z)' },
+      on: { click: () => this.redo() },
+    });
+    this.settings = new SettingsDialog(server, ({ name, model }) => this.applySettings(name, model));
+    const header = h(
+      'header',
+      { className: 'top' },
+      h('h1', { className: 'brand', text: 'Cairn' }),
+      h('span', { className: 'plan-id', text: session.planId, attrs: { title: 'Plan id' } }),
+      syncState,
+      h(
+        'div',
+        { className: 'top-actions' },
+        shareInput,
+        h('button', {
+          text: 'Copy link',
+          attrs: { type: 'button' },
+          on: {
+            click: () => {
+              void navigator.clipboard?.writeText(location.href).then(
+                () => this.notify('Link copied: anyone with it can open this plan.'),
+                () => {
+                  shareInput.focus();
+                  this.notify('Select the link and copy it.');
+                },
+              );
+            },
+          },
+        }),
+        h('a', { className: 'button', text: 'New plan', attrs: { href: '/' } }),
+        this.undoButton,
+        this.redoButton,
+        h('button', {
+          text: 'Settings',
+          attrs: { type: 'button' },
+          on: { click: () => this.settings.open({ name: identity.name, model: this.modelChoice }) },
+        }),
+      ),
+    );
+
+    // ---- presence
+    this.presenceBar = new PresenceBar((id) => plan.get(id)?.title);
+
+    // ---- chat
+    const familySelect = h(
+      'select',
+      {
+        attrs: { 'aria-label': 'Tool family' },
+        on: {
+          change: () => {
+            const family = familySelect.value as FamilyName;
+            this.agent.setFamily(family);
+            saveFamily(family);
+          },
+        },
+      },
+      ...FAMILY_NAMES.map((f) => h('option', { text: FAMILY_LABELS[f], attrs: { value: f } })),
+    );
+    familySelect.value = this.agent.currentFamily;
+    this.modelLabel = h('span', { className: 'model-label' });
+    const toolbar = h(
+      'div',
+      { className: 'agent-bar' },
+      h('span', { className: 'agent-model' }, h('span', { text: 'Agent: ' }), this.modelLabel),
+      h('label', { className: 'field inline' }, h('span', { text: 'Tools' }), familySelect),
+    );
+    this.chatPanel = new ChatPanel({
+      chat: session.chat,
+      nameOf: (actor) => this.nameOf(actor),
+      colorOf: (actor) => (actor === 'system' ? '#666' : colorFor(actor)),
+      onSend: (text) => this.send(text),
+      toolbar,
+    });
+    this.renderModelLabel();
+
+    // ---- plan
+    this.list = new TaskList(this.ctx);
+    this.graph = new GraphView(plan, (id) => {
+      this.show('list');
+      this.list.reveal(id);
+    });
+    const tab = (view: View, label: string) =>
+      h('button', {
+        className: `tab tab-${view}`,
+        text: label,
+        attrs: { type: 'button', role: 'tab', 'aria-selected': 'false' },
+        on: { click: () => this.show(view) },
+      });
+    this.tabs = { chat: tab('chat', 'Chat'), list: tab('list', 'List'), graph: tab('graph', 'Graph') };
+    const planPane = h('div', { className: 'pane pane-plan' }, this.list.el, this.graph.el);
+    this.el = h(
+      'div',
+      { className: 'app' },
+      header,
+      this.presenceBar.el,
+      h(
+        'nav',
+        { className: 'tabs', attrs: { role: 'tablist', 'aria-label': 'Views' } },
+        this.tabs.chat,
+        this.tabs.list,
+        this.tabs.graph,
+      ),
+      h(
+        'main',
+        { className: 'panes' },
+        h('div', { className: 'pane pane-chat' }, this.chatPanel.el),
+        planPane,
+      ),
+      this.toast,
+      this.settings.el,
+    );
+    this.show('list');
+
+    // ---- live state
+    session.awareness.on('change', () => this.renderPresence());
+    this.setPresence({});
+    this.publishAgent();
+    this.renderPresence();
+    plan.onChange(() => this.renderUndo());
+    this.renderUndo();
+    document.addEventListener('keydown', (event) => this.onKey(event));
+  }
+
+  show(view: View): void {
+    this.el.dataset['view'] = view;
+    for (const [name, button] of Object.entries(this.tabs))
+      setAttr(button, 'aria-selected', String(name === view));
+    // On a wide screen the chat is always there; "chat" then means the list beside it.
+    this.list.el.hidden = view === 'graph';
+    this.graph.el.hidden = view !== 'graph';
+    this.graph.setVisible(view === 'graph');
+    if (view === 'chat') this.chatPanel.focus();
+  }
+
+  private send(text: string): void {
+    this.session.chat.append({ role: 'user', text });
+    this.chatPanel.setBusy(`${this.agentName()} is working…`);
+    void this.agent.respond().finally(() => this.chatPanel.setBusy(null));
+  }
+
+  private undo(): void {
+    if (!this.session.plan.undo()) this.notify('Nothing of yours to undo.');
+  }
+
+  private redo(): void {
+    if (!this.session.plan.redo()) this.notify('Nothing to redo.');
+  }
+
+  private renderUndo(): void {
+    this.undoButton.disabled = !this.session.plan.canUndo();
+    this.redoButton.disabled = !this.session.plan.canRedo();
+  }
+
+  private onKey(event: KeyboardEvent): void {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
+    const key = event.key.toLowerCase();
+    const target = event.target as HTMLElement;
+    // Text fields other than task titles keep their own undo.
+    const ownUndo =
+      (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) &&
+      !target.classList.contains('task-title');
+    if (ownUndo) return;
+    if (key === 'z' && !event.shiftKey) {
+      event.preventDefault();
+      this.undo();
+    } else if ((key === 'z' && event.shiftKey) || key === 'y') {
+      event.preventDefault();
+      this.redo();
+    }
+  }
+
+  private agentName(): string {
+    return `Planner for ${this.session.identity.name}`;
+  }
+
+  private nameOf(actor: string): string {
+    const identity = this.session.identity;
+    if (actor === userActor(identity)) return identity.name;
+    if (actor === agentActor(identity)) return this.agentName();
+    const known = this.names.get(actor);
+    if (known) return known;
+    if (actor === 'system' || actor === 'wake' || actor === 'auto_close') return actor;
+    return actor.replace(/^(user|agent):/, '');
+  }
+
+  private setPresence(change: { activeTask?: string | null }): void {
+    const identity = this.session.identity;
+    const current = (this.session.awareness.getLocalState()?.['presence'] ?? {}) as {
+      activeTask?: string | null;
+    };
+    this.session.setAwareness('presence', {
+      id: userActor(identity),
+      name: identity.name,
+      kind: 'human',
+      activeTask: change.activeTask !== undefined ? change.activeTask : (current.activeTask ?? null),
+    });
+  }
+
+  private publishAgent(): void {
+    this.session.setAwareness('agent', {
+      id: agentActor(this.session.identity),
+      name: this.agentName(),
+      kind: 'agent',
+      activeTask: this.agentTask,
+    });
+  }
+
+  private renderPresence(): void {
+    const people = participants(this.session.awareness);
+    for (const p of people) this.names.set(p.id, p.name);
+    const me = userActor(this.session.identity);
+    this.presenceBar.render(people, me);
+    this.list.setPresence(tagsByTask(people, me));
+  }
+
+  private applySettings(name: string, model: ModelChoice): void {
+    const identity = this.session.identity;
+    identity.name = name;
+    saveIdentity(identity);
+    this.setPresence({});
+    this.publishAgent();
+    this.modelChoice = model;
+    saveModelChoice(model);
+    this.agent.model = buildModel(model, this.server, this.session.plan, this.session.planId);
+    this.renderModelLabel();
+    this.notify('Settings saved.');
+  }
+
+  private renderModelLabel(): void {
+    const label = this.agent.model.label;
+    setText(this.modelLabel, label);
+    this.modelLabel.classList.toggle('is-offline', label === OFFLINE_LABEL);
+  }
+
+  private notify(message: string, action?: { label: string; run: () => void }): void {
+    clearTimeout(this.toastTimer);
+    replace(
+      this.toast,
+      h('span', { text: message }),
+      action
+        ? h('button', {
+            text: action.label,
+            attrs: { type: 'button' },
+            on: {
+              click: () => {
+                action.run();
+                this.toast.hidden = true;
+              },
+            },
+          })
+        : null,
+    );
+    this.toast.hidden = false;
+    this.toastTimer = window.setTimeout(() => {
+      this.toast.hidden = true;
+    }, 6000);
+  }
+}
+
+const LABELS: Record<string, string> = {
+  connecting: 'Connecting…',
+  offline: 'Offline — saved in this browser',
+  syncing: 'Syncing…',
+  saved: 'All changes saved on the server',
+  refused: 'Not syncing',
+};

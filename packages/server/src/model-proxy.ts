@@ -1,0 +1,110 @@
+// A model for browsers that have none: GET /api/model says whether the server has one configured (and which),
+// POST /api/model/chat/completions forwards an OpenAI-compatible request to it with the server's key, so the
+// key never reaches a browser. Configured from the environment: CAIRN_MODEL_BASE_URL, CAIRN_MODEL,
+// CAIRN_MODEL_API_KEY.
+import type { IncomingMessage } from 'node:http';
+import { CairnError } from '@cairn/core';
+import { type Handler, type Router, readJson, sendJson } from './http/router.js';
+
+export interface ModelProxyOptions {
+  /** The upstream's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended). */
+  baseUrl?: string | null;
+  /** The model every request uses (a browser's choice is replaced, so the server decides what it pays for). */
+  model?: string | null;
+  apiKey?: string | null;
+  /** Shown in the demo's model picker. Default: the model name. */
+  label?: string | null;
+  /** Refuses a request (throws a CairnError) before it is forwarded, e.g. without a valid token. */
+  authorize?: (req: IncomingMessage) => Promise<void> | void;
+  /** Largest request body forwarded. Default 512 KiB. */
+  maxBodyBytes?: number;
+  /** Upstream deadline. Default 60 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export function modelProxyFromEnv(env: Record<string, string | undefined>): ModelProxyOptions {
+  return {
+    baseUrl: env.CAIRN_MODEL_BASE_URL?.trim() || null,
+    model: env.CAIRN_MODEL?.trim() || null,
+    apiKey: env.CAIRN_MODEL_API_KEY?.trim() || null,
+    label: env.CAIRN_MODEL_LABEL?.trim() || null,
+  };
+}
+
+/** The GET handler: `{ available, model?, label? }`; never the key or the upstream URL. */
+export function modelConfigHandler(options: ModelProxyOptions): Handler {
+  return ({ res }) => {
+    const available = Boolean(options.baseUrl && options.model);
+    sendJson(
+      res,
+      200,
+      available ? { available, model: options.model, label: options.label ?? options.model } : { available },
+    );
+  };
+}
+
+/** The POST handler: the body is an OpenAI chat-completions request; the answer is the upstream's, as is. */
+export function modelProxyHandler(options: ModelProxyOptions): Handler {
+  const doFetch = options.fetch ?? fetch;
+  return async ({ req, res }) => {
+    if (!options.baseUrl || !options.model) {
+      throw new CairnError(
+        'not_found',
+        'This server has no model configured: set CAIRN_MODEL_BASE_URL and CAIRN_MODEL (and CAIRN_MODEL_API_KEY).',
+      );
+    }
+    await options.authorize?.(req);
+    const body = await readJson(req, options.maxBodyBytes ?? 512 * 1024);
+    if (
+      typeof body !== 'object' ||
+      body === null ||
+      Array.isArray(body) ||
+      !Array.isArray((body as { messages?: unknown }).messages)
+    ) {
+      throw new CairnError(
+        'invalid_argument',
+        'The body must be a chat-completions request: { messages: [...], tools?: [...] }.',
+        {
+          field: 'messages',
+        },
+      );
+    }
+    // No streaming through the proxy (the demo does not ask for it), and the server's model, whatever was asked.
+    const forwarded = { ...(body as Record<string, unknown>), model: options.model, stream: false };
+    const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    let upstream: Response;
+    try {
+      upstream = await doFetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+        },
+        body: JSON.stringify(forwarded),
+        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      });
+    } catch (error) {
+      throw new CairnError(
+        'internal',
+        `The model endpoint could not be reached: ${(error as Error).message}`,
+        {
+          status: 502,
+        },
+      );
+    }
+    const text = await upstream.text();
+    res.writeHead(upstream.status, {
+      'content-type': upstream.headers.get('content-type') ?? 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      'cache-control': 'no-store',
+    });
+    res.end(text);
+  };
+}
+
+/** Mounts both endpoints: `registerModelRoutes(server.router, modelProxyFromEnv(process.env))`. */
+export function registerModelRoutes(router: Router, options: ModelProxyOptions): void {
+  router.get('/api/model', modelConfigHandler(options));
+  router.add('POST', '/api/model/chat/completions', modelProxyHandler(options));
+}
