@@ -107,7 +107,18 @@ export function encodeCairnError(reqId: number, code: string, message: string): 
  * sub-type (the caller treats both as a bad message).
  */
 export function decodeCairnMessage(decoder: decoding.Decoder): CairnWireMessage {
-  const type = decoding.readVarUint(decoder);
+  return decodeCairnBody(decoding.readVarUint(decoder), decoder);
+}
+
+/** True for the sub-types of the write acknowledgement (0 to 2); others belong to extensions (e.g. claims). */
+export function isAckMessageType(type: number): boolean {
+  return (
+    type === CairnMessageType.AckRequest || type === CairnMessageType.Ack || type === CairnMessageType.Error
+  );
+}
+
+/** Like `decodeCairnMessage`, the sub-type already read. */
+export function decodeCairnBody(type: number, decoder: decoding.Decoder): CairnWireMessage {
   const reqId = decoding.readVarUint(decoder);
   switch (type) {
     case CairnMessageType.AckRequest:

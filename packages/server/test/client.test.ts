@@ -1,6 +1,7 @@
 // @cairn/core/websocket against the real server: reconnects after a restart, token refresh, acknowledgement
 // timeouts and destroy, status events, and the guarantee that a stock client never sees Cairn's messages.
-import { connectPlan } from '@cairn/core/websocket';
+import { CloseCode, connectPlan } from '@cairn/core/websocket';
+import * as decoding from 'lib0/decoding';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
@@ -111,5 +112,41 @@ describe('connectPlan', () => {
     const client = rawClient(url, 'quiet');
     const keepAlive = await client.next((m) => m.length === 3 && m[0] === 1 && m[1] === 1 && m[2] === 0);
     expect([...keepAlive]).toEqual([1, 1, 0]);
+  });
+
+  it('routes extension sub-types of message 100 between hub and client, in socket order', async () => {
+    const { url, server } = await startServer();
+    server.hub.handleCairnMessages([50], (room, conn, _subType, decoder) => {
+      const n = decoding.readVarUint(decoder);
+      // Answered from the room's doc: the edit sent before this message on the socket is already applied.
+      conn.send(Uint8Array.of(100, 51, n, room.doc.getMap('tasks').size));
+    });
+    expect(() => server.hub.handleCairnMessages([1], () => undefined)).toThrow(/reserved/);
+    const doc = new Y.Doc();
+    const conn = cairnClient(url, 'ext', doc);
+    const replies: number[][] = [];
+    const got = new Promise<void>((resolve) =>
+      conn.onCairnMessage(51, (decoder) => {
+        replies.push([decoding.readVarUint(decoder), decoding.readVarUint(decoder)]);
+        resolve();
+      }),
+    );
+    await conn.whenSynced();
+    doc.getMap('tasks').set('t1', 1);
+    expect(conn.send(Uint8Array.of(100, 50, 7))).toBe(true);
+    await got;
+    expect(replies).toEqual([[7, 1]]);
+
+    const truncated = rawClient(url, 'ext');
+    await truncated.opened;
+    truncated.send([100, 50]);
+    expect((await truncated.closed).code).toBe(CloseCode.BadMessage);
+    const unknown = rawClient(url, 'ext');
+    await unknown.opened;
+    unknown.send([100, 60, 1]);
+    expect(await unknown.closed).toEqual({
+      code: 4400,
+      reason: expect.stringMatching(/unknown Cairn message type 60/),
+    });
   });
 });

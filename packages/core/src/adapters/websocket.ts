@@ -12,8 +12,10 @@ import { CairnError, ERROR_CODES, type ErrorCode } from '../errors.js';
 import {
   AUTH_PERMISSION_DENIED,
   CloseCode,
-  decodeCairnMessage,
+  decodeCairnBody,
+  type decodeCairnMessage,
   encodeAckRequest,
+  isAckMessageType,
   MessageType,
   SUBPROTOCOL,
   SYNC_PATH_PREFIX,
@@ -100,6 +102,16 @@ export interface PlanConnection {
   /** Other clients' presence, by awareness client id. */
   peers(): Map<number, Presence>;
   on<E extends keyof PlanConnectionEvents>(event: E, listener: PlanConnectionEvents[E]): () => void;
+  /**
+   * Receives Cairn messages (type 100) of an extension's sub-type (3 and up, e.g. claims), the sub-type already
+   * read. Returns an unsubscribe function.
+   */
+  onCairnMessage(subType: number, handler: (decoder: decoding.Decoder) => void): () => void;
+  /**
+   * Sends a raw message if the socket is open and synced (so it follows this client's sync step 2); false if not
+   * (wait for the `synced` event and send again).
+   */
+  send(message: Uint8Array): boolean;
   connect(): void;
   disconnect(): void;
   /** Disconnects (telling peers this client left) and rejects pending waits. The doc is left alone. */
@@ -133,6 +145,7 @@ class Connection implements PlanConnection {
   private readonly listeners = new Map<keyof PlanConnectionEvents, Set<(...args: unknown[]) => void>>();
   private readonly waiters = new Set<AckWaiter>();
   private readonly syncWaiters = new Set<(error?: CairnError) => void>();
+  private readonly extensions = new Map<number, (decoder: decoding.Decoder) => void>();
   private readonly requests = new Map<number, Set<AckWaiter>>();
   private nextReqId = 1;
   private destroyed = false;
@@ -179,7 +192,7 @@ class Connection implements PlanConnection {
         },
       },
     );
-    this.provider.messageHandlers[MessageType.Cairn] = (_encoder, decoder) => this.onCairnMessage(decoder);
+    this.provider.messageHandlers[MessageType.Cairn] = (_encoder, decoder) => this.receiveCairn(decoder);
     this.provider.messageHandlers[MessageType.Auth] = (_encoder, decoder) => this.onAuthMessage(decoder);
     this.provider.on('status', ({ status }) => this.setStatus(status));
     this.provider.on('sync', (synced) => {
@@ -356,10 +369,35 @@ class Connection implements PlanConnection {
     ws.send(encodeAckRequest(reqId));
   }
 
-  private onCairnMessage(decoder: decoding.Decoder): void {
+  onCairnMessage(subType: number, handler: (decoder: decoding.Decoder) => void): () => void {
+    if (isAckMessageType(subType)) {
+      throw new CairnError('invalid_argument', `Cairn message sub-types 0 to 2 are the acknowledgement's.`, {
+        subType,
+      });
+    }
+    this.extensions.set(subType, handler);
+    return () => {
+      if (this.extensions.get(subType) === handler) this.extensions.delete(subType);
+    };
+  }
+
+  send(message: Uint8Array): boolean {
+    const ws = this.provider.ws;
+    if (!this.provider.synced || !ws || ws.readyState !== ws.OPEN) return false;
+    ws.send(message);
+    return true;
+  }
+
+  private receiveCairn(decoder: decoding.Decoder): void {
     let message: ReturnType<typeof decodeCairnMessage>;
     try {
-      message = decodeCairnMessage(decoder);
+      const subType = decoding.readVarUint(decoder);
+      const extension = this.extensions.get(subType);
+      if (extension) {
+        extension(decoder);
+        return;
+      }
+      message = decodeCairnBody(subType, decoder);
     } catch (error) {
       this.emit(
         'error',

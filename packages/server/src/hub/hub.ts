@@ -10,7 +10,7 @@ import { CloseCode, encodeKeepAlive } from '../wire.js';
 import { Connection, type HubConnection, type HubSocket } from './connection.js';
 import { type Limits, resolveLimits } from './limits.js';
 import { createHubMetrics, type HubMetrics } from './metrics.js';
-import { Room, type RoomContext } from './room.js';
+import { type CairnMessageHandler, Room, type RoomContext } from './room.js';
 
 export interface HubOptions {
   store: PlanStore;
@@ -61,6 +61,7 @@ export class SyncHub {
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly connections = new Set<Connection>();
   private readonly roomContext: RoomContext;
+  private readonly cairnHandlers = new Map<number, CairnMessageHandler>();
   private readonly keepAlive: ReturnType<typeof setInterval> | null;
   private readonly unsubscribeStore: () => void;
   private closing: Promise<void> | null = null;
@@ -78,6 +79,7 @@ export class SyncHub {
       store: () => this.store.metrics(),
     });
     this.roomContext = {
+      cairnHandlers: this.cairnHandlers,
       store: this.store,
       limits: this.limits,
       metrics: this.metrics,
@@ -110,6 +112,32 @@ export class SyncHub {
   /** Whether a plan is loaded in memory now. */
   isLoaded(planId: string): boolean {
     return this.rooms.get(planId)?.state === 'ready';
+  }
+
+  /** The plan's room if it is loaded and ready (for extensions: its doc, awareness and connections). */
+  loadedRoom(planId: string): Room | undefined {
+    const room = this.rooms.get(planId);
+    return room?.state === 'ready' ? room : undefined;
+  }
+
+  /** Resolves once every edit of a loaded plan so far is durably stored. */
+  flush(planId: string): Promise<void> {
+    return this.timed('flush', () => this.store.flush(planId));
+  }
+
+  /**
+   * Routes Cairn messages (type 100) of these sub-types to `handler`. Sub-types 0 to 2 are the acknowledgement's;
+   * an unrouted sub-type closes the connection with 4400.
+   */
+  handleCairnMessages(subTypes: readonly number[], handler: CairnMessageHandler): void {
+    for (const subType of subTypes) {
+      if (subType <= 2 || this.cairnHandlers.has(subType)) {
+        throw new CairnError('invalid_argument', `Cairn message sub-type ${subType} is reserved or taken.`, {
+          subType,
+        });
+      }
+    }
+    for (const subType of subTypes) this.cairnHandlers.set(subType, handler);
   }
 
   /** Throws CairnError `invalid_argument` for an id no plan can have. */

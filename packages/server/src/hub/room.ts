@@ -12,9 +12,10 @@ import type { PlanStore } from '../store/store.js';
 import {
   AUTH_PERMISSION_DENIED,
   CloseCode,
-  decodeCairnMessage,
+  decodeCairnBody,
   encodeAck,
   encodeCairnError,
+  isAckMessageType,
   MessageType,
   SyncMessageType,
 } from '../wire.js';
@@ -27,7 +28,21 @@ import { changesDoc, type DecodedUpdate } from './updates.js';
 /** Origin of the transaction that applies stored updates: never stored again, never relayed. */
 export const LOAD_ORIGIN = Symbol('cairn:load');
 
+/**
+ * Handles a Cairn message of an extension's sub-type (3 and up; claims use 3 to 7), its sub-type already read.
+ * Called in the socket's message order once the plan has loaded. Reply with `conn.send`. Throw for bad input
+ * (the connection is closed with 4400).
+ */
+export type CairnMessageHandler = (
+  room: Room,
+  conn: Connection,
+  subType: number,
+  decoder: decoding.Decoder,
+) => void;
+
 export interface RoomContext {
+  /** Extensions' Cairn message handlers, by sub-type. */
+  cairnHandlers: ReadonlyMap<number, CairnMessageHandler>;
   store: PlanStore;
   limits: Limits;
   metrics: HubMetrics;
@@ -189,13 +204,36 @@ export class Room {
       case MessageType.Auth:
         return; // only the server sends these
       case MessageType.Cairn: {
-        const message = read('Cairn message', () => decodeCairnMessage(decoder));
-        if (message.type !== 'ack-request') throw new BadMessage(`a client does not send "${message.type}"`);
-        this.acknowledge(conn, message.reqId);
+        const subType = read('Cairn message type', () => decoding.readVarUint(decoder));
+        if (isAckMessageType(subType)) {
+          const message = read('Cairn message', () => decodeCairnBody(subType, decoder));
+          if (message.type !== 'ack-request')
+            throw new BadMessage(`a client does not send "${message.type}"`);
+          this.acknowledge(conn, message.reqId);
+          return;
+        }
+        const extension = this.ctx.cairnHandlers.get(subType);
+        if (!extension) throw new BadMessage(`unknown Cairn message type ${subType}`);
+        this.runExtension(extension, conn, subType, decoder);
         return;
       }
       default:
         throw new BadMessage(`unknown message type ${type}`);
+    }
+  }
+
+  // An extension's own input errors (a lib0 decoding error, an invalid_argument) are the client's fault: 4400.
+  private runExtension(
+    handler: CairnMessageHandler,
+    conn: Connection,
+    subType: number,
+    decoder: decoding.Decoder,
+  ) {
+    try {
+      handler(this, conn, subType, decoder);
+    } catch (error) {
+      if (error instanceof CairnError && error.code !== 'invalid_argument') throw error;
+      throw new BadMessage(`Cairn message type ${subType}: ${describeError(error)}`);
     }
   }
 
