@@ -9,6 +9,8 @@
 
 export type { Authenticator, Grant, Role, TokenClaims } from './auth.js';
 export { createAuthenticator, MIN_SECRET_BYTES, planMatches, ROLES, roleAllows, signToken } from './auth.js';
+export type { ClaimHost, ClaimOptions, Lease } from './claims.js';
+export { actorsOfSubject, ClaimArbiterService, installClaims, mayActAs } from './claims.js';
 export type { Handler, RequestContext } from './http/router.js';
 export { bearerToken, Router, readJson, STATUS_BY_CODE, sendError, sendJson } from './http/router.js';
 export { authorizeRequest, registerCoreRoutes } from './http/routes.js';

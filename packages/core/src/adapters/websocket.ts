@@ -9,6 +9,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import * as z from 'zod';
 import { CairnError, ERROR_CODES, type ErrorCode } from '../errors.js';
+import type { Plan } from '../plan.js';
 import {
   AUTH_PERMISSION_DENIED,
   CloseCode,
@@ -21,8 +22,11 @@ import {
   SYNC_PATH_PREFIX,
   TOKEN_SUBPROTOCOL_PREFIX,
 } from '../protocol.js';
+import { attachClaims } from './claims-client.js';
 
+export * from '../claims-protocol.js';
 export * from '../protocol.js';
+export { attachClaims, type ClaimClientOptions } from './claims-client.js';
 
 /** Who is here: kept in awareness (never in the doc) under the `presence` field of each client's state. */
 export interface Presence {
@@ -67,6 +71,11 @@ export interface ConnectPlanOptions {
   reconnectJitterMs?: number;
   /** Cap of y-websocket's exponential backoff. Default 2500 ms. */
   maxBackoffMs?: number;
+  /**
+   * A Plan on `doc` whose claims the server decides (`attachClaims`): exclusive while connected, tentative
+   * while not. Plans made later on the same doc can be attached with `attachClaims(plan, connection)`.
+   */
+  plan?: Plan;
 }
 
 export interface PlanConnectionEvents {
@@ -150,6 +159,8 @@ class Connection implements PlanConnection {
   private nextReqId = 1;
   private destroyed = false;
   private readonly ownsAwareness: boolean;
+  /** Undoes what was attached at construction (the plan's claims). */
+  private readonly offs: Array<() => void> = [];
 
   constructor(doc: Y.Doc, options: ConnectPlanOptions) {
     this.doc = doc;
@@ -194,7 +205,13 @@ class Connection implements PlanConnection {
     );
     this.provider.messageHandlers[MessageType.Cairn] = (_encoder, decoder) => this.receiveCairn(decoder);
     this.provider.messageHandlers[MessageType.Auth] = (_encoder, decoder) => this.onAuthMessage(decoder);
-    this.provider.on('status', ({ status }) => this.setStatus(status));
+    this.provider.on('status', ({ status }) => {
+      // The server dropped our presence when the last socket closed, keeping its clock; y-websocket resends it
+      // with that same clock, which the server ignores until the next renewal (15 s). A new clock is heard now.
+      const state = this.awareness.getLocalState();
+      if (status === 'connected' && state !== null) this.awareness.setLocalState(state);
+      this.setStatus(status);
+    });
     this.provider.on('sync', (synced) => {
       this.emit('synced', synced);
       if (synced) this.sendAckRequests();
@@ -211,6 +228,7 @@ class Connection implements PlanConnection {
       for (const waiter of [...this.waiters]) waiter.reject(error);
     });
     this.awareness.on('change', this.onAwarenessChange);
+    if (options.plan) this.offs.push(attachClaims(options.plan, this));
     if (options.connect ?? true) this.connect();
   }
 
@@ -327,6 +345,7 @@ class Connection implements PlanConnection {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    for (const off of this.offs.splice(0)) off();
     this.awareness.off('change', this.onAwarenessChange);
     this.provider.destroy(); // disconnects, sending a "left" awareness update first
     if (this.ownsAwareness) this.awareness.destroy();

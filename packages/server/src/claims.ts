@@ -1,0 +1,450 @@
+// The claim arbiter on the server: decides claim messages on the plan's authoritative doc in arrival order (so K
+// racing agents get exactly one winner, and every replica receives that write by normal sync), and keeps leases:
+// a claim lapses when its holder has been gone from the plan's awareness, or has not renewed it, for too long.
+import {
+  ActorSchema,
+  CairnError,
+  type ClaimResult,
+  createPlan,
+  isOpenStatus,
+  type Plan,
+  toCairnError,
+} from '@cairn/core';
+import {
+  CLAIM_REQUEST_TYPES,
+  type ClaimReply,
+  type ClaimRequest,
+  decodeClaimRequestBody,
+  encodeClaimReply,
+} from '@cairn/core/websocket';
+import type * as Y from 'yjs';
+import type { SyncHub } from './hub/hub.js';
+import { describeError, type Logger, silentLogger } from './log.js';
+
+export interface ClaimOptions {
+  /**
+   * A claim lapses once its holder has been absent from the plan's awareness (no connection in the plan speaks
+   * for it) this long. Default 60 s; 0 turns it off.
+   */
+  absentMs?: number;
+  /** A claim lapses when its holder has not renewed it (claimed the task again) for this long. Default 0: off. */
+  renewMs?: number;
+  /** How often leases are checked. Default: a quarter of the shorter lease time, from 50 ms to 5 s. */
+  sweepMs?: number;
+  /** Clock in ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The parts of a loaded room the arbiter reads (hub/room.ts). */
+export interface ClaimRoom {
+  readonly planId: string;
+  readonly doc: Y.Doc;
+  readonly awareness: { getStates(): Map<number, Record<string, unknown>> };
+  readonly conns: Iterable<ClaimConnection>;
+}
+
+/** The parts of a connection the arbiter reads (hub/connection.ts). */
+export interface ClaimConnection {
+  readonly grant: { sub: string };
+  /** The connection's own actor (`user:<sub>`, or the sub when it already names one). */
+  readonly actor: string;
+  readonly canWrite: boolean;
+  readonly isOpen: boolean;
+  readonly awarenessClients: ReadonlySet<number>;
+  send(data: Uint8Array): void;
+}
+
+/** What the hub gives the arbiter. */
+export interface ClaimHost {
+  /** True when the server has no auth: a request's actor is then taken as given. */
+  readonly open: boolean;
+  /** The plan's room if it is loaded and ready. */
+  room(planId: string): ClaimRoom | undefined;
+  /** Loads a plan for a server-side write (a lease lapsing while nobody is connected). */
+  openPlan(planId: string): Promise<{ doc: Y.Doc; flush(): Promise<void>; release(): void }>;
+  /** Resolves once every edit of the plan so far is durably stored. */
+  flush(planId: string): Promise<void>;
+  logger: Logger;
+}
+
+/** One claim the arbiter granted and watches. */
+export interface Lease {
+  taskId: string;
+  holder: string;
+  /** When it was granted or last renewed (ms). */
+  renewedAt: number;
+  /** Since when the holder has been absent from the plan's awareness (ms), or null while present. */
+  absentSince: number | null;
+}
+
+/** Claim requests one connection may have awaiting the store. */
+const MAX_PENDING = 64;
+/** How long a decided request is remembered for a resend with the same nonce (after a reconnect). */
+const NONCE_TTL_MS = 10 * 60_000;
+const MAX_NONCES = 10_000;
+
+type Decision = Omit<ClaimReply, 'reqId'>;
+
+interface PlanClaims {
+  leases: Map<string, { holder: string; renewedAt: number }>;
+  absentSince: Map<string, number>;
+  /** Decisions by actor + nonce, so a resent request is answered, not applied again. */
+  decided: Map<string, { at: number; decision: Promise<Decision> }>;
+}
+
+export class ClaimArbiterService {
+  readonly absentMs: number;
+  readonly renewMs: number;
+  private readonly now: () => number;
+  private readonly plans = new Map<string, PlanClaims>();
+  /** One Plan per authoritative doc; its own writes (a lapsed lease) are attributed to `lease`. */
+  private readonly views = new WeakMap<Y.Doc, Plan>();
+  /** Actors each connection claimed for: in open mode they are what its awareness stands for. */
+  private readonly speaksFor = new WeakMap<ClaimConnection, Set<string>>();
+  private readonly pending = new WeakMap<ClaimConnection, number>();
+  private readonly timer: ReturnType<typeof setInterval> | null;
+  private sweeping: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly host: ClaimHost,
+    options: ClaimOptions = {},
+  ) {
+    this.absentMs = nonNegative(options.absentMs ?? 60_000, 'absentMs');
+    this.renewMs = nonNegative(options.renewMs ?? 0, 'renewMs');
+    this.now = options.now ?? Date.now;
+    const shortest = Math.min(...[this.absentMs, this.renewMs].filter((ms) => ms > 0));
+    const sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
+    this.timer = Number.isFinite(shortest) ? setInterval(() => void this.sweep(), sweepMs) : null;
+    this.timer?.unref?.();
+  }
+
+  /**
+   * Decides one request from `conn` on `room`'s doc, now (so requests are decided in arrival order), and
+   * replies once the write is durably stored.
+   */
+  handle(room: ClaimRoom, conn: ClaimConnection, request: ClaimRequest): void {
+    const reply = (decision: Decision) => conn.send(encodeClaimReply({ reqId: request.reqId, ...decision }));
+    const pending = this.pending.get(conn) ?? 0;
+    if (pending >= MAX_PENDING) {
+      reply(refusal(new CairnError('limit', `More than ${MAX_PENDING} claim requests pending.`)));
+      return;
+    }
+    this.pending.set(conn, pending + 1);
+    void this.decide(room, conn, request)
+      .then(reply)
+      .finally(() => this.pending.set(conn, (this.pending.get(conn) ?? 1) - 1));
+  }
+
+  /** The leases of a plan now (for tests and the HTTP API). */
+  leases(planId: string): Lease[] {
+    const claims = this.plans.get(planId);
+    if (!claims) return [];
+    return [...claims.leases].map(([taskId, { holder, renewedAt }]) => ({
+      taskId,
+      holder,
+      renewedAt,
+      absentSince: claims.absentSince.get(holder) ?? null,
+    }));
+  }
+
+  /** Checks every lease once: frees the tasks of holders gone too long. Runs on a timer; callable by tests. */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce().finally(() => {
+      this.sweeping = null;
+    });
+    return this.sweeping;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private decide(room: ClaimRoom, conn: ClaimConnection, request: ClaimRequest): Promise<Decision> {
+    let actor: string;
+    try {
+      actor = this.actorOf(conn, request.actor);
+    } catch (error) {
+      return Promise.resolve(refusal(error));
+    }
+    const claims = this.claimsOf(room.planId);
+    const key = request.nonce ? `${actor}\n${request.nonce}` : null;
+    const seen = key ? claims.decided.get(key) : undefined;
+    if (seen) return seen.decision;
+
+    const speaks = this.speaksFor.get(conn) ?? new Set<string>();
+    this.speaksFor.set(conn, speaks.add(actor));
+    let result: ClaimResult;
+    try {
+      result = this.apply(room.doc, claims, actor, request);
+    } catch (error) {
+      return Promise.resolve(refusal(error));
+    }
+    const decided: Decision = {
+      outcome: result.outcome === 'tentative' ? 'won' : result.outcome,
+      taskId: result.taskId,
+      holder: result.holder,
+      message: result.message,
+      code: '',
+    };
+    const decision = this.host.flush(room.planId).then(
+      () => decided,
+      (error: unknown) =>
+        refusal(
+          new CairnError(
+            'storage',
+            `${result.message} But the server could not store it: ${describeError(error)}`,
+          ),
+        ),
+    );
+    if (key) this.remember(claims, key, decision);
+    return decision;
+  }
+
+  /** Applies the claim rule of the Plan API on the authoritative doc, attributed to the claimer. */
+  private apply(doc: Y.Doc, claims: PlanClaims, actor: string, request: ClaimRequest): ClaimResult {
+    const plan = this.viewOf(doc);
+    const taskId = request.taskId ?? '';
+    switch (request.op) {
+      case 'claim':
+      case 'claim_next': {
+        const result =
+          request.op === 'claim'
+            ? plan.decideClaim(taskId, actor, true)
+            : plan.decideClaimNext(actor, request.filter ?? {}, true);
+        if (result.outcome === 'won' && result.taskId) {
+          claims.leases.set(result.taskId, { holder: actor, renewedAt: this.now() });
+        }
+        return result;
+      }
+      case 'release': {
+        const result = plan.decideRelease(taskId, actor, true);
+        claims.leases.delete(taskId);
+        return result;
+      }
+      case 'hand_off': {
+        const parsed = ActorSchema.safeParse(request.to);
+        if (!parsed.success || !/^(agent|user):/.test(parsed.data)) {
+          throw new CairnError(
+            'invalid_argument',
+            `Hand off to "agent:<name>" or "user:<name>", not ${JSON.stringify(request.to)}.`,
+            { field: 'to' },
+          );
+        }
+        const result = plan.decideHandOff(taskId, actor, parsed.data, true);
+        claims.leases.set(taskId, { holder: parsed.data, renewedAt: this.now() });
+        return result;
+      }
+    }
+  }
+
+  /**
+   * Who a request speaks for. Without auth, whoever it names; with auth, only actors of the token's subject
+   * (`agent:<sub>`, `user:<sub>`, or an agent it runs, `agent:<sub>/<name>`): a client cannot claim for another.
+   */
+  private actorOf(conn: ClaimConnection, requested: string): string {
+    if (!conn.canWrite) {
+      throw new CairnError(
+        'forbidden',
+        'This connection is read-only: it cannot claim, release or hand off.',
+      );
+    }
+    if (requested === '') return conn.actor;
+    const parsed = ActorSchema.safeParse(requested);
+    if (!parsed.success || !/^(agent|user):/.test(requested)) {
+      throw new CairnError(
+        'invalid_argument',
+        `A claim is made by "agent:<name>" or "user:<name>", not ${JSON.stringify(requested)}.`,
+        { field: 'actor' },
+      );
+    }
+    if (this.host.open || mayActAs(conn.grant.sub, requested)) return requested;
+    const own = actorsOfSubject(conn.grant.sub);
+    throw new CairnError(
+      'forbidden',
+      `This token's subject is "${conn.grant.sub}": it claims as ${own.join(' or ')} (or ${own[0]}/<name>), not ${requested}.`,
+      { valid: own },
+    );
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const now = this.now();
+    for (const [planId, claims] of [...this.plans]) {
+      if (this.closed) return;
+      const room = this.host.room(planId);
+      if (room) this.dropStale(room.doc, claims);
+      const present = room ? this.presentActors(room) : new Set<string>();
+      const holders = new Set([...claims.leases.values()].map((l) => l.holder));
+      for (const actor of [...claims.absentSince.keys()])
+        if (!holders.has(actor)) claims.absentSince.delete(actor);
+      for (const holder of holders) {
+        if (present.has(holder)) claims.absentSince.delete(holder);
+        else if (!claims.absentSince.has(holder)) claims.absentSince.set(holder, now);
+      }
+      const lapsed = [...claims.leases].filter(([, lease]) => {
+        const gone = claims.absentSince.get(lease.holder);
+        return (
+          (this.absentMs > 0 && gone !== undefined && now - gone >= this.absentMs) ||
+          (this.renewMs > 0 && now - lease.renewedAt >= this.renewMs)
+        );
+      });
+      this.forget(claims, now);
+      if (lapsed.length > 0) await this.lapse(planId, room, claims, lapsed);
+      if (claims.leases.size === 0 && claims.decided.size === 0) this.plans.delete(planId);
+    }
+  }
+
+  /** Frees the tasks of lapsed leases, attributed to `lease`, on the loaded doc or after loading the plan. */
+  private async lapse(
+    planId: string,
+    room: ClaimRoom | undefined,
+    claims: PlanClaims,
+    lapsed: Array<[string, { holder: string; renewedAt: number }]>,
+  ): Promise<void> {
+    let handle: Awaited<ReturnType<ClaimHost['openPlan']>> | null = null;
+    try {
+      let doc = room?.doc;
+      if (!doc) {
+        handle = await this.host.openPlan(planId);
+        doc = handle.doc;
+      }
+      const plan = this.viewOf(doc);
+      for (const [taskId, lease] of lapsed) {
+        if (claims.leases.get(taskId) !== lease) continue; // renewed or handed on meanwhile
+        claims.leases.delete(taskId);
+        const task = plan.get(taskId);
+        if (!task || !isOpenStatus(task.status) || task.assignee !== lease.holder) continue;
+        plan.update(taskId, {
+          assignee: null,
+          ...(task.status === 'in_progress' ? { status: 'pending' } : {}),
+        });
+        this.host.logger.info('claim lapsed', { plan: planId, task: taskId, holder: lease.holder });
+      }
+      await (handle ? handle.flush() : this.host.flush(planId));
+    } catch (error) {
+      this.host.logger.error('could not free lapsed claims', { plan: planId, error: describeError(error) });
+    } finally {
+      handle?.release();
+    }
+  }
+
+  /** Leases whose task was closed, removed or reassigned by a plain edit are no longer watched. */
+  private dropStale(doc: Y.Doc, claims: PlanClaims): void {
+    const plan = this.viewOf(doc);
+    for (const [taskId, lease] of [...claims.leases]) {
+      const task = plan.get(taskId);
+      if (!task || !isOpenStatus(task.status) || task.assignee !== lease.holder) claims.leases.delete(taskId);
+    }
+  }
+
+  /**
+   * Actors some open connection of the room speaks for while it has a presence in awareness: those it claimed
+   * for and those its awareness states name; with auth, only those its token's subject may act as.
+   */
+  private presentActors(room: ClaimRoom): Set<string> {
+    const states = room.awareness.getStates();
+    const present = new Set<string>();
+    for (const conn of room.conns) {
+      if (!conn.isOpen) continue;
+      const live = [...conn.awarenessClients].map((id) => states.get(id)).filter((s) => s != null);
+      if (live.length === 0) continue;
+      const named = [conn.actor, ...(this.speaksFor.get(conn) ?? []), ...live.flatMap(statedActors)];
+      for (const actor of named) {
+        if (this.host.open || mayActAs(conn.grant.sub, actor)) present.add(actor);
+      }
+    }
+    return present;
+  }
+
+  private remember(claims: PlanClaims, key: string, decision: Promise<Decision>): void {
+    claims.decided.set(key, { at: this.now(), decision });
+    if (claims.decided.size > MAX_NONCES) {
+      const oldest = claims.decided.keys().next().value;
+      if (oldest !== undefined) claims.decided.delete(oldest);
+    }
+  }
+
+  private forget(claims: PlanClaims, now: number): void {
+    for (const [key, { at }] of claims.decided) {
+      if (now - at < NONCE_TTL_MS) break; // in insertion order, so the rest are younger
+      claims.decided.delete(key);
+    }
+  }
+
+  private claimsOf(planId: string): PlanClaims {
+    let claims = this.plans.get(planId);
+    if (!claims) {
+      claims = { leases: new Map(), absentSince: new Map(), decided: new Map() };
+      this.plans.set(planId, claims);
+    }
+    return claims;
+  }
+
+  private viewOf(doc: Y.Doc): Plan {
+    let plan = this.views.get(doc);
+    if (!plan) {
+      plan = createPlan({ doc, actor: 'lease' });
+      this.views.set(doc, plan);
+      doc.once('destroy', () => plan?.destroy());
+    }
+    return plan;
+  }
+}
+
+/** Makes `hub` decide the claim messages of its clients (sub-types 3 to 6) and keep their leases. */
+export function installClaims(
+  hub: SyncHub,
+  options: ClaimOptions & { logger?: Logger } = {},
+): ClaimArbiterService {
+  const service = new ClaimArbiterService(
+    {
+      open: hub.auth.open,
+      room: (planId) => hub.loadedRoom(planId),
+      openPlan: (planId) => hub.openPlan(planId),
+      flush: (planId) => hub.flush(planId),
+      logger: options.logger ?? silentLogger,
+    },
+    options,
+  );
+  hub.handleCairnMessages(CLAIM_REQUEST_TYPES, (room, conn, subType, decoder) =>
+    service.handle(room, conn, decodeClaimRequestBody(subType, decoder)),
+  );
+  return service;
+}
+
+/** The actors a token's subject is: `agent:<sub>` and `user:<sub>`, or the sub when it names an actor itself. */
+export function actorsOfSubject(sub: string): string[] {
+  return /^(agent|user):/.test(sub) ? [sub] : [`agent:${sub}`, `user:${sub}`];
+}
+
+/** Whether a token's subject may act as `actor`: one of its own actors, or an agent it runs (`agent:<sub>/<name>`). */
+export function mayActAs(sub: string, actor: string): boolean {
+  const own = actorsOfSubject(sub);
+  if (own.includes(actor)) return true;
+  return own.some((a) => a.startsWith('agent:') && actor.startsWith(`${a}/`) && actor.length > a.length + 1);
+}
+
+/** Actors an awareness state says it is: `presence.id` (the websocket adapter) or `cairn.actor` (the renderer). */
+function statedActors(state: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const presence = state['presence'] as { id?: unknown } | undefined;
+  const cairn = state['cairn'] as { actor?: unknown } | undefined;
+  if (typeof presence?.id === 'string') out.push(presence.id);
+  if (typeof cairn?.actor === 'string') out.push(cairn.actor);
+  return out;
+}
+
+function refusal(error: unknown): Decision {
+  const e = toCairnError(error);
+  return { outcome: 'error', taskId: null, holder: null, message: e.message, code: e.code };
+}
+
+function nonNegative(ms: number, name: string): number {
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new CairnError('invalid_argument', `${name} must be a number of milliseconds >= 0, not ${ms}.`, {
+      field: name,
+    });
+  }
+  return ms;
+}
