@@ -37,8 +37,10 @@ function hash(text: string): string {
 
 const server = process.env.CAIRN_SERVER ?? 'http://127.0.0.1:1234';
 
-export default defineConfig(({ mode }) => ({
+export default defineConfig(({ command, mode }) => ({
   root: here,
+  // The service worker only exists in a build (the dev server serves sources), whatever NODE_ENV says.
+  define: { __OFFLINE_SHELL__: JSON.stringify(command === 'build' && mode !== 'bench') },
   build: {
     outDir: mode === 'bench' ? 'dist-bench' : 'dist',
     emptyOutDir: true,

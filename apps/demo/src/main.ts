@@ -35,7 +35,7 @@ async function start(): Promise<void> {
   Object.assign(window, { cairnDemo: { session, app, plan: session.plan, chat: session.chat } });
 }
 
-if (import.meta.env.PROD && 'serviceWorker' in navigator) {
+if (__OFFLINE_SHELL__ && 'serviceWorker' in navigator) {
   navigator.serviceWorker.register('/sw.js').catch((error: unknown) => {
     console.warn('[cairn] no offline shell:', error);
   });

@@ -84,6 +84,11 @@ export class Session {
       this.refresh();
     });
     connection.on('synced', () => this.refresh());
+    // A socket that never opened emits no "disconnected" (y-websocket only retries): a failed attempt is offline.
+    connection.provider.on('connection-close', () => {
+      this.wasOffline = true;
+      this.refresh();
+    });
     connection.on('closed', ({ error }) => this.fail(`The server refused this plan: ${error.message}`));
     connection.on('error', (error) => this.fail(error.message));
     this.refresh();

@@ -424,9 +424,12 @@ function summarize(intent: Intent, steps: Step[], plan: Plan): ModelReply {
 function nextFrom(step: Step): string {
   const r = step.result as Record<string, unknown> | unknown[];
   let titles: string[] = [];
-  if (step.name === 'list_tasks')
-    titles = ((r as { tasks?: Array<{ title: string }> }).tasks ?? []).map((t) => t.title);
-  else if (step.name === 'list_ready_tasks') titles = (r as Array<{ title: string }>).map((t) => t.title);
+  if (step.name === 'list_tasks') {
+    // What is under way comes first, then what can start.
+    const tasks = (r as { tasks?: Array<{ title: string; status: string }> }).tasks ?? [];
+    const started = tasks.filter((t) => t.status === 'in_progress');
+    titles = [...started, ...tasks.filter((t) => t.status !== 'in_progress')].map((t) => t.title);
+  } else if (step.name === 'list_ready_tasks') titles = (r as Array<{ title: string }>).map((t) => t.title);
   else if (step.name === 'task_manage') {
     const tasks = (r as { tasks?: Array<{ text: string; status: string }> }).tasks ?? [];
     titles = [

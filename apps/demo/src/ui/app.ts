@@ -241,7 +241,8 @@ export class App {
     this.setPresence({});
     this.publishAgent();
     this.renderPresence();
-    plan.onChange(() => this.renderUndo());
+    // After the transaction: the undo manager files the step (and the redo step) once observers have run.
+    plan.onChange(() => queueMicrotask(() => this.renderUndo()));
     this.renderUndo();
     document.addEventListener('keydown', (event) => this.onKey(event));
   }

@@ -134,7 +134,7 @@ export class GraphView {
         'div',
         { className: 'list-bar' },
         this.summary,
-        h('label', { className: 'toggle' }, this.closedToggle, h('span', { text: 'Show closed' })),
+        h('label', { className: 'toggle' }, this.closedToggle, h('span', { text: 'Include closed' })),
       ),
       legend,
       this.canvas,

@@ -1,0 +1,220 @@
+// Two people in two browser profiles on one plan, through the real server: what one adds and edits appears for
+// the other, two people typing in one title keep both edits, reordering, steps, dependencies, presence, undo
+// of one's own edits only, a title with markup shown as typed, and screenshots of the main views.
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addTask,
+  ensureDemoBuilt,
+  launchBrowser,
+  openAs,
+  type Person,
+  type RunningServer,
+  row,
+  screenshot,
+  stableRow,
+  startServer,
+  syncState,
+  valueIs,
+} from './harness.js';
+
+let server: RunningServer;
+let browser: Browser;
+let ann: Person;
+let bo: Person;
+const planId = `collab-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  await ensureDemoBuilt();
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+  ann = await openAs(browser, server.url, planId, { id: 'ann001', name: 'Ann' });
+  bo = await openAs(browser, server.url, planId, { id: 'bo0002', name: 'Bo' });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('two people on one plan', () => {
+  it('sees what the other adds and edits', async () => {
+    await addTask(ann.page, 'Buy milk');
+    await row(bo.page, 'Buy milk').waitFor();
+
+    const title = (await stableRow(ann.page, 'Buy milk')).getByLabel('Edit title');
+    await title.click();
+    await title.press('End');
+    await title.pressSequentially(' and eggs');
+    await title.press('Enter');
+    await row(bo.page, 'Buy milk and eggs').waitFor();
+    await valueIs(row(bo.page, 'Buy milk and eggs').getByLabel('Edit title'), 'Buy milk and eggs');
+
+    // Bo marks it done; it leaves Ann's open list, and "show closed" brings it back checked.
+    await bo.page.getByRole('checkbox', { name: 'Buy milk and eggs' }).click();
+    await row(ann.page, 'Buy milk and eggs').waitFor({ state: 'detached' });
+    await ann.page.getByLabel(/Show closed/).check();
+    expect(await ann.page.getByRole('checkbox', { name: 'Buy milk and eggs' }).isChecked()).toBe(true);
+    await ann.page.getByLabel(/Show closed/).uncheck();
+  });
+
+  it('keeps both edits when two people type in one title at once', async () => {
+    await addTask(ann.page, 'Draft');
+    await row(bo.page, 'Draft').waitFor();
+    const a = (await stableRow(ann.page, 'Draft')).getByLabel('Edit title');
+    const b = (await stableRow(bo.page, 'Draft')).getByLabel('Edit title');
+    await a.click();
+    await a.press('Home');
+    await b.click();
+    await b.press('End');
+    // Both type at the same time: keystrokes interleave while each side's edits are still in flight.
+    await Promise.all([a.pressSequentially('Rough '), b.pressSequentially(' v2')]);
+    await valueIs(a, 'Rough Draft v2');
+    await valueIs(b, 'Rough Draft v2');
+    // Each caret stayed where its owner was typing: one more key lands in the right place on both sides.
+    await Promise.all([a.press('X'), b.press('Y')]);
+    await valueIs(a, 'Rough XDraft v2Y');
+    await valueIs(b, 'Rough XDraft v2Y');
+    await a.press('Enter');
+    await b.press('Enter');
+    await row(ann.page, 'Rough XDraft v2Y').waitFor();
+  });
+
+  it('shows a title with markup as typed, in the list, the chat and the graph', async () => {
+    const xss = '<img src=x onerror=alert(1)>';
+    await addTask(bo.page, xss);
+    await row(ann.page, xss).waitFor();
+    await valueIs(row(ann.page, xss).getByLabel('Edit title'), xss);
+    await ann.page.getByLabel('Message').fill(`look at ${xss}`);
+    await ann.page.getByLabel('Message').press('Enter');
+    await bo.page.locator('li.msg-user .msg-text', { hasText: `look at ${xss}` }).waitFor();
+    await bo.page.getByRole('tab', { name: 'Graph' }).click();
+    await bo.page.locator('.node', { hasText: '<img src=x' }).first().waitFor();
+    expect(await ann.page.locator('img').count()).toBe(0);
+    expect(await bo.page.locator('img').count()).toBe(0);
+    expect([...ann.dialogs, ...bo.dialogs]).toEqual([]);
+    await bo.page.getByRole('tab', { name: 'List' }).click();
+    // Remove it again so the other tests' lists stay short.
+    await row(bo.page, xss).getByRole('button', { name: 'Details' }).click();
+    await row(bo.page, xss).getByRole('button', { name: 'Delete' }).click();
+    await row(ann.page, xss).waitFor({ state: 'detached' });
+  });
+
+  it('reorders by drag and by keyboard, for both', async () => {
+    for (const title of ['One', 'Two', 'Three']) await addTask(ann.page, title);
+    const order = async (page: typeof ann.page) =>
+      (
+        await page
+          .locator('li.task .task-check')
+          .evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')))
+      )
+        .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
+        .join(',');
+    await row(bo.page, 'Three').waitFor();
+    await row(ann.page, 'Three')
+      .locator('.task-handle')
+      .dragTo(row(ann.page, 'One'), {
+        targetPosition: { x: 40, y: 4 },
+      });
+    await bo.page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('li.task .task-check')]
+          .map((el) => el.getAttribute('aria-label'))
+          .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
+          .join(',') === 'Three,One,Two',
+    );
+    expect(await order(ann.page)).toBe('Three,One,Two');
+
+    // Keyboard: Alt+Down on Three's checkbox moves it below One; focus stays on it.
+    const check = bo.page.getByRole('checkbox', { name: 'Three' });
+    await check.focus();
+    await check.press('Alt+ArrowDown');
+    await ann.page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('li.task .task-check')]
+          .map((el) => el.getAttribute('aria-label'))
+          .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
+          .join(',') === 'One,Three,Two',
+    );
+    expect(await bo.page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Three');
+  });
+
+  it('adds steps and dependencies, removes a dependency, and each person undoes only their own edits', async () => {
+    await addTask(ann.page, 'Launch');
+    const launch = row(ann.page, 'Launch');
+    await launch.getByRole('button', { name: 'Details' }).click();
+    await launch.getByLabel('New step').fill('Write post');
+    await launch.getByRole('button', { name: 'Add step' }).click();
+    await launch.getByLabel('New step').fill('Review');
+    await launch.getByRole('button', { name: 'Add step' }).click();
+    await row(bo.page, 'Review').waitFor();
+    expect(await row(bo.page, 'Review').getAttribute('data-depth')).toBe('1');
+
+    // Review waits on Write post (chosen in Review's details, in Bo's window).
+    const review = row(bo.page, 'Review');
+    await review.getByRole('button', { name: 'Details' }).click();
+    await review
+      .getByLabel('Add dependency')
+      .selectOption({ label: `#${await numOf(bo, 'Write post')} Write post` });
+    await review.getByRole('button', { name: 'Add dependency' }).click();
+    await row(ann.page, 'Review').locator('.chip-blocked', { hasText: 'Waits on: Write post' }).waitFor();
+    await review.getByRole('button', { name: 'Remove dependency on Write post' }).click();
+    await row(ann.page, 'Review').locator('.chip-blocked').waitFor({ state: 'detached' });
+
+    // Ann's undo takes back Ann's last edit (the step "Review"), never Bo's.
+    await bo.page.getByRole('checkbox', { name: 'Write post' }).click();
+    await row(ann.page, 'Write post').waitFor({ state: 'detached' });
+    await ann.page.getByRole('button', { name: 'Undo' }).click();
+    await row(bo.page, 'Review').waitFor({ state: 'detached' });
+    await ann.page.getByLabel(/Show closed/).check();
+    expect(await ann.page.getByRole('checkbox', { name: 'Write post' }).isChecked()).toBe(true);
+    await ann.page.getByRole('button', { name: 'Redo' }).click();
+    await row(bo.page, 'Review').waitFor();
+    await ann.page.getByLabel(/Show closed/).uncheck();
+  });
+
+  it('shows who is here and which task each one is on', async () => {
+    await bo.page.locator('.person[data-actor="user:ann001"]').waitFor();
+    await ann.page.locator('.person[data-actor="user:bo0002"]').waitFor();
+    await row(bo.page, 'Launch').getByLabel('Edit title').focus();
+    await row(ann.page, 'Launch').locator('.chip-presence', { hasText: 'Bo is on this' }).waitFor();
+    await ann.page.locator('.person[data-actor="user:bo0002"] .person-task', { hasText: 'Launch' }).waitFor();
+    await syncState(ann.page, 'saved');
+    await syncState(bo.page, 'saved');
+  });
+
+  it('looks right at desktop width and at 360 px (screenshots saved under .test-results/demo)', async () => {
+    await ann.page.getByLabel('Message').fill('plan a party: invite friends, buy snacks');
+    await ann.page.getByLabel('Message').press('Enter');
+    await row(ann.page, 'Buy snacks').waitFor();
+    await screenshot(ann.page, 'desktop-list');
+    await ann.page.getByRole('tab', { name: 'Graph' }).click();
+    await ann.page.locator('.node').first().waitFor();
+    await screenshot(ann.page, 'desktop-graph');
+    await ann.page.getByRole('tab', { name: 'List' }).click();
+
+    const phone = await openAs(browser, server.url, planId, {
+      id: 'cy0003',
+      name: 'Cy',
+      width: 360,
+      height: 740,
+    });
+    await row(phone.page, 'Buy snacks').waitFor();
+    const overflow = await phone.page.evaluate(
+      () => document.documentElement.scrollWidth - window.innerWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot(phone.page, 'phone-list');
+    await phone.page.getByRole('tab', { name: 'Chat' }).click();
+    await phone.page.getByLabel('Message').waitFor();
+    await screenshot(phone.page, 'phone-chat');
+    await phone.page.getByRole('tab', { name: 'Graph' }).click();
+    await phone.page.locator('.node').first().waitFor();
+    await screenshot(phone.page, 'phone-graph');
+    await phone.context.close();
+  });
+});
+
+async function numOf(person: Person, title: string): Promise<string> {
+  const text = await row(person.page, title).locator('.task-num').textContent();
+  return (text ?? '').replace('#', '');
+}
