@@ -7,6 +7,7 @@ const entries = {
   '@cairn/core': 'packages/core/src/index.ts',
   '@cairn/core/indexeddb': 'packages/core/src/adapters/indexeddb.ts',
   '@cairn/core/websocket': 'packages/core/src/adapters/websocket.ts',
+  '@cairn/core/tokenizer': 'packages/core/src/tokenizers/cl100k.ts',
 };
 let failed = false;
 for (const [name, entry] of Object.entries(entries)) {

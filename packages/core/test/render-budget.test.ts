@@ -1,5 +1,6 @@
 // The token budget: finished tasks go first, then finished steps, then step lists collapse, and open tasks are
 // dropped last and always counted, so no open task disappears silently.
+
 import { describe, expect, it } from 'vitest';
 import {
   approximateTokenizer,
@@ -10,6 +11,7 @@ import {
   renderPlan,
   type Tokenizer,
 } from '../src/index.js';
+import { cl100kTokenizer } from '../src/tokenizers/cl100k.js';
 import { fixedPlan, TestClock } from './tools-fixtures.js';
 
 function bigPlan() {
@@ -27,10 +29,14 @@ function bigPlan() {
 }
 
 describe('render budget', () => {
-  it('counts real tokens with the default tokenizer, and takes an injected one', () => {
-    expect(defaultTokenizer.count('hello world')).toBe(2);
-    expect(defaultTokenizer.count('')).toBe(0);
-    expect(approximateTokenizer.count('12345678')).toBe(2);
+  it('estimates by default, counts real tokens with cl100k, and takes an injected one', () => {
+    expect(cl100kTokenizer.count('hello world')).toBe(2);
+    expect(cl100kTokenizer.count('')).toBe(0);
+    expect(defaultTokenizer).toBe(approximateTokenizer);
+    expect(approximateTokenizer.count('12345678')).toBe(4);
+    // The estimate errs high on plan text, so a budget it enforces holds under the real tokenizer.
+    const sample = '- [x] 1. Query admin relay list to find active relays (id 7fk2m9q, blocked by 3, 4)';
+    expect(approximateTokenizer.count(sample)).toBeGreaterThanOrEqual(cl100kTokenizer.count(sample));
     const seen: string[] = [];
     const counting: Tokenizer = {
       count: (text) => {

@@ -1,8 +1,10 @@
 // Every render format, byte for byte against golden files (CAIRN_UPDATE_GOLDEN=1 rewrites them), the empty
 // plan included: nothing to show renders as '' so a context section costs zero tokens.
+
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type Plan, RENDER_FORMATS, type RenderOptions, renderPlan } from '../src/index.js';
+import { cl100kTokenizer } from '../src/tokenizers/cl100k.js';
 import { fixedPlan, T0, TestClock } from './tools-fixtures.js';
 
 const GOLDEN = new URL('./golden/', import.meta.url);
@@ -71,7 +73,7 @@ const presence = [
 describe('render formats', () => {
   const cases: Array<[string, Omit<RenderOptions, 'format'>]> = [
     ['', { now: NOW }],
-    ['-budget', { now: NOW, maxTokens: 120 }],
+    ['-budget', { now: NOW, maxTokens: 120, tokenizer: cl100kTokenizer }],
     ['-done-policy', { now: NOW, done: { keep: 1 } }],
   ];
   for (const format of RENDER_FORMATS) {

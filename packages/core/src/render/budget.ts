@@ -22,7 +22,7 @@ export interface DonePolicy {
 export interface BudgetOptions {
   /** Fit the text into this many tokens (as `tokenizer` counts them). Default: no limit. */
   maxTokens?: number;
-  /** Default: `defaultTokenizer` (cl100k_base). */
+  /** Default: `defaultTokenizer` (an estimate; pass `cl100kTokenizer` from `@cairn/core/tokenizer` to count exactly). */
   tokenizer?: Tokenizer;
   /** Which finished tasks to show at all, budget or not. Default: all. */
   done?: DonePolicy;
