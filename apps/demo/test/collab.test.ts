@@ -104,7 +104,7 @@ describe('two people on one plan', () => {
     const order = async (page: typeof ann.page) =>
       (
         await page
-          .locator('li.task .task-check')
+          .locator('.task .task-check')
           .evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')))
       )
         .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
@@ -117,7 +117,7 @@ describe('two people on one plan', () => {
       });
     await bo.page.waitForFunction(
       () =>
-        [...document.querySelectorAll('li.task .task-check')]
+        [...document.querySelectorAll('.task .task-check')]
           .map((el) => el.getAttribute('aria-label'))
           .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
           .join(',') === 'Three,One,Two',
@@ -130,7 +130,7 @@ describe('two people on one plan', () => {
     await check.press('Alt+ArrowDown');
     await ann.page.waitForFunction(
       () =>
-        [...document.querySelectorAll('li.task .task-check')]
+        [...document.querySelectorAll('.task .task-check')]
           .map((el) => el.getAttribute('aria-label'))
           .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
           .join(',') === 'One,Three,Two',
@@ -180,6 +180,54 @@ describe('two people on one plan', () => {
     await ann.page.locator('.person[data-actor="user:bo0002"] .person-task', { hasText: 'Launch' }).waitFor();
     await syncState(ann.page, 'saved');
     await syncState(bo.page, 'saved');
+  });
+
+  it('keeps a large plan in order across chunks of rows while tasks move, close and go', async () => {
+    type Demo = { cairnDemo: { plan: import('@cairn/core').Plan } };
+    await ann.page.evaluate(() => {
+      const { plan } = (window as unknown as Demo).cairnDemo;
+      plan.addMany(
+        Array.from({ length: 260 }, (_, i) => ({ title: `Bulk ${i}`, steps: [{ title: `Bulk ${i} step` }] })),
+      );
+    });
+    await row(bo.page, 'Bulk 259 step').waitFor();
+    await ann.page.evaluate(() => {
+      const { plan } = (window as unknown as Demo).cairnDemo;
+      const bulk = plan.children(null).filter((t) => t.title.startsWith('Bulk '));
+      plan.move(bulk[250]!.id, { after: bulk[3]!.id });
+      plan.move(bulk[1]!.id, { after: bulk[200]!.id });
+      plan.update(bulk[100]!.id, { status: 'done' });
+      plan.remove(bulk[150]!.id);
+      plan.add({ title: 'Bulk late', after: bulk[0]!.id });
+    });
+    for (const page of [ann.page, bo.page]) {
+      await page.waitForFunction(() => {
+        const { plan } = (window as unknown as Demo).cairnDemo;
+        const hidden = new Set<string>();
+        const want: string[] = [];
+        for (const t of plan.list()) {
+          const parent = plan.effectiveParent(t);
+          if (
+            (parent && hidden.has(parent)) ||
+            !['pending', 'in_progress', 'waiting_user', 'waiting_external'].includes(t.status)
+          ) {
+            hidden.add(t.id);
+            continue;
+          }
+          want.push(t.id);
+        }
+        const shown = [...document.querySelectorAll<HTMLElement>('.task')].map((el) => el.dataset['id']);
+        return shown.length === want.length && shown.every((id, i) => id === want[i]);
+      });
+    }
+    expect(await ann.page.locator('.task-chunk').count()).toBeGreaterThan(5);
+    await ann.page.evaluate(() => {
+      const { plan } = (window as unknown as Demo).cairnDemo;
+      plan.batch((p) => {
+        for (const t of p.children(null)) if (t.title.startsWith('Bulk ')) p.remove(t.id);
+      });
+    });
+    await row(bo.page, 'Bulk 0').waitFor({ state: 'detached' });
   });
 
   it('looks right at desktop width and at 360 px (screenshots saved under .test-results/demo)', async () => {

@@ -188,13 +188,13 @@ export async function goto(page: Page, url: string, planId: string): Promise<voi
 
 /** A task's row, found by its checkbox, whose accessible name is the task's title. */
 export function row(page: Page, title: string): Locator {
-  return page.locator('li.task', { has: page.getByRole('checkbox', { name: title, exact: true }) });
+  return page.locator('.task', { has: page.getByRole('checkbox', { name: title, exact: true }) });
 }
 
 /** A row by task id: stays the same row while its title changes. */
 export async function stableRow(page: Page, title: string): Promise<Locator> {
   const id = await row(page, title).getAttribute('data-id');
-  return page.locator(`li.task[data-id="${id}"]`);
+  return page.locator(`.task[data-id="${id}"]`);
 }
 
 export async function addTask(page: Page, title: string): Promise<void> {

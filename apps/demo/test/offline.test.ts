@@ -75,7 +75,7 @@ describe('offline', () => {
     const cy = await openAs(browser, server.url, planId, { id: 'cy0003', name: 'Cy' });
     await row(cy.page, 'Made offline').waitFor();
     await row(cy.page, 'Before the outage, edited').waitFor();
-    expect(await cy.page.locator('li.task').count()).toBe(2);
+    expect(await cy.page.locator('.task').count()).toBe(2);
     await cy.context.close();
   });
 });

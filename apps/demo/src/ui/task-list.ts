@@ -4,6 +4,7 @@
 import type { BlockedInfo, Plan, PlanChangeEvent, TaskSnapshot } from '@cairn/core';
 import { isOpenStatus } from '@cairn/core';
 import { h } from '../dom.js';
+import { adjacentRow, ChunkedList } from './chunked-list.js';
 import type { PresenceTag, UiContext } from './context.js';
 import { moveBy, moveNextTo } from './moves.js';
 import { keepingFocus, TaskRow } from './task-row.js';
@@ -17,7 +18,8 @@ const DRAG_TYPE = 'application/x-cairn-task';
 export class TaskList {
   readonly el: HTMLElement;
   private readonly plan: Plan;
-  private readonly list: HTMLUListElement;
+  private readonly chunks = new ChunkedList('Tasks');
+  private readonly list: HTMLDivElement = this.chunks.el;
   private readonly rows = new Map<string, TaskRow>();
   private readonly counts: HTMLSpanElement;
   private readonly closedToggle: HTMLInputElement;
@@ -70,7 +72,6 @@ export class TaskList {
         },
       },
     });
-    this.list = h('ul', { className: 'task-list', attrs: { 'aria-label': 'Tasks' } });
     this.empty = h('p', {
       className: 'empty',
       text: 'No tasks yet. Add one above, or ask the agent: “plan a launch: write post, review, publish”.',
@@ -185,8 +186,8 @@ export class TaskList {
     for (const id of [...this.rows.keys()]) if (hidden.has(id) || !this.plan.has(id)) this.dropRow(id);
     for (const id of moved) this.rows.get(id)?.el.remove();
 
-    let cursor: ChildNode | null = this.list.firstChild;
     const fresh: TaskRow[] = [];
+    const els: HTMLElement[] = [];
     for (const { task, depth: d } of order) {
       let row = this.rows.get(task.id);
       if (!row) {
@@ -195,9 +196,9 @@ export class TaskList {
         fresh.push(row);
       }
       row.setDepth(d);
-      if (row.el === cursor) cursor = cursor.nextSibling;
-      else this.list.insertBefore(row.el, cursor);
+      els.push(row.el);
     }
+    this.chunks.place(els);
     for (const row of fresh) {
       row.setBlocked(this.blocked.get(row.id) ?? null);
       row.setPresence(this.presence.get(row.id) ?? []);
@@ -246,7 +247,7 @@ export class TaskList {
   /** Alt+↑ / Alt+↓ move the focused task; ↑ / ↓ on a checkbox move focus between rows. */
   private wireKeyboard(): void {
     this.list.addEventListener('keydown', (event) => {
-      const li = (event.target as HTMLElement).closest<HTMLLIElement>('li.task');
+      const li = (event.target as HTMLElement).closest<HTMLElement>('.task');
       const id = li?.dataset['id'];
       if (!li || !id) return;
       if (event.altKey && (event.key === 'ArrowUp' || event.key === 'ArrowDown')) {
@@ -259,9 +260,9 @@ export class TaskList {
       if ((event.target as HTMLElement).classList.contains('task-check') && !event.altKey) {
         const sibling =
           event.key === 'ArrowDown'
-            ? li.nextElementSibling
+            ? adjacentRow(li, 1)
             : event.key === 'ArrowUp'
-              ? li.previousElementSibling
+              ? adjacentRow(li, -1)
               : null;
         const check = sibling?.querySelector<HTMLInputElement>('.task-check');
         if (check) {
@@ -271,7 +272,7 @@ export class TaskList {
       }
     });
     this.list.addEventListener('focusin', (event) => {
-      const id = (event.target as HTMLElement).closest<HTMLLIElement>('li.task')?.dataset['id'];
+      const id = (event.target as HTMLElement).closest<HTMLElement>('.task')?.dataset['id'];
       if (id) this.ctx.focusTask(id);
     });
     this.list.addEventListener('focusout', (event) => {
@@ -283,7 +284,7 @@ export class TaskList {
   /** Drag by the handle; drop on the upper or lower half of another row to go before or after it. */
   private wireDrag(): void {
     this.list.addEventListener('dragstart', (event) => {
-      const li = (event.target as HTMLElement).closest<HTMLLIElement>('li.task');
+      const li = (event.target as HTMLElement).closest<HTMLElement>('.task');
       const id = li?.dataset['id'];
       if (!li || !id || !event.dataTransfer) return;
       this.dragging = id;
@@ -313,7 +314,7 @@ export class TaskList {
   }
 
   private rowAt(event: DragEvent): TaskRow | undefined {
-    const id = (event.target as HTMLElement).closest<HTMLLIElement>('li.task')?.dataset['id'];
+    const id = (event.target as HTMLElement).closest<HTMLElement>('.task')?.dataset['id'];
     return id ? this.rows.get(id) : undefined;
   }
 

@@ -28,7 +28,7 @@ export function keepingFocus(fn: () => void): void {
 }
 
 export class TaskRow {
-  readonly el: HTMLLIElement;
+  readonly el: HTMLDivElement;
   task: TaskSnapshot;
   depth = -1;
   blocked: BlockedInfo | null = null;
@@ -93,8 +93,8 @@ export class TaskRow {
       attrs: { draggable: 'true', 'aria-hidden': 'true', title: 'Drag to reorder (or Alt+↑ / Alt+↓)' },
     });
     this.el = h(
-      'li',
-      { className: 'task', dataset: { id } },
+      'div',
+      { className: 'task', attrs: { role: 'listitem' }, dataset: { id } },
       h('div', { className: 'task-main' }, handle, this.check, this.title, this.num, this.pill, this.more),
     );
     this.render(null);
