@@ -1,0 +1,169 @@
+// The claim property through a real server: K agents (2, 8, 32) race for one task, trial after trial; exactly one
+// is told it won, the others are told who holds it, and every replica shows that winner. Racing claimNext over N
+// ready tasks hands out each task exactly once. CAIRN_RACE_TRIALS=1000 runs the full trial count.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ClaimResult, createPlan, type Plan } from '@cairn/core';
+import { connectPlan, type PlanConnection } from '@cairn/core/websocket';
+import { type CairnServer, createCairnServer, signToken, silentLogger } from '@cairn/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import * as Y from 'yjs';
+
+const SECRET = 'race-test-secret-race-test-secret-0123456789';
+const FULL = Number(process.env.CAIRN_RACE_TRIALS ?? 0);
+/** Trials per K: enough to catch a broken arbiter at once, small enough for 2 shared cores. */
+const TRIALS: Record<number, number> = FULL > 0 ? { 2: FULL, 8: FULL, 32: FULL } : { 2: 100, 8: 60, 32: 25 };
+
+interface Agent {
+  actor: string;
+  plan: Plan;
+  connection: PlanConnection;
+}
+
+// y-websocket adds a process 'exit' listener per provider; 32 agents in one process are expected here.
+process.setMaxListeners(100);
+
+let server: CairnServer;
+let url: string;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cairn-race-'));
+  server = createCairnServer({ dataDir: dir, secret: SECRET, logger: silentLogger });
+  const info = await server.listen(0, '127.0.0.1');
+  url = `ws://127.0.0.1:${info.port}`;
+});
+
+afterAll(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** K agents on their own docs and sockets, each with a token whose subject is the agent. */
+async function agents(planId: string, k: number): Promise<Agent[]> {
+  const out = await Promise.all(
+    Array.from({ length: k }, async (_, i) => {
+      const actor = `agent:r${i}`;
+      const token = await signToken(SECRET, { plan: planId, role: 'write', sub: actor });
+      const doc = new Y.Doc();
+      const plan = createPlan({ doc, actor });
+      const connection = connectPlan(doc, {
+        url,
+        planId,
+        token,
+        WebSocketPolyfill: WebSocket,
+        plan,
+        presence: { id: actor, name: actor, kind: 'agent' },
+      });
+      await connection.whenSynced(10_000);
+      return { actor, plan, connection };
+    }),
+  );
+  return out;
+}
+
+function closeAll(list: Agent[]): void {
+  for (const agent of list) {
+    agent.connection.destroy();
+    agent.plan.destroy();
+  }
+}
+
+/** Resolves once `check` holds on `plan`, checked after every change (no polling). */
+function until(plan: Plan, check: () => boolean): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const off = plan.onChange(() => {
+      if (!check()) return;
+      off();
+      resolve();
+    });
+  });
+}
+
+describe.each([2, 8, 32])('K = %i agents racing for one task', (k) => {
+  // About 5 ms per agent and trial on 2 busy cores; the full run needs minutes for K = 32.
+  const timeout = 30_000 + TRIALS[k]! * k * 10;
+  it(
+    `has exactly one winner in each of ${TRIALS[k]} trials, and every replica agrees`,
+    async () => {
+      const planId = `race:one:${k}`;
+      const racers = await agents(planId, k);
+      try {
+        for (let trial = 0; trial < TRIALS[k]!; trial++) {
+          // A different agent creates each task, so the race starts from a task some replicas just received.
+          const task = racers[trial % k]!.plan.add({ title: `Task ${trial}` });
+          await Promise.all(racers.map((r) => until(r.plan, () => r.plan.has(task.id))));
+          const results: ClaimResult[] = await Promise.all(racers.map((r) => r.plan.claim(task.id)));
+
+          const winners = results.filter((r) => r.outcome === 'won');
+          expect(winners, `trial ${trial}`).toHaveLength(1);
+          const winner = winners[0]!.holder;
+          expect(results.every((r) => r.arbitrated)).toBe(true);
+          for (const [i, result] of results.entries()) {
+            if (result.outcome === 'won') expect(result.holder).toBe(racers[i]!.actor);
+            else expect(result).toMatchObject({ outcome: 'lost', holder: winner });
+          }
+          // The winning write reaches each replica before that replica's own answer (one socket, in order).
+          for (const r of racers) {
+            expect(r.plan.get(task.id)).toMatchObject({
+              assignee: winner,
+              status: 'in_progress',
+              updatedBy: winner,
+            });
+          }
+        }
+      } finally {
+        closeAll(racers);
+      }
+    },
+    timeout,
+  );
+});
+
+describe('racing claimNext', () => {
+  it('hands out each of N ready tasks exactly once to K agents, skipping none', async () => {
+    const n = 40;
+    const k = 8;
+    const planId = 'race:next';
+    const racers = await agents(planId, k);
+    try {
+      const created = racers[0]!.plan.addMany(Array.from({ length: n }, (_, i) => ({ title: `Ready ${i}` })));
+      // One task waits on another: it must not be handed out while its blocker is open.
+      racers[0]!.plan.update(created[n - 1]!.id, { addBlockedBy: [created[0]!.id] });
+      await Promise.all(racers.map((r) => until(r.plan, () => r.plan.list().length === n)));
+
+      const taken = new Map<string, string[]>();
+      await Promise.all(
+        racers.map(async (r) => {
+          for (;;) {
+            const result = await r.plan.claimNext();
+            if (result.outcome === 'none') return;
+            expect(result).toMatchObject({ outcome: 'won', holder: r.actor, arbitrated: true });
+            taken.set(result.taskId!, [...(taken.get(result.taskId!) ?? []), r.actor]);
+          }
+        }),
+      );
+      expect([...taken.values()].every((holders) => holders.length === 1)).toBe(true);
+      expect(taken.size).toBe(n - 1);
+      expect(taken.has(created[n - 1]!.id)).toBe(false);
+
+      // Once the blocker is done the last task is ready, and exactly one of the racers gets it.
+      const blockerHolder = racers.find((r) => r.actor === taken.get(created[0]!.id)![0])!;
+      blockerHolder.plan.update(created[0]!.id, { status: 'done' });
+      await Promise.all(
+        racers.map((r) => until(r.plan, () => r.plan.get(created[0]!.id)!.status === 'done')),
+      );
+      const last = await Promise.all(racers.map((r) => r.plan.claimNext()));
+      expect(last.filter((r) => r.outcome === 'won').map((r) => r.taskId)).toEqual([created[n - 1]!.id]);
+      expect(last.filter((r) => r.outcome === 'none')).toHaveLength(k - 1);
+
+      const views = racers.map((r) => JSON.stringify(r.plan.list().map((t) => [t.id, t.assignee, t.status])));
+      expect(new Set(views).size).toBe(1);
+    } finally {
+      closeAll(racers);
+    }
+  });
+});
