@@ -1,0 +1,124 @@
+// `pnpm bench [--quick] [--only graph,storage]`: runs each benchmark in its own Node process (so one's heap and
+// JIT state do not colour the next), then writes docs/BENCHMARKS.md from the results. --quick runs shorter
+// versions of the same work and writes bench/.results/BENCHMARKS-quick.md instead, leaving the doc alone.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadAverage, machine } from './lib/machine.js';
+import type { BenchResult } from './lib/report.js';
+import { writeReport } from './lib/write-report.js';
+
+/** In the order the issue numbers them; each module exports `run({ quick })`. */
+export const BENCHMARKS = [
+  'tools',
+  'graph',
+  'render',
+  'sync-latency',
+  'fanout',
+  'storage',
+  'bundle',
+] as const;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+
+function parseArgs(argv: string[]) {
+  const quick = argv.includes('--quick');
+  const childAt = argv.indexOf('--child');
+  const onlyArg = argv.find((a) => a.startsWith('--only'));
+  let only: string[] | null = null;
+  if (onlyArg) {
+    const value = onlyArg.includes('=') ? onlyArg.split('=')[1]! : argv[argv.indexOf(onlyArg) + 1]!;
+    only = value.split(',').map((s) => s.trim());
+    for (const id of only)
+      if (!(BENCHMARKS as readonly string[]).includes(id))
+        throw new Error(`unknown benchmark "${id}"; benchmarks: ${BENCHMARKS.join(', ')}`);
+  }
+  return {
+    quick,
+    child: childAt >= 0 ? argv[childAt + 1]! : null,
+    out: argv[argv.indexOf('--out') + 1],
+    only,
+  };
+}
+
+async function runChild(id: string, quick: boolean, out: string): Promise<void> {
+  const started = new Date();
+  const m = machine();
+  const mod = (await import(`./${id}.ts`)) as {
+    run: (o: { quick: boolean }) => Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>>;
+  };
+  const t0 = performance.now();
+  const result = await mod.run({ quick });
+  const full: BenchResult = {
+    ...result,
+    quick,
+    at: started.toISOString(),
+    seconds: (performance.now() - t0) / 1000,
+    machine: { ...m, loadEnd: loadAverage() },
+  };
+  fs.writeFileSync(out, JSON.stringify(full, null, 2));
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.child) {
+    await runChild(args.child, args.quick, args.out!);
+    process.exit(0); // a benchmark may leave sockets or timers behind; its result is written
+  }
+  const mode = args.quick ? 'quick' : 'full';
+  const resultsDir = join(here, '.results', mode);
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const ids = args.only ?? [...BENCHMARKS];
+  const t0 = performance.now();
+  let failed = 0;
+  for (const id of ids) {
+    const out = join(resultsDir, `${id}.json`);
+    const tmp = `${out}.tmp`;
+    console.log(`\n== ${id}${args.quick ? ' (quick)' : ''}: load ${loadAverage().toFixed(2)}`);
+    const t = performance.now();
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        join(here, 'run.ts'),
+        '--child',
+        id,
+        '--out',
+        tmp,
+        ...(args.quick ? ['--quick'] : []),
+      ],
+      { cwd: root, stdio: 'inherit', timeout: (args.quick ? 60 : 300) * 1000 },
+    );
+    if (child.status !== 0 || !fs.existsSync(tmp)) {
+      failed++;
+      console.error(`${id}: failed (${child.error?.message ?? `exit ${child.status ?? child.signal}`})`);
+      continue;
+    }
+    fs.renameSync(tmp, out);
+    const result = JSON.parse(fs.readFileSync(out, 'utf8')) as BenchResult;
+    console.log(`${id}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    for (const row of result.rows)
+      console.log(
+        `  ${row.met === null ? ' ' : row.met ? '+' : '!'} ${row.measure}: ${row.cairn}` +
+          (row.baseline ? ` vs ${row.baseline} (${row.baselineName}) ${row.ratio}` : ''),
+      );
+  }
+  const results: BenchResult[] = [];
+  for (const id of BENCHMARKS) {
+    const file = join(resultsDir, `${id}.json`);
+    if (fs.existsSync(file)) results.push(JSON.parse(fs.readFileSync(file, 'utf8')) as BenchResult);
+  }
+  const target = args.quick ? join(resultsDir, 'BENCHMARKS-quick.md') : join(root, 'docs', 'BENCHMARKS.md');
+  writeReport(target, results, {
+    quick: args.quick,
+    missing: BENCHMARKS.filter((id) => !results.some((r) => r.id === id)),
+  });
+  console.log(`\nwrote ${target} in ${((performance.now() - t0) / 1000).toFixed(0)} s total`);
+  if (failed > 0) process.exit(1);
+}
+
+await main();
