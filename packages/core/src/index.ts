@@ -5,11 +5,20 @@
  * subpath exports: `@cairn/core/fs`, `@cairn/core/indexeddb`, `@cairn/core/websocket`.
  *
  * Tools for models: `createToolkit(plan, { actor, families })` (docs/TOOLS.md). Context text: `renderPlan`,
- * `renderDelta` and `resolveContext`.
+ * `renderDelta` and `resolveContext`. The plan's conversation: `createChat(doc, { actor })` (docs/SCHEMA-chat.md).
  */
 
 export type { ChangePoint, TaskDelta } from './changes.js';
 export { changesSince } from './changes.js';
+export type {
+  ChatChangeEvent,
+  ChatEntry,
+  ChatInput,
+  ChatOptions,
+  ChatRole,
+  ChatToolCall,
+} from './chat.js';
+export { CHAT_KEY, CHAT_LIMITS, CHAT_ROLES, Chat, createChat } from './chat.js';
 export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
