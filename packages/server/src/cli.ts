@@ -1,9 +1,12 @@
 // The `cairn` command: `serve` runs the sync server, `token` prints a signed token. Only `serve`'s
-// `listening on http://HOST:PORT` line goes to stdout; every other message goes to stderr.
+// `listening on http://HOST:PORT` line goes to stdout; every other message goes to stderr. `mcp` (stdout is the
+// MCP protocol) and `agents` (stdout is its event log) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CairnError, isCairnError } from '@cairn/core';
+import { MCP_USAGE } from '@cairn/mcp/usage';
+import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { createConsoleLogger } from './log.js';
 import { createCairnServer } from './node-host.js';
@@ -15,7 +18,7 @@ const USAGE = `Usage:
       listens on loopback only.
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
-`;
+${MCP_USAGE}${AGENTS_USAGE}`;
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -38,6 +41,13 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
         return await serve(rest, io);
       case 'token':
         return await token(rest, io);
+      case 'mcp': {
+        // Loaded only here: the MCP SDK is not needed to serve.
+        const { runMcpCli } = await import('@cairn/mcp');
+        return await runMcpCli(rest, { stderr: io.stderr, env: io.env });
+      }
+      case 'agents':
+        return await runAgentsCli(rest, io);
       case undefined:
       case 'help':
       case '--help':

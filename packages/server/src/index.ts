@@ -7,6 +7,13 @@
  * - `PlanStore` is the storage contract; `DiskStore` (append logs) and `MemoryStore` implement it.
  */
 
+export { splitGoal } from './agents/goal.js';
+export type { LlmOptions } from './agents/llm.js';
+export { llmFromEnv } from './agents/llm.js';
+export type { AgentEvent, AgentEventType, AgentsOptions, AgentsReport } from './agents.js';
+export { defaultActors, runAgents } from './agents.js';
+export type { AgentsCliIO } from './agents-cli.js';
+export { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 export type { Authenticator, Grant, Role, TokenClaims } from './auth.js';
 export { createAuthenticator, MIN_SECRET_BYTES, planMatches, ROLES, roleAllows, signToken } from './auth.js';
 export type { ClaimHost, ClaimOptions, Lease } from './claims.js';

@@ -1,0 +1,197 @@
+// `cairn mcp` driven by the MCP SDK's own Client over stdio: it lists the toolkit's tools, runs them on the live
+// plan (claims arbitrated by the real server), serves the rendered plan as a resource and notifies a subscriber
+// when another client edits the plan. On local disk the edits land in the plan's log.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createPlan, type Plan } from '@cairn/core';
+import { openFilePersistence } from '@cairn/core/fs';
+import { connectPlan } from '@cairn/core/websocket';
+import { type CairnServer, createCairnServer, signToken, silentLogger } from '@cairn/server';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import * as Y from 'yjs';
+
+const BIN = resolve('packages/server/bin/cairn.js');
+const SECRET = 'mcp-test-secret-mcp-test-secret-0123456789';
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-mcp-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startServer(secret?: string): Promise<{ server: CairnServer; url: string }> {
+  const server = createCairnServer({
+    dataDir: await tempDir(),
+    secret: secret ?? null,
+    logger: silentLogger,
+  });
+  const info = await server.listen(0, '127.0.0.1');
+  cleanups.push(() => server.close());
+  return { server, url: info.url };
+}
+
+/** `cairn mcp ARGS` as an MCP client sees it: a child process speaking stdio. */
+async function mcpClient(args: string[]): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', ...args],
+    env: { PATH: process.env.PATH ?? '' },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  const client = new Client({ name: 'cairn-test', version: '1.0.0' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return { client, stderr: () => stderr };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tool results are JSON whose shape each assertion states
+type Json = any;
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Json> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    content: Array<{ type: string; text: string }>;
+    isError?: boolean;
+  };
+  const parsed = JSON.parse(result.content[0]!.text);
+  return result.isError ? { isError: true, ...parsed } : parsed;
+}
+
+/** Another participant: a person in the demo, say. */
+async function person(url: string, planId: string, token?: string): Promise<Plan> {
+  const doc = new Y.Doc();
+  const plan = createPlan({ doc, actor: 'user:ann' });
+  const connection = connectPlan(doc, {
+    url,
+    planId,
+    WebSocketPolyfill: WebSocket,
+    plan,
+    presence: { id: 'user:ann', name: 'Ann', kind: 'human' },
+    ...(token ? { token } : {}),
+  });
+  cleanups.push(() => connection.destroy());
+  await connection.whenSynced(10_000);
+  return plan;
+}
+
+function until(plan: Plan, check: () => boolean): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((done) => {
+    const off = plan.onChange(() => {
+      if (check()) {
+        off();
+        done();
+      }
+    });
+  });
+}
+
+describe('cairn mcp', () => {
+  it('serves the toolkit and the live plan through the server, and tells of edits by others', async () => {
+    const { url } = await startServer(SECRET);
+    const token = await signToken(SECRET, { plan: 'team:1', role: 'write', sub: 'claude' });
+    const ann = await person(
+      url,
+      'team:1',
+      await signToken(SECRET, { plan: 'team:1', role: 'write', sub: 'user:ann' }),
+    );
+    const first = ann.add({ title: 'Write the migration' });
+
+    const { client } = await mcpClient(['--plan', 'team:1', '--server', url, '--token', token]);
+    expect(client.getServerVersion()?.name).toBe('cairn');
+    expect(client.getInstructions()).toContain('agent:claude');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      'add_tasks',
+      'update_tasks',
+      'remove_tasks',
+      'get_task',
+      'list_tasks',
+      'search_tasks',
+      'claim',
+      'claim_next',
+      'release',
+      'hand_off',
+    ]);
+
+    // It sees the plan as it is on the server, claims through the server, and its edits reach the others.
+    expect(await call(client, 'list_tasks', {})).toMatchObject({ count: 1, tasks: [{ id: first.id }] });
+    expect(await call(client, 'claim_next', {})).toMatchObject({
+      outcome: 'won',
+      holder: 'agent:claude',
+      arbitrated: true,
+      task: { id: first.id, status: 'in_progress' },
+    });
+    await until(ann, () => ann.get(first.id)?.assignee === 'agent:claude');
+    expect(await ann.claim(first.id)).toMatchObject({ outcome: 'lost', holder: 'agent:claude' });
+    const added = await call(client, 'add_tasks', { tasks: [{ title: 'Review it', blockedBy: [first.id] }] });
+    await until(ann, () => ann.list().length === 2);
+    expect(ann.get(added.added[0].id)).toMatchObject({ createdBy: 'agent:claude', blockedBy: [first.id] });
+    // A refusal is a tool error with the toolkit's message, and changes nothing.
+    expect(await call(client, 'claim', { id: 'nope' })).toMatchObject({
+      isError: true,
+      error: { code: 'not_found' },
+    });
+
+    // The rendered plan is a resource; a subscriber hears when someone else edits it.
+    const { resources } = await client.listResources();
+    expect(resources).toEqual([
+      expect.objectContaining({ uri: 'cairn://plan/team%3A1', mimeType: 'text/markdown' }),
+    ]);
+    const read = async () =>
+      ((await client.readResource({ uri: 'cairn://plan/team%3A1' })).contents[0] as { text: string }).text;
+    expect(await read()).toContain('Write the migration');
+    const updated = new Promise<string>((done) =>
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => done(n.params.uri)),
+    );
+    await client.subscribeResource({ uri: 'cairn://plan/team%3A1' });
+    ann.add({ title: 'Tell the customer' });
+    expect(await updated).toBe('cairn://plan/team%3A1');
+    const text = await read();
+    expect(text).toContain('Tell the customer');
+    expect(text).toContain('user:ann'); // here now, from presence
+    await expect(client.readResource({ uri: 'cairn://plan/other' })).rejects.toThrow(/Unknown resource/);
+  });
+
+  it('works on a plan on local disk, and stores its edits there', async () => {
+    const dir = await tempDir();
+    const { client } = await mcpClient(['--plan', 'solo', '--data', dir, '--actor', 'agent:codex']);
+    const added = await call(client, 'add_tasks', { tasks: [{ title: 'Alone', steps: ['one'] }] });
+    expect(await call(client, 'claim', { id: added.added[0].id })).toMatchObject({
+      outcome: 'won',
+      arbitrated: false,
+    });
+    await client.close(); // ends stdin and waits for the process to exit, which stores the plan and unlocks it
+    const doc = new Y.Doc();
+    const stored = openFilePersistence(dir)('solo', doc);
+    await stored.whenLoaded;
+    expect(createPlan({ doc }).list()).toMatchObject([
+      { title: 'Alone', assignee: 'agent:codex', createdBy: 'agent:codex' },
+      { title: 'one' },
+    ]);
+    await stored.close();
+  });
+
+  it('refuses bad arguments with the usage, exit code 2', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const run = spawnSync(process.execPath, [BIN, 'mcp', '--server', 'ws://127.0.0.1:1'], {
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--plan is required');
+    expect(run.stderr).toContain('cairn mcp --plan ID');
+    expect(run.stdout).toBe('');
+  });
+});
