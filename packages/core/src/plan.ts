@@ -122,7 +122,10 @@ export class Plan {
 
   /** A Plan on the same document whose writes are attributed to another actor (with its own undo history). */
   withActor(actor: Actor): Plan {
-    return new Plan({ doc: this.doc, actor, now: this.now, random: this.random });
+    const plan = new Plan({ doc: this.doc, actor, now: this.now, random: this.random });
+    // Its claims go to the same arbiter: a toolkit for another actor on a connected plan stays exclusive.
+    plan.arbiter = this.arbiter;
+    return plan;
   }
 
   /** Stops observing the document. The doc itself is left alone. */

@@ -2,7 +2,7 @@
 // server is proven in test/claims-race.test.ts.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { createToolkit } from '../src/index.js';
+import { type ClaimArbiter, createToolkit } from '../src/index.js';
 import { fixedPlan, refused } from './tools-fixtures.js';
 
 describe('claim tools', () => {
@@ -58,5 +58,34 @@ describe('claim tools', () => {
     expect(a.plan.get(id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'agent:b' });
     a.plan.update(id, { status: 'done' });
     await refused(a, 'claim', { id }, 'invalid_transition');
+  });
+
+  it("a toolkit for another actor asks the plan's arbiter, in that actor's name", async () => {
+    const plan = fixedPlan('user:ann');
+    const [task] = plan.addMany([{ title: 'T' }]);
+    const asked: string[] = [];
+    const arbiter: ClaimArbiter = {
+      claim: async (id, actor) => {
+        asked.push(`${actor} claims ${id}`);
+        return {
+          outcome: 'lost',
+          taskId: id,
+          holder: 'agent:z',
+          arbitrated: true,
+          message: 'held by agent:z',
+        };
+      },
+      claimNext: async () => ({ outcome: 'none', taskId: null, holder: null, arbitrated: true, message: '' }),
+      release: async () => ({ outcome: 'won', taskId: null, holder: null, arbitrated: true, message: '' }),
+      handOff: async () => ({ outcome: 'won', taskId: null, holder: null, arbitrated: true, message: '' }),
+    };
+    plan.useArbiter(arbiter);
+    const tk = createToolkit(plan, { actor: 'agent:b' });
+    expect(await tk.dispatch('claim', { id: task!.id })).toMatchObject({
+      outcome: 'lost',
+      holder: 'agent:z',
+    });
+    expect(asked).toEqual([`agent:b claims ${task!.id}`]);
+    expect(plan.get(task!.id)!.assignee).toBeNull();
   });
 });
