@@ -46,8 +46,6 @@ export default defineConfig(({ command, mode }) => ({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,
-    // Most of the bundle is the renderer's BPE tokenizer (cl100k_base, ~430 KiB gzipped), kept for exact budgets.
-    chunkSizeWarningLimit: 1600,
     rolldownOptions: {
       input: mode === 'bench' ? { bench: join(here, 'bench.html') } : { main: join(here, 'index.html') },
     },

@@ -35,7 +35,8 @@ export interface AgentOptions {
   /** The chat as the agent writes it (its actor). */
   chat: Chat;
   actor: string;
-  name: string;
+  /** Asked each turn: the person may rename themselves (and so their agent) meanwhile. */
+  name: () => string;
   /** The person this agent works for: their messages are requests. */
   owner: string;
   nameOf: (actor: string) => string;
@@ -118,7 +119,8 @@ export class BrowserAgent {
 
   /** The system prompt with the rendered plan, then the conversation as chat-completions messages. */
   private context(): ModelMessage[] {
-    const { plan, actor, name, owner, nameOf } = this.options;
+    const { plan, actor, owner, nameOf } = this.options;
+    const name = this.options.name();
     const rendered = renderPlan(plan, {
       format: FORMAT_OF[this.family],
       actor,

@@ -77,7 +77,7 @@ export class App {
         plan,
         chat: agentChat,
         actor: agentId,
-        name: this.agentName(),
+        name: () => this.agentName(),
         owner: me,
         nameOf: (actor) => this.nameOf(actor),
         presence: () =>
