@@ -61,7 +61,6 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     WebSocketPolyfill: WebSocket,
     presence,
   });
-  connection.awareness.setLocalStateField('cairn', { actor: options.actor, taskId: null });
   const detach = attachClaims(plan, connection);
   try {
     await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
@@ -83,7 +82,6 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
       [...connection.peers().values()].map((p) => ({ actor: p.id, taskId: p.activeTask ?? null })),
     setActiveTask(taskId) {
       connection.setPresence({ ...presence, activeTask: taskId });
-      connection.awareness.setLocalStateField('cairn', { actor: options.actor, taskId });
     },
     onPresence(listener) {
       listeners.add(listener);

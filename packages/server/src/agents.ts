@@ -162,7 +162,6 @@ async function join(options: AgentsOptions, actor: string, index: number): Promi
     plan,
     presence,
   });
-  connection.awareness.setLocalStateField('cairn', { actor, taskId: null });
   try {
     await connection.whenSynced(15_000);
   } catch (error) {
@@ -235,7 +234,6 @@ async function work(agent: Agent, taskId: string, ctx: RunContext): Promise<void
 function setActive(agent: Agent, taskId: string | null): void {
   agent.presence = { ...agent.presence, activeTask: taskId };
   agent.connection.setPresence(agent.presence);
-  agent.connection.awareness.setLocalStateField('cairn', { actor: agent.actor, taskId });
 }
 
 /** Resolves on the plan's next change (local or remote), or when stopped. */
