@@ -1,5 +1,5 @@
 // The conversation that goes with a plan, kept in the plan's own Y.Doc (top-level Y.Array `chat`), so everyone
-// watching a plan sees the messages and an agent's tool activity as they happen (docs/SCHEMA-chat.md).
+// watching a plan sees the messages and an agent's tool activity as they happen (docs/SCHEMA.md, "Chat").
 import * as Y from 'yjs';
 import * as z from 'zod';
 import { CairnError } from './errors.js';

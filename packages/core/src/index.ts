@@ -5,7 +5,7 @@
  * subpath exports: `@cairn/core/fs`, `@cairn/core/indexeddb`, `@cairn/core/websocket`.
  *
  * Tools for models: `createToolkit(plan, { actor, families })` (docs/TOOLS.md). Context text: `renderPlan`,
- * `renderDelta` and `resolveContext`. The plan's conversation: `createChat(doc, { actor })` (docs/SCHEMA-chat.md).
+ * `renderDelta` and `resolveContext`. The plan's conversation: `createChat(doc, { actor })` (docs/SCHEMA.md, "Chat").
  */
 
 export type { ChangePoint, TaskDelta } from './changes.js';
