@@ -28,6 +28,8 @@ export interface SessionOptions {
 export class Session {
   readonly planId: string;
   readonly identity: Identity;
+  /** The token for a server that requires one (also sent to the server's model proxy). */
+  readonly token: string | null;
   readonly doc = new Y.Doc();
   readonly awareness: Awareness;
   readonly plan: Plan;
@@ -50,6 +52,7 @@ export class Session {
   constructor(options: SessionOptions) {
     this.planId = options.planId;
     this.identity = options.identity;
+    this.token = options.token ?? null;
     // Persistence first, before anything can write, so no update escapes IndexedDB.
     this.persistence = openIndexedDBPersistence()(`cairn-demo:${options.planId}`, this.doc);
     this.persistence.onError((error: CairnError) =>

@@ -1,12 +1,18 @@
 // The in-page agent end to end: the offline planner turns chat requests into tool calls of each family, and the
 // other person sees the tasks and the tool activity live; an OpenAI-compatible endpoint (a tiny local HTTP
 // server standing in for the model) gets the rendered plan and the tool definitions, and its tool calls run.
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCairnServer, silentLogger } from '../../../packages/server/src/index.js';
+import { registerModelRoutes } from '../../../packages/server/src/model-proxy.js';
 import {
   agentReplies,
+  DIST,
   ensureDemoBuilt,
   goto,
   launchBrowser,
@@ -80,49 +86,49 @@ describe('the offline planner', () => {
   }
 });
 
-describe('an OpenAI-compatible endpoint', () => {
-  let mock: Server;
-  const requests: Array<{ headers: IncomingMessage['headers']; body: Record<string, unknown> }> = [];
+let mock: Server;
+const requests: Array<{ headers: IncomingMessage['headers']; body: Record<string, unknown> }> = [];
 
-  beforeAll(async () => {
-    mock = createServer((req, res) => {
-      res.setHeader('access-control-allow-origin', '*');
-      res.setHeader('access-control-allow-headers', 'content-type, authorization');
-      if (req.method === 'OPTIONS') {
-        res.writeHead(204).end();
-        return;
-      }
-      let text = '';
-      req.on('data', (chunk) => {
-        text += chunk;
-      });
-      req.on('end', () => {
-        const body = JSON.parse(text) as { messages: Array<{ role: string }> };
-        requests.push({ headers: req.headers, body });
-        const last = body.messages.at(-1)!;
-        const message =
-          last.role === 'tool'
-            ? { role: 'assistant', content: 'Added “Book the venue”.' }
-            : {
-                role: 'assistant',
-                content: null,
-                tool_calls: [
-                  {
-                    id: 'call_m1',
-                    type: 'function',
-                    function: { name: 'add_tasks', arguments: '{"tasks":[{"title":"Book the venue"}]}' },
-                  },
-                ],
-              };
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ index: 0, message }] }));
-      });
+beforeAll(async () => {
+  mock = createServer((req, res) => {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-headers', 'content-type, authorization');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204).end();
+      return;
+    }
+    let text = '';
+    req.on('data', (chunk) => {
+      text += chunk;
     });
-    await new Promise<void>((done) => mock.listen(0, '127.0.0.1', done));
+    req.on('end', () => {
+      const body = JSON.parse(text) as { messages: Array<{ role: string }> };
+      requests.push({ headers: req.headers, body });
+      const last = body.messages.at(-1)!;
+      const message =
+        last.role === 'tool'
+          ? { role: 'assistant', content: 'Added “Book the venue”.' }
+          : {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                {
+                  id: 'call_m1',
+                  type: 'function',
+                  function: { name: 'add_tasks', arguments: '{"tasks":[{"title":"Book the venue"}]}' },
+                },
+              ],
+            };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ index: 0, message }] }));
+    });
   });
+  await new Promise<void>((done) => mock.listen(0, '127.0.0.1', done));
+});
 
-  afterAll(() => new Promise<void>((done) => mock.close(() => done())));
+afterAll(() => new Promise<void>((done) => mock.close(() => done())));
 
+describe('an OpenAI-compatible endpoint', () => {
   it('sends the rendered plan and the tool definitions, runs the tool calls, returns the results', async () => {
     const planId = `agent-openai-${Date.now().toString(36)}`;
     await Promise.all([goto(ann.page, server.url, planId), goto(bo.page, server.url, planId)]);
@@ -144,7 +150,7 @@ describe('an OpenAI-compatible endpoint', () => {
     await row(bo.page, 'Book the venue').waitFor();
 
     expect(requests).toHaveLength(2);
-    const [first, second] = requests as [(typeof requests)[0], (typeof requests)[0]];
+    const [first, second] = requests.splice(0) as [(typeof requests)[0], (typeof requests)[0]];
     expect(first.headers.authorization).toBe('Bearer sk-test');
     expect(first.body['model']).toBe('mock-1');
     const tools = (first.body['tools'] as Array<{ function: { name: string } }>).map((t) => t.function.name);
@@ -163,5 +169,47 @@ describe('an OpenAI-compatible endpoint', () => {
     expect(toolMessage.content).toContain('Book the venue');
     // The second request renders the plan again, now with the new task in it.
     expect(followUp[0]!.content).toContain('Book the venue');
+  });
+});
+
+describe("the server's model", () => {
+  it('is the default when the server offers one, and its key never reaches the browser', async () => {
+    // The proxy mounted the way the server mounts it: registerModelRoutes on the server's router.
+    const host = createCairnServer({
+      dataDir: mkdtempSync(join(tmpdir(), 'cairn-demo-')),
+      staticDir: DIST,
+      logger: silentLogger,
+    });
+    const { port } = mock.address() as AddressInfo;
+    registerModelRoutes(host.router, {
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      model: 'srv-1',
+      apiKey: 'sk-server-secret',
+      label: 'Test model',
+    });
+    const info = await host.listen(0, '127.0.0.1');
+    try {
+      const dee = await openAs(browser, info.url, `agent-server-${Date.now().toString(36)}`, {
+        id: 'dee004',
+        name: 'Dee',
+      });
+      await dee.page.locator('.model-label', { hasText: 'Server model: Test model' }).waitFor();
+      await say(dee.page, 'we need a venue');
+      expect(await agentReplies(dee.page, 1)).toBe('Added “Book the venue”.');
+      await row(dee.page, 'Book the venue').waitFor();
+      const [first] = requests.splice(0);
+      expect(first!.headers.authorization).toBe('Bearer sk-server-secret');
+      expect(first!.body['model']).toBe('srv-1');
+      const seenByPage = await dee.page.evaluate(
+        () =>
+          document.documentElement.outerHTML +
+          JSON.stringify({ ...localStorage }) +
+          JSON.stringify({ ...sessionStorage }),
+      );
+      expect(seenByPage).not.toContain('sk-server-secret');
+      await dee.context.close();
+    } finally {
+      await host.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { type Browser, type BrowserContext, chromium, type Locator, type Page } 
 const here = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(here, '../../..');
 const DEMO = join(ROOT, 'apps/demo');
-const DIST = join(DEMO, 'dist');
+export const DIST = join(DEMO, 'dist');
 const STAMP = join(DIST, '.built');
 const LOCK = join(DEMO, '.build-lock');
 export const ARTIFACTS = join(ROOT, '.test-results/demo');

@@ -116,15 +116,11 @@ describe('model proxy', () => {
     expect(response.status).toBe(502);
     expect(
       modelProxyFromEnv({
-        CAIRN_MODEL_BASE_URL: ' http://x/v1 ',
-        CAIRN_MODEL: 'm',
-        CAIRN_MODEL_API_KEY: 'k',
+        CAIRN_LLM_BASE_URL: 'http://x/v1',
+        CAIRN_LLM_MODEL: 'm',
+        CAIRN_LLM_API_KEY: 'k',
+        CAIRN_LLM_LABEL: 'M',
       }),
-    ).toEqual({
-      baseUrl: 'http://x/v1',
-      model: 'm',
-      apiKey: 'k',
-      label: null,
-    });
+    ).toEqual({ baseUrl: 'http://x/v1', model: 'm', apiKey: 'k', label: 'M' });
   });
 });

@@ -1,9 +1,10 @@
 // A model for browsers that have none: GET /api/model says whether the server has one configured (and which),
 // POST /api/model/chat/completions forwards an OpenAI-compatible request to it with the server's key, so the
-// key never reaches a browser. Configured from the environment: CAIRN_MODEL_BASE_URL, CAIRN_MODEL,
-// CAIRN_MODEL_API_KEY.
+// key never reaches a browser. Configured from the same environment as the agents runner (llmFromEnv):
+// CAIRN_LLM_BASE_URL, CAIRN_LLM_API_KEY, CAIRN_LLM_MODEL (or OPENAI_BASE_URL / OPENAI_API_KEY).
 import type { IncomingMessage } from 'node:http';
 import { CairnError } from '@cairn/core';
+import { llmFromEnv } from './agents/llm.js';
 import { type Handler, type Router, readJson, sendJson } from './http/router.js';
 
 export interface ModelProxyOptions {
@@ -23,12 +24,14 @@ export interface ModelProxyOptions {
   fetch?: typeof fetch;
 }
 
+/** The server's model as the agents runner reads it from the environment; CAIRN_LLM_LABEL names it in the UI. */
 export function modelProxyFromEnv(env: Record<string, string | undefined>): ModelProxyOptions {
+  const llm = llmFromEnv(env);
   return {
-    baseUrl: env.CAIRN_MODEL_BASE_URL?.trim() || null,
-    model: env.CAIRN_MODEL?.trim() || null,
-    apiKey: env.CAIRN_MODEL_API_KEY?.trim() || null,
-    label: env.CAIRN_MODEL_LABEL?.trim() || null,
+    baseUrl: llm?.baseUrl ?? null,
+    model: llm?.model ?? null,
+    apiKey: llm?.apiKey ?? null,
+    label: env.CAIRN_LLM_LABEL?.trim() || null,
   };
 }
 
@@ -51,7 +54,7 @@ export function modelProxyHandler(options: ModelProxyOptions): Handler {
     if (!options.baseUrl || !options.model) {
       throw new CairnError(
         'not_found',
-        'This server has no model configured: set CAIRN_MODEL_BASE_URL and CAIRN_MODEL (and CAIRN_MODEL_API_KEY).',
+        'This server has no model configured: set CAIRN_LLM_BASE_URL and CAIRN_LLM_MODEL (and CAIRN_LLM_API_KEY), or OPENAI_API_KEY.',
       );
     }
     await options.authorize?.(req);

@@ -57,13 +57,20 @@ export async function fetchServerModel(): Promise<ServerModel> {
   }
 }
 
-export function buildModel(choice: ModelChoice, server: ServerModel, plan: Plan, planId: string): Model {
+/** `token`: the plan's token, when the server requires one (its proxy authorizes model calls with it). */
+export function buildModel(
+  choice: ModelChoice,
+  server: ServerModel,
+  plan: Plan,
+  planId: string,
+  token: string | null = null,
+): Model {
   if (choice.kind === 'server' && server.available) {
     return createOpenAIModel({
       baseUrl: '/api/model',
       model: server.model ?? 'server',
       label: `Server model: ${server.label ?? server.model ?? 'configured on the server'}`,
-      headers: { 'x-cairn-plan': planId },
+      headers: { 'x-cairn-plan': planId, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     });
   }
   if (choice.kind === 'custom') {

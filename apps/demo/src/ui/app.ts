@@ -89,7 +89,7 @@ export class App {
           this.publishAgent();
         },
       },
-      buildModel(this.modelChoice, server, plan, session.planId),
+      buildModel(this.modelChoice, server, plan, session.planId, session.token),
     );
     this.agent.setFamily(loadFamily());
 
@@ -347,7 +347,13 @@ export class App {
     this.publishAgent();
     this.modelChoice = model;
     saveModelChoice(model);
-    this.agent.model = buildModel(model, this.server, this.session.plan, this.session.planId);
+    this.agent.model = buildModel(
+      model,
+      this.server,
+      this.session.plan,
+      this.session.planId,
+      this.session.token,
+    );
     this.renderModelLabel();
     this.notify('Settings saved.');
   }
