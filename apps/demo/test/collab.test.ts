@@ -99,6 +99,47 @@ describe('two people on one plan', () => {
     await row(ann.page, xss).waitFor({ state: 'detached' });
   });
 
+  it('shows what is ready, what is blocked and a dependency cycle that a merge created', async () => {
+    await ann.page.evaluate(() => {
+      const { plan } = (window as unknown as { cairnDemo: { plan: import('@cairn/core').Plan } }).cairnDemo;
+      const a = plan.add({ title: 'Cycle A' });
+      const b = plan.add({ title: 'Cycle B', blockedBy: [a.id] });
+      plan.add({ title: 'After the cycle', blockedBy: [b.id] });
+      plan.add({ title: 'Free to start' });
+      // What a merge can leave behind: another replica made A wait on B while this one made B wait on A.
+      const tasks = plan.doc.getMap('tasks');
+      const mapOfA = tasks.get(a.id) as import('yjs').Map<unknown>;
+      const YMap = tasks.constructor as new () => import('yjs').Map<boolean>;
+      plan.doc.transact(() => {
+        const set = new YMap();
+        mapOfA.set('blockedBy', set);
+        set.set(b.id, true);
+      }, plan.actor);
+    });
+    await row(bo.page, 'Cycle A')
+      .locator('.chip-blocked', { hasText: 'In a dependency cycle with Cycle B' })
+      .waitFor();
+    await row(bo.page, 'After the cycle')
+      .locator('.chip-blocked', { hasText: 'Waits on: Cycle B' })
+      .waitFor();
+    await bo.page.getByRole('tab', { name: 'Graph' }).click();
+    await bo.page.locator('.graph-summary', { hasText: '2 in a dependency cycle' }).waitFor();
+    expect(await bo.page.locator('.node-cycle').count()).toBe(2);
+    expect(await bo.page.locator('.edge.cycle').count()).toBe(2);
+    expect(await bo.page.locator('.node-blocked', { hasText: 'After the cycle' }).count()).toBe(1);
+    expect(await bo.page.locator('.node-ready', { hasText: 'Free to start' }).count()).toBe(1);
+    await screenshot(bo.page, 'desktop-graph-cycle');
+    await bo.page.getByRole('tab', { name: 'List' }).click();
+    await ann.page.evaluate(() => {
+      const { plan } = (window as unknown as { cairnDemo: { plan: import('@cairn/core').Plan } }).cairnDemo;
+      plan.batch((p) => {
+        for (const t of p.list())
+          if (t.title.startsWith('Cycle') || t.title === 'After the cycle') p.remove(t.id);
+      });
+    });
+    await row(bo.page, 'Cycle A').waitFor({ state: 'detached' });
+  });
+
   it('reorders by drag and by keyboard, for both', async () => {
     for (const title of ['One', 'Two', 'Three']) await addTask(ann.page, title);
     const order = async (page: typeof ann.page) =>

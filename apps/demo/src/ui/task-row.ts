@@ -231,7 +231,7 @@ export class TaskRow {
     const names = (ids: string[]) => ids.map((id) => this.ctx.plan.get(id)?.title ?? id).join(', ');
     switch (info.reason) {
       case 'cycle':
-        return `In a dependency cycle: ${names(info.cycle ?? info.blockedBy)}`;
+        return `In a dependency cycle with ${names(info.blockedBy)}`;
       case 'parent_blocked':
         return `Waits with its parent: ${names(info.blockedBy)}`;
       case 'blocker_failed':
