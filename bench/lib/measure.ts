@@ -1,5 +1,5 @@
 // Timing helpers shared by the benchmarks: warm up, repeat, and summarise samples as median and p99.
-import { performance } from 'node:perf_hooks';
+// Platform-neutral (the global `performance`), so the browser run can use them too.
 
 export interface Summary {
   /** Number of samples. */
@@ -81,4 +81,11 @@ export function rng(seed: number): () => number {
 /** Runs the garbage collector when node was started with --expose-gc, so one phase's garbage is not the next's. */
 export function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();
+}
+
+const started = now();
+/** A progress line on stderr (with seconds since start), so a long run shows where it is. */
+export function progress(message: string): void {
+  if (typeof process !== 'undefined' && process.stderr)
+    process.stderr.write(`   [${((now() - started) / 1000).toFixed(1)} s] ${message}\n`);
 }

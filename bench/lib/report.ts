@@ -66,10 +66,11 @@ export function throughputRatio(cairn: number, baseline: number): string {
   return r >= 1 ? `${fmtRatio(r)} higher` : `${fmtRatio(1 / r)} lower`;
 }
 
-/** "0.42x" style for sizes (lower is better): Cairn's size as a multiple of the baseline's. */
+/** "12x smaller" / "1.3x larger" for sizes (lower is better). */
 export function sizeRatio(cairn: number, baseline: number): string {
-  if (!(baseline > 0)) return '';
-  return `${fmtRatio(cairn / baseline)} the size`;
+  if (!(cairn > 0) || !(baseline > 0)) return '';
+  const r = baseline / cairn;
+  return r >= 1 ? `${fmtRatio(r)} smaller` : `${fmtRatio(1 / r)} larger`;
 }
 
 export function fmtRatio(r: number): string {

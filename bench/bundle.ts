@@ -1,0 +1,147 @@
+// Benchmark 7: what @cairn/core's root entry costs a browser page, minified and gzipped (esbuild, as
+// scripts/check-browser-bundle.mjs builds it), with yjs left to the page and with yjs included, against
+// @automerge/automerge's browser entry with its WebAssembly module counted (gzipped, as a server would send it).
+import * as fs from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build, type Metafile } from 'esbuild';
+import { type BenchResult, bytes, type Row, sizeRatio } from './lib/report.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Bundle {
+  min: number;
+  gzip: number;
+  /** Bytes in the minified output by package (own sources as "@cairn/core"). */
+  byPackage: Map<string, number>;
+  /** Other files the bundle loads (wasm), gzipped. */
+  assetsGzip: number;
+  assetsRaw: number;
+}
+
+function packageOf(input: string): string {
+  const m = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (m) return m[1]!;
+  if (input.startsWith('packages/core/')) return '@cairn/core';
+  return input;
+}
+
+async function bundle(contents: string, external: string[] = []): Promise<Bundle> {
+  const outdir = fs.mkdtempSync(join(root, 'bench', '.results', 'bundle-'));
+  try {
+    const result = await build({
+      stdin: { contents, resolveDir: root, sourcefile: 'entry.js', loader: 'js' },
+      bundle: true,
+      write: true,
+      outdir,
+      minify: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      external,
+      metafile: true,
+      logLevel: 'silent',
+      loader: { '.wasm': 'file' },
+      assetNames: '[name]',
+    });
+    const byPackage = new Map<string, number>();
+    const meta: Metafile = result.metafile;
+    let js: Uint8Array | null = null;
+    let assetsGzip = 0;
+    let assetsRaw = 0;
+    for (const [path, out] of Object.entries(meta.outputs)) {
+      const data = fs.readFileSync(join(root, path));
+      if (path.endsWith('.js')) {
+        js = data;
+        for (const [input, info] of Object.entries(out.inputs)) {
+          const pkg = packageOf(input);
+          byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + info.bytesInOutput);
+        }
+      } else if (!path.endsWith('.map')) {
+        assetsRaw += data.byteLength;
+        assetsGzip += gzipSync(data, { level: 9 }).byteLength;
+      }
+    }
+    if (!js) throw new Error('no JavaScript output');
+    return {
+      min: js.byteLength,
+      gzip: gzipSync(js, { level: 9 }).byteLength,
+      byPackage,
+      assetsGzip,
+      assetsRaw,
+    };
+  } finally {
+    fs.rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+  fs.mkdirSync(join(root, 'bench', '.results'), { recursive: true });
+  const core = 'export * from "./packages/core/src/index.ts";';
+  const without = await bundle(core, ['yjs']);
+  const withYjs = await bundle(core);
+  const yjsAlone = await bundle('export * from "yjs";');
+  const automerge = await bundle('export * from "@automerge/automerge";');
+  const automergeTotal = automerge.gzip + automerge.assetsGzip;
+  const rows: Row[] = [
+    {
+      measure: '@cairn/core root entry, min+gzip, yjs excluded (the page already has it)',
+      cairn: bytes(without.gzip),
+      baselineName: '@automerge/automerge: JS + its .wasm, gzipped',
+      baseline: bytes(automergeTotal),
+      ratio: sizeRatio(without.gzip, automergeTotal),
+      target: '',
+      met: null,
+    },
+    {
+      measure: '@cairn/core root entry, min+gzip, yjs included',
+      cairn: bytes(withYjs.gzip),
+      baselineName: '@automerge/automerge: JS + its .wasm, gzipped',
+      baseline: bytes(automergeTotal),
+      ratio: sizeRatio(withYjs.gzip, automergeTotal),
+      target: '',
+      met: null,
+    },
+    {
+      measure: '@cairn/core root entry, minified, yjs included',
+      cairn: bytes(withYjs.min),
+      baselineName: '@automerge/automerge: JS + .wasm, minified / raw',
+      baseline: bytes(automerge.min + automerge.assetsRaw),
+      ratio: sizeRatio(withYjs.min, automerge.min + automerge.assetsRaw),
+      target: '',
+      met: null,
+    },
+    {
+      measure: 'for scale: yjs alone, min+gzip',
+      cairn: '',
+      baselineName: 'yjs 13 (export *)',
+      baseline: bytes(yjsAlone.gzip),
+      ratio: '',
+      target: '',
+      met: null,
+    },
+  ];
+  const top = [...withYjs.byPackage]
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([pkg, n]) => `${pkg} ${bytes(n)}`)
+    .join(', ');
+  return {
+    id: 'bundle',
+    number: 7,
+    title: 'Bundle size',
+    method:
+      'esbuild 0.28, `bundle`, `minify`, ESM, platform browser, target es2022, every export of the entry kept ' +
+      '(`export * from …`, so nothing is tree-shaken away); gzip level 9. Automerge is bundled from its browser ' +
+      'entry, which loads `automerge_wasm_bg.wasm` (counted gzipped, as a server would send it).',
+    rows,
+    notes: [
+      `Minified bytes by package, yjs included: ${top}.`,
+      `Automerge: ${bytes(automerge.gzip)} of JavaScript and ${bytes(automerge.assetsGzip)} of WebAssembly (${bytes(automerge.assetsRaw)} raw) gzipped.`,
+      'zod (argument validation and the JSON Schemas of the tool definitions) is the largest part of the root entry.',
+      'No target was set for size; the rows are a comparison.',
+    ],
+  };
+}
