@@ -15,7 +15,7 @@ import type { BenchOutput } from '../apps/demo/src/bench/bench.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const demo = join(root, 'apps/demo');
-const dist = join(demo, 'dist-bench');
+const dist = join(root, '.test-results/demo-bench');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

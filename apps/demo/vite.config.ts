@@ -42,7 +42,8 @@ export default defineConfig(({ command, mode }) => ({
   // The service worker only exists in a build (the dev server serves sources), whatever NODE_ENV says.
   define: { __OFFLINE_SHELL__: JSON.stringify(command === 'build' && mode !== 'bench') },
   build: {
-    outDir: mode === 'bench' ? 'dist-bench' : 'dist',
+    // The benchmark's page is a build artifact like test results (git and the linter ignore .test-results/).
+    outDir: mode === 'bench' ? join(here, '../../.test-results/demo-bench') : 'dist',
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,

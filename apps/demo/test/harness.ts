@@ -32,7 +32,7 @@ function newest(path: string): number {
   if (!info.isDirectory()) return info.mtimeMs;
   let max = 0;
   for (const entry of readdirSync(path)) {
-    if (['node_modules', 'dist', 'dist-bench', 'test', '.build-lock'].includes(entry)) continue;
+    if (['node_modules', 'dist', 'test', '.build-lock'].includes(entry)) continue;
     max = Math.max(max, newest(join(path, entry)));
   }
   return max;
