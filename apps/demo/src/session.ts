@@ -1,12 +1,11 @@
 // One open plan in this tab: the Y.Doc stored in IndexedDB (so it works offline and survives a reload), synced
 // with the server over WebSocket, the person's Plan and Chat on it, awareness for presence, and the sync state
 // a person sees (offline, syncing, all changes saved on the server: the last one from whenAcknowledged).
-import { type CairnError, createPlan, type Plan } from '@cairn/core';
+import { type CairnError, type Chat, createChat, createPlan, type Plan } from '@cairn/core';
 import { type IndexedDBPersistence, openIndexedDBPersistence } from '@cairn/core/indexeddb';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { Awareness } from 'y-protocols/awareness';
 import * as Y from 'yjs';
-import { type Chat, createChat } from './core-chat.js';
 import { type Identity, userActor } from './identity.js';
 
 export type SyncState = 'connecting' | 'offline' | 'syncing' | 'saved' | 'refused';

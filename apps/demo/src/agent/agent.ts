@@ -3,6 +3,8 @@
 // tool calls go through the toolkit's dispatch, and the results go back to the model until it answers in text.
 // Everything it says and every tool call with its result is written to the plan's chat, so everyone sees it.
 import {
+  type Chat,
+  type ChatEntry,
   createToolkit,
   type FamilyName,
   isToolError,
@@ -12,7 +14,6 @@ import {
   renderPlan,
   type Toolkit,
 } from '@cairn/core';
-import type { Chat, ChatEntry } from '../core-chat.js';
 import type { Model, ModelMessage } from './model.js';
 
 /** The context format that goes with each family: the one its seed's agents read. */

@@ -1,6 +1,6 @@
 // The page: header (share link, sync state, undo/redo, settings), who is here, the chat with the agent on one
 // side and the plan (list or dependency graph) on the other; on a narrow screen one of them at a time.
-import { FAMILY_NAMES, type FamilyName } from '@cairn/core';
+import { createChat, FAMILY_NAMES, type FamilyName } from '@cairn/core';
 import { BrowserAgent } from '../agent/agent.js';
 import { OFFLINE_LABEL } from '../agent/offline-planner.js';
 import {
@@ -12,7 +12,6 @@ import {
   saveFamily,
   saveModelChoice,
 } from '../agent/settings.js';
-import { createChat } from '../core-chat.js';
 import { colorFor, h, replace, setAttr, setText } from '../dom.js';
 import { agentActor, saveIdentity, userActor } from '../identity.js';
 import type { Session } from '../session.js';

@@ -1,7 +1,7 @@
 // The chat side: the plan's shared transcript (everyone's messages, the agents' replies and each tool call with
 // its arguments and result), kept live incrementally from the chat's change events, and the message box.
 
-import type { Chat, ChatEntry } from '../core-chat.js';
+import type { Chat, ChatEntry } from '@cairn/core';
 import { h, setText } from '../dom.js';
 
 export interface ChatPanelOptions {
