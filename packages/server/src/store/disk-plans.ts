@@ -1,0 +1,28 @@
+// Which plans a disk store's directory holds, read from its file names, without loading (or creating) any.
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { decodePlanName, planFiles } from '@cairn/core/fs';
+
+/** Every plan id with a log in `dir` (dot files are the server's own: locks, indexes). */
+export async function listDiskPlans(dir: string): Promise<string[]> {
+  const names = await readdir(dir);
+  const ids: string[] = [];
+  for (const name of names) {
+    if (name.startsWith('.') || !name.endsWith('.log')) continue;
+    try {
+      ids.push(decodePlanName(name.slice(0, -'.log'.length)));
+    } catch {
+      // not a name this store wrote
+    }
+  }
+  return ids.sort();
+}
+
+/** Whether `dir` holds a log for the plan. An invalid id has none. */
+export function diskPlanExists(dir: string, planId: string): boolean {
+  try {
+    return existsSync(planFiles(dir, planId).log);
+  } catch {
+    return false;
+  }
+}
