@@ -5,6 +5,8 @@
  * - `SyncHub` is the transport-agnostic core (rooms, auth decisions, persistence, awareness relay, limits), for
  *   another host: feed it sockets with `authorize` + `connect`.
  * - `PlanStore` is the storage contract; `DiskStore` (append logs) and `MemoryStore` implement it.
+ * - The plan API (`registerPlanRoutes`), wake-ups (`WakeSweeper`, event `task_woken`) and auto-close
+ *   (`AutoCloser` with a pluggable `Judge`, e.g. `chatCompletionsJudge`): docs/PROTOCOL.md, decisions/008.
  */
 
 export { splitGoal } from './agents/goal.js';
@@ -16,8 +18,28 @@ export type { AgentsCliIO } from './agents-cli.js';
 export { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 export type { Authenticator, Grant, Role, TokenClaims } from './auth.js';
 export { createAuthenticator, MIN_SECRET_BYTES, planMatches, ROLES, roleAllows, signToken } from './auth.js';
+export type {
+  AutoCloseEvents,
+  AutoCloseOptions,
+  ChatCompletionsJudgeOptions,
+  Judge,
+  JudgeExchange,
+  JudgeRequest,
+  JudgeRun,
+  JudgeTask,
+  TaskJudgement,
+} from './auto-close.js';
+export {
+  AutoCloser,
+  chatCompletionsJudge,
+  judgeFromEnv,
+  latestExchange,
+  parseJudgements,
+} from './auto-close.js';
 export type { ClaimHost, ClaimOptions, Lease } from './claims.js';
 export { actorsOfSubject, ClaimArbiterService, installClaims, mayActAs } from './claims.js';
+export type { PlanRoutesOptions } from './http/plans.js';
+export { registerPlanRoutes, TASK_LIST_LIMIT } from './http/plans.js';
 export type { Handler, RequestContext } from './http/router.js';
 export { bearerToken, Router, readJson, STATUS_BY_CODE, sendError, sendJson } from './http/router.js';
 export { authorizeRequest, registerCoreRoutes } from './http/routes.js';
@@ -31,11 +53,18 @@ export type { CairnMessageHandler, Room } from './hub/room.js';
 export type { LogFields, Logger } from './log.js';
 export { createConsoleLogger, silentLogger } from './log.js';
 export { MetricsRegistry } from './metrics.js';
+export type { ModelProxyOptions } from './model-proxy.js';
+export { modelProxyFromEnv, registerModelRoutes } from './model-proxy.js';
 export type { CairnServer, CairnServerOptions, ListenInfo } from './node-host.js';
 export { createCairnServer, isLoopback, upgradeToken } from './node-host.js';
+export type { PlanLoadListener } from './plan-loads.js';
+export { PlanLoads } from './plan-loads.js';
 export type { DiskStoreOptions } from './store/disk.js';
 export { DiskStore } from './store/disk.js';
+export { diskPlanExists, listDiskPlans } from './store/disk-plans.js';
 export type { MemoryStoreOptions } from './store/memory.js';
 export { MemoryStore } from './store/memory.js';
 export type { PlanStore, StoreMetrics } from './store/store.js';
+export type { TaskWokenEvent, WakeEntry, WakeEvents, WakeOptions } from './wake.js';
+export { WakeSweeper, wakeNotice } from './wake.js';
 export { CloseCode, MessageType } from './wire.js';

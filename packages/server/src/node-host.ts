@@ -1,18 +1,26 @@
 // The Node host of the sync hub: one node:http server for the HTTP routes, the WebSocket upgrade at
-// /sync/<planId> (ws 8, token checked before the upgrade completes), heartbeats for half-open sockets.
+// /sync/<planId> (ws 8, token checked before the upgrade completes), heartbeats for half-open sockets; the plan
+// API, the wake-up sweeper and auto-close beside it.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
+import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { registerPlanRoutes } from './http/plans.js';
 import { Router } from './http/router.js';
-import { registerCoreRoutes } from './http/routes.js';
+import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 import { serveStatic } from './http/static.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
+import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
+import { PlanLoads } from './plan-loads.js';
 import { DiskStore } from './store/disk.js';
+import { diskPlanExists, listDiskPlans } from './store/disk-plans.js';
 import type { PlanStore } from './store/store.js';
+import { type WakeOptions, WakeSweeper } from './wake.js';
 import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
 
 export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'> {
@@ -28,6 +36,16 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   pingIntervalMs?: number;
   /** Default: warnings and errors to stderr. */
   logger?: Logger;
+  /**
+   * The wake-up sweeper (docs/decisions/008). With the disk store its index is `<dataDir>/.cairn-wake.json`.
+   * `false` turns wake-ups off.
+   */
+  wake?: Omit<WakeOptions, 'logger'> | false;
+  /** Judges open tasks after each turn (auto-close). None: tasks are closed only by agents and people. */
+  judge?: Judge | null;
+  autoClose?: Omit<AutoCloseOptions, 'judge' | 'logger'>;
+  /** Mounts the model proxy (`/api/model`); with auth on, a call needs a write token for its `x-cairn-plan`. */
+  model?: ModelProxyOptions | null;
 }
 
 export interface ListenInfo {
@@ -39,8 +57,12 @@ export interface ListenInfo {
 
 export interface CairnServer {
   readonly hub: SyncHub;
-  /** Register more HTTP routes here (the plan API). */
+  /** Register more HTTP routes here. */
   readonly router: Router;
+  /** Emits `task_woken`; `sweep()` runs a sweep now. Null when turned off. */
+  readonly wake: WakeSweeper | null;
+  /** Emits `task_close` and `judged`. Null without a judge. */
+  readonly autoClose: AutoCloser | null;
   readonly httpServer: Server;
   /**
    * Starts listening (port 0 = a free port). Rejects with CairnError `invalid_argument` when the server is open
@@ -77,10 +99,46 @@ export function upgradeToken(req: IncomingMessage, url: URL): string | null {
 export function createCairnServer(options: CairnServerOptions = {}): CairnServer {
   const logger = options.logger ?? createConsoleLogger();
   const auth = createAuthenticator({ secret: options.secret ?? null });
-  const store = options.store ?? DiskStore.open(options.dataDir ?? './data');
-  const hub = new SyncHub({ ...options, store, auth, logger });
+  const baseStore = options.store ?? DiskStore.open(options.dataDir ?? './data');
+  const disk = baseStore instanceof DiskStore ? baseStore : null;
+  const loads = new PlanLoads(logger);
+  const hub = new SyncHub({ ...options, store: loads.wrap(baseStore), auth, logger });
+  loads.attach(hub);
+  const wake =
+    options.wake === false
+      ? null
+      : new WakeSweeper(hub, loads, {
+          indexPath: disk ? join(disk.dir, '.cairn-wake.json') : null,
+          listPlans: disk ? () => listDiskPlans(disk.dir) : null,
+          ...options.wake,
+          logger,
+        });
+  const autoClose = options.judge
+    ? new AutoCloser(hub, loads, { ...options.autoClose, judge: options.judge, logger })
+    : null;
   const router = new Router();
   registerCoreRoutes(router, hub);
+  registerPlanRoutes(router, hub, {
+    autoClose,
+    ...(disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {}),
+  });
+  if (options.model) {
+    registerModelRoutes(router, {
+      ...options.model,
+      // It spends the server's key: with auth on, only a writer of some plan may call it.
+      authorize: async (req) => {
+        if (auth.open) return;
+        const plan = req.headers['x-cairn-plan'];
+        if (typeof plan !== 'string' || plan === '') {
+          throw new CairnError(
+            'unauthorized',
+            'A model call needs the headers x-cairn-plan: <planId> and Authorization: Bearer <write token>.',
+          );
+        }
+        await authorizeRequest(hub, req, plan, 'write');
+      },
+    });
+  }
   if (options.staticDir) router.fallback(serveStatic(options.staticDir));
 
   const httpServer = createServer((req, res) => {
@@ -179,6 +237,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   return {
     hub,
     router,
+    wake,
+    autoClose,
     httpServer,
     listen(port = 1234, host = '127.0.0.1') {
       if (auth.open && !isLoopback(host)) {
@@ -213,6 +273,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         clearInterval(heartbeat);
         const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         try {
+          // Their last writes go through the hub, which flushes them.
+          await Promise.allSettled([wake?.close(), autoClose?.close()]);
           await hub.close();
         } finally {
           // Sockets got a 1001 close frame; give them a moment to answer it before cutting what is left.

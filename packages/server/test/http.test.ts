@@ -47,7 +47,7 @@ describe('http', () => {
     expect((await fetch(`${http}/assets/missing.js`)).status).toBe(404);
     expect((await fetch(`${http}/..%2f..%2fetc%2fpasswd`)).status).toBe(404);
 
-    const api = await fetch(`${http}/api/plans/x/tasks`);
+    const api = await fetch(`${http}/api/plans/x/unknown`);
     expect(api.status).toBe(404);
     expect(await api.json()).toMatchObject({
       error: { code: 'not_found', message: expect.stringMatching(/healthz/) },

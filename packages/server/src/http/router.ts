@@ -94,7 +94,9 @@ export class Router {
 export function notFound(path: string): CairnError {
   return new CairnError(
     'not_found',
-    `Nothing at ${path}. Known endpoints: GET /healthz, GET /metrics, WS /sync/<planId>.`,
+    `Nothing at ${path}. Known endpoints: GET /healthz, GET /metrics, WS /sync/<planId>, and the plan API: ` +
+      'GET /api/plans/<planId>/tasks, PATCH .../tasks/<taskId>, GET .../context, GET .../tools, ' +
+      'POST .../tools/<name>, POST .../judge (docs/PROTOCOL.md, "HTTP API").',
     {
       path,
     },

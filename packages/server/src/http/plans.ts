@@ -1,0 +1,442 @@
+// The plan API over HTTP, so an agent in any language (or a dashboard) can use a plan without a Yjs client: the
+// task list and status changes of seed 001's dashboard, the rendered context, the tools and their dispatcher,
+// and a judge run. Every edit goes through the hub's doc, so live WebSocket clients see it at once.
+import type { IncomingMessage } from 'node:http';
+import {
+  ActorSchema,
+  CairnError,
+  createPlan,
+  createToolkit,
+  DEFINITION_FORMATS,
+  type DefinitionFormat,
+  FAMILY_NAMES,
+  type FamilyName,
+  isOpenStatus,
+  isToolError,
+  type Plan,
+  RENDER_FORMATS,
+  type RenderFormat,
+  renderPlan,
+  STATUSES,
+  StatusSchema,
+  type TaskSnapshot,
+  toCairnError,
+} from '@cairn/core';
+import { PresenceSchema } from '@cairn/core/websocket';
+import * as z from 'zod';
+import type { Grant, Role } from '../auth.js';
+import type { AutoCloser } from '../auto-close.js';
+import { mayActAs } from '../claims.js';
+import type { PlanHandle, SyncHub } from '../hub/hub.js';
+import { type Router, STATUS_BY_CODE, sendJson } from './router.js';
+import { authorizeRequest } from './routes.js';
+
+export interface PlanRoutesOptions {
+  /** Runs `POST /api/plans/:plan/judge`; without one that route answers 409 (no judge configured). */
+  autoClose?: AutoCloser | null;
+  /**
+   * Whether the store holds the plan, asked before loading it so a read of an unknown plan creates nothing.
+   * Without it the plan is loaded and counts as unknown when it is empty.
+   */
+  planExists?: (planId: string) => boolean;
+  /** Clock for ages in the rendered context. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Default and largest `limit` of the task list (seed 001: at most 30). */
+export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions = {}): void {
+  const now = options.now ?? Date.now;
+  const tools = toolCatalog();
+
+  router.get('/api/plans/:plan/tasks', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    await authorize(hub, req, planId, 'read');
+    const includeClosed = queryFlag(url, 'includeClosed');
+    const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
+    await withPlan(hub, options, planId, (handle) => {
+      const plan = createPlan({ doc: handle.doc, actor: 'system' });
+      try {
+        const all = plan
+          .children(null)
+          .filter((t) => includeClosed || isOpenStatus(t.status))
+          .sort(openFirstNewestFirst);
+        sendJson(res, 200, {
+          plan: planId,
+          tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
+          total: all.length,
+          limit,
+        });
+      } finally {
+        plan.destroy();
+      }
+    });
+  });
+
+  router.get('/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
+    const planId = params.plan!;
+    await authorize(hub, req, planId, 'read');
+    await withPlan(hub, options, planId, (handle) => {
+      const plan = createPlan({ doc: handle.doc, actor: 'system' });
+      try {
+        sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
+      } finally {
+        plan.destroy();
+      }
+    });
+  });
+
+  router.add('PATCH', '/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
+    const planId = params.plan!;
+    const grant = await authorize(hub, req, planId, 'write');
+    const actor = userActor(subjectOf(hub, grant));
+    const body = parsePatch(await readBody(req, false));
+    await withPlan(hub, options, planId, async (handle) => {
+      const plan = createPlan({ doc: handle.doc, actor });
+      try {
+        const task = plan.require(params.taskId!);
+        const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
+        const updated = plan.update(task.id, {
+          status: body.status,
+          ...(note !== undefined ? { note } : {}),
+        });
+        await handle.flush();
+        sendJson(res, 200, { task: withSteps(plan, updated) });
+      } finally {
+        plan.destroy();
+      }
+    });
+  });
+
+  router.get('/api/plans/:plan/context', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    const grant = await authorize(hub, req, planId, 'read');
+    const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
+    const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
+    const reader = agentActor(hub, grant, null);
+    await withPlan(hub, options, planId, (handle) => {
+      const plan = createPlan({ doc: handle.doc, actor: reader });
+      try {
+        const text = renderPlan(plan, {
+          format: format as RenderFormat,
+          presence: presenceOf(hub, planId),
+          now: now(),
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+        });
+        res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'content-length': Buffer.byteLength(text),
+          'cache-control': 'no-store',
+        });
+        res.end(text);
+      } finally {
+        plan.destroy();
+      }
+    });
+  });
+
+  router.get('/api/plans/:plan/tools', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    await authorize(hub, req, planId, 'read');
+    const format = (queryEnum(url, 'format', DEFINITION_FORMATS) ?? 'openai') as DefinitionFormat;
+    const families = queryFamilies(url) ?? ['cairn'];
+    // Definitions do not depend on the plan's content: a blank plan stands in, nothing is loaded.
+    const toolkit = createToolkit(createPlan(), { families });
+    sendJson(res, 200, { format, families, tools: toolkit.definitions(format) });
+  });
+
+  router.add('POST', '/api/plans/:plan/tools/:name', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    const name = params.name!;
+    const families = queryFamilies(url);
+    const known = tools.get(name);
+    const offered = known && (!families || families.includes(known.family)) ? known : null;
+    // A read-only tool needs only read access; every other call (and an unknown tool) needs write.
+    const grant = await authorize(hub, req, planId, offered?.readOnly ? 'read' : 'write');
+    const actor = agentActor(hub, grant, url.searchParams.get('as'));
+    if (!offered) {
+      const valid = families
+        ? [...tools].filter(([, t]) => families.includes(t.family)).map(([n]) => n)
+        : [...tools.keys()];
+      throw new CairnError(
+        'unknown_tool',
+        `There is no tool ${JSON.stringify(name)}${families ? ` in the families ${families.join(', ')}` : ''}. ` +
+          `Tools: ${valid.join(', ')}.`,
+        { valid },
+      );
+    }
+    const args = await readBody(req, true);
+    // Calls may create a plan: no existence check, the first write makes it.
+    const handle = await hub.openPlan(planId);
+    const plan = createPlan({ doc: handle.doc, actor });
+    const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
+    try {
+      const result = await toolkit.dispatch(name, args);
+      if (!offered.readOnly && !isToolError(result)) await handle.flush();
+      const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
+      sendJson(res, status, result ?? null);
+    } finally {
+      toolkit.destroy();
+      plan.destroy();
+      handle.release();
+    }
+  });
+
+  router.add('POST', '/api/plans/:plan/judge', async ({ req, res, params }) => {
+    const planId = params.plan!;
+    await authorize(hub, req, planId, 'write');
+    const autoClose = options.autoClose;
+    if (!autoClose) {
+      throw new CairnError(
+        'conflict',
+        'No judge is configured, so tasks are never closed automatically. Start the server with ' +
+          'CAIRN_JUDGE_URL and CAIRN_JUDGE_MODEL (and CAIRN_JUDGE_KEY) set.',
+      );
+    }
+    await withPlan(hub, options, planId, async () => {
+      const run = await autoClose.run(planId);
+      if (run.error) {
+        throw new CairnError('internal', `${run.error} No task was changed.`, { status: 502, run });
+      }
+      sendJson(res, 200, run);
+    });
+  });
+}
+
+// ------------------------------------------------------------------ auth and actors
+
+/** `authorizeRequest`, with the HTTP way to pass a token in its refusal. */
+async function authorize(hub: SyncHub, req: IncomingMessage, planId: string, needs: Role): Promise<Grant> {
+  try {
+    return await authorizeRequest(hub, req, planId, needs);
+  } catch (error) {
+    const cause = toCairnError(error);
+    if (cause.code === 'unauthorized' && !req.headers.authorization) {
+      throw new CairnError('unauthorized', 'No token: send it as the header Authorization: Bearer <jwt>.');
+    }
+    throw cause;
+  }
+}
+
+/** The token's subject; `local` on an open server. */
+function subjectOf(hub: SyncHub, grant: Grant): string {
+  return hub.auth.open ? 'local' : grant.sub;
+}
+
+function checkActor(actor: string, sub: string): string {
+  if (!ActorSchema.safeParse(actor).success || !/^(agent|user):/.test(actor)) {
+    throw new CairnError(
+      'forbidden',
+      `The token's subject "${sub}" cannot name an actor: a subject is 1 to 100 characters without spaces.`,
+    );
+  }
+  return actor;
+}
+
+/** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
+function userActor(sub: string): string {
+  return checkActor(/^(agent|user):/.test(sub) ? sub : `user:${sub}`, sub);
+}
+
+/**
+ * Who a tool call acts as: `agent:<sub>` (or the sub itself when it names an actor), or `?as=` when that is one
+ * of the token's own actors (`user:<sub>`, `agent:<sub>/<name>`). On an open server `?as=` may name anyone.
+ */
+function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
+  const sub = subjectOf(hub, grant);
+  const own = checkActor(/^(agent|user):/.test(sub) ? sub : `agent:${sub}`, sub);
+  if (as === null || as === '') return own;
+  const parsed = ActorSchema.safeParse(as);
+  if (!parsed.success || !/^(agent|user):/.test(as)) {
+    throw new CairnError(
+      'invalid_argument',
+      `?as=${as} is not an actor; use "agent:<name>" or "user:<name>".`,
+      {
+        field: 'as',
+      },
+    );
+  }
+  if (!hub.auth.open && !mayActAs(sub, as)) {
+    throw new CairnError(
+      'forbidden',
+      `This token (subject "${sub}") may act as ${own}, its other actor or its agents (${own}/<name>); not ${as}.`,
+      { field: 'as' },
+    );
+  }
+  return as;
+}
+
+// ------------------------------------------------------------------ plans
+
+/**
+ * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created. The
+ * plan is released afterwards.
+ */
+async function withPlan(
+  hub: SyncHub,
+  options: PlanRoutesOptions,
+  planId: string,
+  fn: (handle: PlanHandle) => void | Promise<void>,
+): Promise<void> {
+  if (!hub.isLoaded(planId) && options.planExists && !options.planExists(planId)) throw unknownPlan(planId);
+  const handle = await hub.openPlan(planId);
+  try {
+    if (handle.doc.store.clients.size === 0) throw unknownPlan(planId);
+    await fn(handle);
+  } finally {
+    handle.release();
+  }
+}
+
+function unknownPlan(planId: string): CairnError {
+  return new CairnError(
+    'not_found',
+    `There is no plan "${planId}" (nothing was ever written to it). A plan is created by its first write: ` +
+      `POST /api/plans/${encodeURIComponent(planId)}/tools/add_tasks, or a client syncing it.`,
+    { planId },
+  );
+}
+
+function openFirstNewestFirst(a: TaskSnapshot, b: TaskSnapshot): number {
+  const open = Number(isOpenStatus(b.status)) - Number(isOpenStatus(a.status));
+  return open || b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+/** A task with its direct steps, as the dashboard shows it. */
+function withSteps(plan: Plan, task: TaskSnapshot) {
+  return {
+    ...task,
+    steps: plan.children(task.id).map((s) => ({ id: s.id, title: s.title, status: s.status })),
+  };
+}
+
+/** Who is connected and on what, from the plan's awareness (`presence` states of @cairn/core/websocket). */
+function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
+  const room = hub.loadedRoom(planId);
+  if (!room) return [];
+  const out: Array<{ actor: string; taskId: string | null }> = [];
+  for (const state of room.awareness.getStates().values()) {
+    const presence = PresenceSchema.safeParse((state as { presence?: unknown }).presence);
+    if (presence.success && ActorSchema.safeParse(presence.data.id).success) {
+      out.push({ actor: presence.data.id, taskId: presence.data.activeTask ?? null });
+    }
+  }
+  return out;
+}
+
+/** Every tool of every family: its family, and whether it only reads (MCP's readOnlyHint). */
+function toolCatalog(): Map<string, { family: FamilyName; readOnly: boolean }> {
+  const catalog = new Map<string, { family: FamilyName; readOnly: boolean }>();
+  for (const family of FAMILY_NAMES) {
+    const toolkit = createToolkit(createPlan(), { families: [family] });
+    for (const definition of toolkit.definitions('mcp')) {
+      catalog.set(definition.name, { family, readOnly: definition.annotations?.readOnlyHint === true });
+    }
+  }
+  return catalog;
+}
+
+// ------------------------------------------------------------------ request parsing
+
+const PatchSchema = z.strictObject({
+  status: StatusSchema,
+  note: z.string().trim().min(1).max(2000).optional(),
+});
+const PATCH_SHAPE = `{ "status": ${STATUSES.join(' | ')}, "note"?: string (at most 2000 characters, appended to the task's note) }`;
+
+function parsePatch(body: unknown): z.infer<typeof PatchSchema> {
+  const parsed = PatchSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+  throw new CairnError('invalid_argument', `Invalid body: ${issues.join('; ')}. Expected ${PATCH_SHAPE}.`, {
+    field: 'body',
+    valid: { status: [...STATUSES] },
+  });
+}
+
+/** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
+async function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).byteLength;
+    if (size > MAX_BODY_BYTES) {
+      throw new CairnError('limit', `The body is larger than ${MAX_BODY_BYTES} bytes.`, {
+        status: 413,
+        maxBytes: MAX_BODY_BYTES,
+      });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') {
+    if (optional) return undefined;
+    throw new CairnError('invalid_argument', 'The body is empty; send a JSON object.', { field: 'body' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CairnError(
+      'invalid_argument',
+      `The body is not valid JSON (${(error as Error).message}); send a JSON object.`,
+      { field: 'body' },
+    );
+  }
+}
+
+function queryFlag(url: URL, name: string): boolean {
+  const value = url.searchParams.get(name);
+  if (value === null || value === '' || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new CairnError('invalid_argument', `?${name}=${value} is not a flag; use ${name}=1 or ${name}=0.`, {
+    field: name,
+    valid: ['1', '0', 'true', 'false'],
+  });
+}
+
+function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
+  const value = url.searchParams.get(name);
+  if (value === null || value === '') return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new CairnError('invalid_argument', `?${name}=${value} must be an integer from ${min} to ${max}.`, {
+      field: name,
+      min,
+      max,
+    });
+  }
+  return n;
+}
+
+function queryEnum<T extends string>(url: URL, name: string, valid: readonly T[]): T | undefined {
+  const value = url.searchParams.get(name);
+  if (value === null || value === '') return undefined;
+  if (!(valid as readonly string[]).includes(value)) {
+    throw new CairnError('invalid_argument', `?${name}=${value} is not one of ${valid.join(', ')}.`, {
+      field: name,
+      valid: [...valid],
+    });
+  }
+  return value as T;
+}
+
+/** `families=cairn,ongoing_task` (or repeated); undefined when absent. */
+function queryFamilies(url: URL): FamilyName[] | undefined {
+  const values = url.searchParams
+    .getAll('families')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim());
+  const names = values.filter((v) => v !== '');
+  if (names.length === 0) return undefined;
+  const unknown = names.filter((n) => !(FAMILY_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new CairnError(
+      'invalid_argument',
+      `Unknown tool famil${unknown.length > 1 ? 'ies' : 'y'} ${unknown.join(', ')}; families: ${FAMILY_NAMES.join(', ')}.`,
+      { field: 'families', valid: [...FAMILY_NAMES] },
+    );
+  }
+  return [...new Set(names)] as FamilyName[];
+}

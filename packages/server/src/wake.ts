@@ -1,0 +1,401 @@
+// Wake-ups (seed 001): a waiting task whose wakeAt has passed goes back to in_progress (actor `wake`) and the
+// plan's chat gets a notice, so the next turn picks it up. An index of wake times (kept current from loaded docs,
+// persisted as a small JSON file) finds the due tasks without loading every plan.
+import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import { createChat, createPlan, DOC_KEYS, isWaitingStatus, toCairnError } from '@cairn/core';
+import * as Y from 'yjs';
+import type { SyncHub } from './hub/hub.js';
+import { describeError, type Logger, silentLogger } from './log.js';
+import type { Counter } from './metrics.js';
+import type { PlanLoads } from './plan-loads.js';
+
+export interface WakeOptions {
+  /** Clock in ms since the epoch. Default `Date.now`. */
+  now?: () => number;
+  /** Where the index is kept (JSON). Null: in memory only, rebuilt at each start. */
+  indexPath?: string | null;
+  /** Every stored plan id: read to rebuild the index when its file is missing or unreadable. */
+  listPlans?: (() => Promise<string[]>) | null;
+  /** Sweep on a timer armed for the next wake time (default true); false: only when `sweep()` is called. */
+  timer?: boolean;
+  /** Longest time between two timed sweeps. Default 60 s. */
+  maxIntervalMs?: number;
+  /** How long a plan that could not be opened is left before the next try. Default 5 s. */
+  retryMs?: number;
+  logger?: Logger;
+}
+
+/** One task the sweeper woke: the event `task_woken`. */
+export interface TaskWokenEvent {
+  planId: string;
+  taskId: string;
+  title: string;
+  nextStep: string | null;
+  /** The wake time it had (ISO). */
+  wakeAt: string;
+  /** When it was woken (ms since the epoch). */
+  wokenAt: number;
+  /** The id of the chat notice. */
+  messageId: string;
+}
+
+export interface WakeEvents {
+  task_woken: [TaskWokenEvent];
+}
+
+/** One entry of the index: a waiting task and when it wakes. */
+export interface WakeEntry {
+  planId: string;
+  taskId: string;
+  /** ms since the epoch. */
+  at: number;
+}
+
+const INDEX_VERSION = 1;
+
+/** The notice a woken task leaves in the chat. */
+export function wakeNotice(title: string, nextStep: string | null): string {
+  return `Task wake-up: "${title}" is due. Next step: ${nextStep ?? 'none recorded'}`;
+}
+
+/** The wake time of one task map, or null when it is not a waiting task with a valid wakeAt. */
+function wakeTimeOf(task: unknown): number | null {
+  if (!(task instanceof Y.Map)) return null;
+  const status = task.get('status');
+  const wakeAt = task.get('wakeAt');
+  if (typeof status !== 'string' || !isWaitingStatus(status) || typeof wakeAt !== 'string') return null;
+  const at = Date.parse(wakeAt);
+  return Number.isFinite(at) ? at : null;
+}
+
+export class WakeSweeper extends EventEmitter<WakeEvents> {
+  /** Resolves once the index is loaded or rebuilt. */
+  readonly ready: Promise<void>;
+  private readonly now: () => number;
+  private readonly logger: Logger;
+  private readonly indexPath: string | null;
+  private readonly useTimer: boolean;
+  private readonly maxIntervalMs: number;
+  private readonly retryMs: number;
+  /** planId -> taskId -> wake time (ms). Only plans with waiting tasks that have a wake time. */
+  private readonly index = new Map<string, Map<string, number>>();
+  private readonly retryAt = new Map<string, number>();
+  private readonly unsubscribe: () => void;
+  private readonly wokenTotal: Counter;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private sweeping: Promise<TaskWokenEvent[]> | null = null;
+  private saving: Promise<void> = Promise.resolve();
+  private saveQueued = false;
+  private closed = false;
+
+  constructor(
+    private readonly hub: SyncHub,
+    loads: PlanLoads,
+    options: WakeOptions = {},
+  ) {
+    super();
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger ?? silentLogger;
+    this.indexPath = options.indexPath ?? null;
+    this.useTimer = options.timer ?? true;
+    this.maxIntervalMs = options.maxIntervalMs ?? 60_000;
+    this.retryMs = options.retryMs ?? 5_000;
+    this.wokenTotal = hub.registry.counter('cairn_tasks_woken_total', 'Waiting tasks woken by the sweeper.');
+    this.unsubscribe = loads.onLoad((planId, doc) => this.watch(planId, doc));
+    this.ready = this.start(options.listPlans ?? null);
+  }
+
+  /** Every entry of the index, soonest first (optionally of one plan). */
+  entries(planId?: string): WakeEntry[] {
+    const out: WakeEntry[] = [];
+    for (const [id, tasks] of this.index) {
+      if (planId !== undefined && id !== planId) continue;
+      for (const [taskId, at] of tasks) out.push({ planId: id, taskId, at });
+    }
+    return out.sort(
+      (a, b) => a.at - b.at || a.planId.localeCompare(b.planId) || a.taskId.localeCompare(b.taskId),
+    );
+  }
+
+  /** The soonest wake time in the index (ms), or null. */
+  nextWakeAt(): number | null {
+    let next: number | null = null;
+    for (const tasks of this.index.values())
+      for (const at of tasks.values()) if (next === null || at < next) next = at;
+    return next;
+  }
+
+  /**
+   * Wakes every task whose wake time has passed: each plan with due tasks is opened, each task checked against
+   * the doc (the index may be behind), flipped to in_progress with a chat notice in one transaction, and stored
+   * before `task_woken` is emitted. One sweep at a time; a call during a sweep waits for it and sweeps again.
+   */
+  sweep(): Promise<TaskWokenEvent[]> {
+    const run = async (): Promise<TaskWokenEvent[]> => {
+      await this.ready;
+      const now = this.now();
+      const due = new Map<string, string[]>();
+      for (const entry of this.entries()) {
+        if (entry.at > now) break;
+        if ((this.retryAt.get(entry.planId) ?? 0) > now) continue;
+        const list = due.get(entry.planId) ?? [];
+        list.push(entry.taskId);
+        due.set(entry.planId, list);
+      }
+      const woken: TaskWokenEvent[] = [];
+      for (const [planId, taskIds] of due) {
+        if (this.closed) break;
+        try {
+          woken.push(...(await this.wakePlan(planId, taskIds, now)));
+          this.retryAt.delete(planId);
+        } catch (error) {
+          this.retryAt.set(planId, now + this.retryMs);
+          this.hub.metrics.errorsTotal.inc({ kind: 'wake' });
+          this.logger.error('could not wake the tasks of a plan; will retry', {
+            plan: planId,
+            error: describeError(error),
+          });
+        }
+      }
+      for (const event of woken) this.emit('task_woken', event);
+      return woken;
+    };
+    const previous = this.sweeping ?? Promise.resolve([]);
+    const next = previous.then(run, run).finally(() => {
+      if (this.sweeping === next) this.sweeping = null;
+      this.arm();
+    });
+    this.sweeping = next;
+    return next;
+  }
+
+  /** Stops the timer, waits for a running sweep and writes the index. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.unsubscribe();
+    await this.sweeping?.catch(() => undefined);
+    await this.ready.catch(() => undefined);
+    await this.persist();
+  }
+
+  /** Resolves once every change to the index so far is written to its file. */
+  persist(): Promise<void> {
+    if (!this.indexPath) return Promise.resolve();
+    if (!this.saveQueued) {
+      this.saveQueued = true;
+      this.saving = this.saving.then(() => {
+        this.saveQueued = false;
+        return this.write();
+      });
+    }
+    return this.saving;
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async start(listPlans: (() => Promise<string[]>) | null): Promise<void> {
+    if (this.readIndex() || !listPlans) {
+      this.arm();
+      return;
+    }
+    // No usable index: read every stored plan once. Plans that load meanwhile index themselves.
+    let ids: string[] = [];
+    try {
+      ids = await listPlans();
+    } catch (error) {
+      this.logger.error('could not list the stored plans to rebuild the wake index', {
+        error: describeError(error),
+      });
+    }
+    for (const planId of ids) {
+      if (this.closed) break;
+      try {
+        const handle = await this.hub.openPlan(planId);
+        try {
+          this.refresh(planId, handle.doc);
+        } finally {
+          handle.release();
+        }
+      } catch (error) {
+        this.logger.error('could not read a plan to rebuild the wake index', {
+          plan: planId,
+          error: describeError(error),
+        });
+      }
+    }
+    if (ids.length > 0)
+      this.logger.info('rebuilt the wake index', { plans: ids.length, waiting: this.entries().length });
+    await this.persist();
+    this.arm();
+  }
+
+  /** Loads the index file; false when it is missing or unreadable (then it is rebuilt). */
+  private readIndex(): boolean {
+    if (!this.indexPath) return false;
+    let text: string;
+    try {
+      text = readFileSync(this.indexPath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.logger.warn('could not read the wake index; rebuilding it', { error: describeError(error) });
+      }
+      return false;
+    }
+    try {
+      const parsed = JSON.parse(text) as { version?: unknown; plans?: unknown };
+      if (parsed.version !== INDEX_VERSION || typeof parsed.plans !== 'object' || parsed.plans === null) {
+        throw new Error(`expected { version: ${INDEX_VERSION}, plans: { planId: { taskId: iso } } }`);
+      }
+      for (const [planId, tasks] of Object.entries(parsed.plans as Record<string, unknown>)) {
+        if (typeof tasks !== 'object' || tasks === null) continue;
+        for (const [taskId, iso] of Object.entries(tasks as Record<string, unknown>)) {
+          const at = typeof iso === 'string' ? Date.parse(iso) : Number.NaN;
+          if (Number.isFinite(at)) this.set(planId, taskId, at);
+        }
+      }
+      return true;
+    } catch (error) {
+      this.index.clear();
+      this.logger.warn('the wake index is malformed; rebuilding it', { error: describeError(error) });
+      return false;
+    }
+  }
+
+  private async write(): Promise<void> {
+    if (!this.indexPath) return;
+    const plans: Record<string, Record<string, string>> = {};
+    for (const [planId, tasks] of this.index) {
+      plans[planId] = Object.fromEntries(
+        [...tasks].map(([taskId, at]) => [taskId, new Date(at).toISOString()]),
+      );
+    }
+    const tmp = `${this.indexPath}.tmp`;
+    try {
+      await writeFile(tmp, `${JSON.stringify({ version: INDEX_VERSION, plans })}\n`);
+      await rename(tmp, this.indexPath);
+    } catch (error) {
+      this.hub.metrics.errorsTotal.inc({ kind: 'wake_index' });
+      this.logger.error('could not write the wake index', {
+        path: this.indexPath,
+        error: describeError(error),
+      });
+    }
+  }
+
+  /** Keeps a loaded plan's entries current: all of them now, then each task as it changes. */
+  private watch(planId: string, doc: Y.Doc): void {
+    if (this.closed) return;
+    const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
+    this.refresh(planId, doc);
+    tasks.observeDeep((events) => {
+      const touched = new Set<string>();
+      for (const event of events) {
+        if (event.target === tasks) for (const id of event.changes.keys.keys()) touched.add(id);
+        else if (event.path.length > 0) touched.add(String(event.path[0]));
+      }
+      let changed = false;
+      for (const id of touched) changed = this.setFrom(planId, id, tasks.get(id)) || changed;
+      if (changed) this.changed();
+    });
+  }
+
+  /** Recomputes every entry of a plan from its doc. */
+  private refresh(planId: string, doc: Y.Doc): void {
+    const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
+    let changed = false;
+    for (const taskId of [...(this.index.get(planId)?.keys() ?? [])]) {
+      if (!tasks.has(taskId)) changed = this.set(planId, taskId, null) || changed;
+    }
+    for (const [taskId, task] of tasks) changed = this.setFrom(planId, taskId, task) || changed;
+    if (changed) this.changed();
+  }
+
+  private setFrom(planId: string, taskId: string, task: unknown): boolean {
+    return this.set(planId, taskId, wakeTimeOf(task));
+  }
+
+  /** Sets or (null) clears one entry; true when the index changed. */
+  private set(planId: string, taskId: string, at: number | null): boolean {
+    const tasks = this.index.get(planId);
+    if (at === null) {
+      if (!tasks?.delete(taskId)) return false;
+      if (tasks.size === 0) this.index.delete(planId);
+      return true;
+    }
+    if (tasks?.get(taskId) === at) return false;
+    if (tasks) tasks.set(taskId, at);
+    else this.index.set(planId, new Map([[taskId, at]]));
+    return true;
+  }
+
+  private changed(): void {
+    void this.persist();
+    this.arm();
+  }
+
+  /** Arms the timer for the soonest wake time (at most `maxIntervalMs` away). */
+  private arm(): void {
+    if (!this.useTimer || this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const next = this.nextWakeAt();
+    if (next === null) return;
+    const delay = Math.min(this.maxIntervalMs, Math.max(0, next - this.now()));
+    const retrying = [...this.retryAt.values()].some((at) => at > this.now());
+    this.timer = setTimeout(() => void this.sweep(), retrying ? Math.max(delay, this.retryMs) : delay);
+    this.timer.unref?.();
+  }
+
+  private async wakePlan(planId: string, taskIds: string[], now: number): Promise<TaskWokenEvent[]> {
+    const handle = await this.hub.openPlan(planId);
+    const plan = createPlan({ doc: handle.doc, actor: 'wake', now: this.now });
+    const chat = createChat(handle.doc, { actor: 'wake', now: this.now });
+    const woken: TaskWokenEvent[] = [];
+    try {
+      // One transaction: the status flip and its notice reach every client together.
+      handle.doc.transact(() => {
+        for (const taskId of taskIds) {
+          const task = plan.get(taskId);
+          if (!task?.wakeAt || !isWaitingStatus(task.status)) continue;
+          if (!(Date.parse(task.wakeAt) <= now)) continue;
+          try {
+            plan.update(taskId, { status: 'in_progress' });
+          } catch (error) {
+            this.logger.error('could not wake a task', {
+              plan: planId,
+              task: taskId,
+              error: toCairnError(error).message,
+            });
+            continue;
+          }
+          const message = chat.append({ role: 'system', text: wakeNotice(task.title, task.nextStep) });
+          woken.push({
+            planId,
+            taskId,
+            title: task.title,
+            nextStep: task.nextStep,
+            wakeAt: task.wakeAt,
+            wokenAt: now,
+            messageId: message.id,
+          });
+        }
+      }, 'wake');
+      // The index follows the doc (a plan loaded just now may not be watched yet).
+      this.refresh(planId, handle.doc);
+      await handle.flush();
+    } finally {
+      chat.destroy();
+      plan.destroy();
+      handle.release();
+    }
+    this.wokenTotal.inc({}, woken.length);
+    for (const event of woken) {
+      this.logger.info('task_woken', { plan: planId, task: event.taskId, wakeAt: event.wakeAt });
+    }
+    return woken;
+  }
+}
