@@ -156,6 +156,11 @@ describe('GET /api/plans/:plan/tasks', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toMatchObject({ code: 'not_found', planId: 'acme:404' });
     expect(unknown.body.error.message).toMatch(/created by its first write/);
+    const unknownByTool = await call(server, 'POST', '/api/plans/acme%3A404/tools/list_tasks', {
+      token: reader,
+      body: {},
+    });
+    expect(unknownByTool.status).toBe(404);
     const unknownTask = await call(server, 'GET', '/api/plans/acme%3A1/tasks/nope', { token: reader });
     expect(unknownTask.status).toBe(404);
     expect(unknownTask.body.error.message).toMatch(/known ids: /);

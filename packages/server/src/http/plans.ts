@@ -168,18 +168,28 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
       );
     }
     const args = await readBody(req, true);
-    // Calls may create a plan: no existence check, the first write makes it.
+    // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
+    const run = async (handle: PlanHandle) => {
+      const plan = createPlan({ doc: handle.doc, actor });
+      const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
+      try {
+        const result = await toolkit.dispatch(name, args);
+        if (!offered.readOnly && !isToolError(result)) await handle.flush();
+        const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
+        sendJson(res, status, result ?? null);
+      } finally {
+        toolkit.destroy();
+        plan.destroy();
+      }
+    };
+    if (offered.readOnly) {
+      await withPlan(hub, options, planId, run);
+      return;
+    }
     const handle = await hub.openPlan(planId);
-    const plan = createPlan({ doc: handle.doc, actor });
-    const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
     try {
-      const result = await toolkit.dispatch(name, args);
-      if (!offered.readOnly && !isToolError(result)) await handle.flush();
-      const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
-      sendJson(res, status, result ?? null);
+      await run(handle);
     } finally {
-      toolkit.destroy();
-      plan.destroy();
       handle.release();
     }
   });
