@@ -1,0 +1,203 @@
+// Benchmark 5: server fan-out. 200 clients across 20 rooms, each writing 5 plan edits a second for 60 s, held by
+// two child processes; the server in its own process. Sustained updates in and out per second, edit-to-replica
+// latency (p50, p99), server memory per room and CPU, for Cairn's server and the reference y-websocket server.
+// At the end every replica must hold every writer's last edit: no update lost.
+import { progress, summarize } from './lib/measure.js';
+import { type BenchResult, bytes, count, ms, type Row, speedup, throughputRatio } from './lib/report.js';
+import { type ClientProcess, makeRoom, type Room, seedRooms, spawnClients } from './lib/rooms.js';
+import { type RunningServer, SERVER_NAMES, type ServerKind, startServer } from './lib/servers.js';
+
+process.setMaxListeners(0);
+
+interface FanoutResult {
+  sentPerS: number;
+  deliveredPerS: number;
+  expectedDeliveries: number;
+  delivered: number;
+  latency: ReturnType<typeof summarize>;
+  cpuPercent: number;
+  rssPerRoom: number;
+  rssPeak: number;
+  lost: number;
+  checkedReplicas: number;
+  drainS: number;
+}
+
+const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
+
+async function measure(
+  kind: ServerKind,
+  rooms: number,
+  perRoom: number,
+  durationMs: number,
+  rate: number,
+): Promise<FanoutResult> {
+  const server: RunningServer = await startServer(kind);
+  const procs: ClientProcess[] = [];
+  try {
+    await sleep(500);
+    const rssBase = server.rss();
+    const all: Room[] = Array.from({ length: rooms }, (_, i) => makeRoom(`room${i}`, perRoom));
+    await seedRooms(server, all);
+    // Two client processes, half the rooms each.
+    for (const part of [all.slice(0, rooms / 2), all.slice(rooms / 2)])
+      procs.push(await spawnClients(server, part));
+    await Promise.all(procs.map((p) => p.next('ready')));
+    const cpu0 = server.cpuSeconds();
+    let rssPeak = server.rss();
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, server.rss());
+    }, 500);
+    const t0 = performance.now();
+    const done = procs.map((p) => p.next('done', durationMs + 120_000));
+    for (const p of procs) p.send({ type: 'start', durationMs, ratePerClient: rate });
+    const reports = await Promise.all(done);
+    const elapsedS = (performance.now() - t0) / 1000;
+    const cpuPercent = ((server.cpuSeconds() - cpu0) / elapsedS) * 100;
+    // Drain: ask every replica what it holds until each has every writer's last edit (or 30 s pass).
+    const sent: Record<string, number> = Object.assign({}, ...reports.map((r) => r.sent));
+    const d0 = performance.now();
+    let lost = 0;
+    let checked = 0;
+    for (;;) {
+      const digests = await Promise.all(
+        procs.map((p) => {
+          const next = p.next('digest');
+          p.send({ type: 'check' });
+          return next;
+        }),
+      );
+      lost = 0;
+      checked = 0;
+      for (const d of digests)
+        for (const view of d.views) {
+          checked++;
+          for (const [taskId, seq] of Object.entries(sent)) {
+            if (!taskId || !(taskId in view.seqs)) continue; // another room's writer
+            if (view.seqs[taskId] !== seq) lost++;
+          }
+        }
+      if (lost === 0 || performance.now() - d0 > 30_000) break;
+      await sleep(200);
+    }
+    clearInterval(sampler);
+    rssPeak = Math.max(rssPeak, server.rss());
+    const latencies: number[] = [];
+    let delivered = 0;
+    for (const r of reports) {
+      delivered += r.received;
+      const buf = Buffer.from(r.latencies, 'base64');
+      const arr = new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8);
+      for (const x of arr) latencies.push(x);
+    }
+    const totalSent = Object.values(sent).reduce((a, b) => a + b, 0);
+    return {
+      sentPerS: totalSent / (durationMs / 1000),
+      deliveredPerS: delivered / (durationMs / 1000),
+      expectedDeliveries: totalSent * (perRoom - 1),
+      delivered,
+      latency: summarize(latencies),
+      cpuPercent,
+      rssPerRoom: (rssPeak - rssBase) / rooms,
+      rssPeak,
+      lost,
+      checkedReplicas: checked,
+      drainS: (performance.now() - d0) / 1000,
+    };
+  } finally {
+    for (const p of procs) await p.stop();
+    await server.stop();
+  }
+}
+
+export async function run({
+  quick,
+}: {
+  quick: boolean;
+}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+  const ROOMS = 20;
+  const PER_ROOM = 10;
+  const RATE = 5;
+  const durationMs = quick ? 6_000 : 60_000;
+  const res = {} as Record<'cairn' | 'reference', FanoutResult>;
+  for (const kind of ['reference', 'cairn'] as const) {
+    progress(SERVER_NAMES[kind]);
+    res[kind] = await measure(kind, ROOMS, PER_ROOM, durationMs, RATE);
+  }
+  const c = res.cairn;
+  const r = res.reference;
+  const offered = ROOMS * PER_ROOM * RATE;
+  const rows: Row[] = [
+    {
+      measure: `updates in per second (offered: ${offered.toLocaleString('en-US')}/s)`,
+      cairn: count(c.sentPerS, '/s'),
+      baselineName: SERVER_NAMES.reference,
+      baseline: count(r.sentPerS, '/s'),
+      ratio: throughputRatio(c.sentPerS, r.sentPerS),
+      target: '',
+      met: null,
+    },
+    {
+      measure: `updates delivered to replicas per second (each edit to the 9 others in its room)`,
+      cairn: count(c.deliveredPerS, '/s'),
+      baselineName: SERVER_NAMES.reference,
+      baseline: count(r.deliveredPerS, '/s'),
+      ratio: throughputRatio(c.deliveredPerS, r.deliveredPerS),
+      target: '',
+      met: null,
+    },
+    {
+      measure: 'edit → replica latency, p50 / p99',
+      cairn: `${ms(c.latency.median)} / ${ms(c.latency.p99)}`,
+      baselineName: SERVER_NAMES.reference,
+      baseline: `${ms(r.latency.median)} / ${ms(r.latency.p99)}`,
+      ratio: speedup(c.latency.p99, r.latency.p99),
+      target: '',
+      met: null,
+    },
+    {
+      measure: 'server memory per room (peak RSS growth / rooms)',
+      cairn: bytes(c.rssPerRoom),
+      baselineName: SERVER_NAMES.reference,
+      baseline: bytes(r.rssPerRoom),
+      ratio: '',
+      target: '',
+      met: null,
+    },
+    {
+      measure: 'server CPU during the run (% of one core)',
+      cairn: `${c.cpuPercent.toFixed(0)}%`,
+      baselineName: SERVER_NAMES.reference,
+      baseline: `${r.cpuPercent.toFixed(0)}%`,
+      ratio: '',
+      target: '',
+      met: null,
+    },
+    {
+      measure: `no update lost: every writer's last edit in every replica (${c.checkedReplicas} replicas)`,
+      cairn: c.lost === 0 ? 'none lost' : `${c.lost} missing`,
+      baselineName: SERVER_NAMES.reference,
+      baseline: r.lost === 0 ? 'none lost' : `${r.lost} missing`,
+      ratio: '',
+      target: 'none lost',
+      met: c.lost === 0,
+    },
+  ];
+  return {
+    id: 'fanout',
+    number: 5,
+    title: 'Server fan-out',
+    method:
+      `${ROOMS} rooms of ${PER_ROOM} clients (y-websocket 3.1 clients in two child processes), each client editing its own task ` +
+      `${RATE} times a second (status, updatedBy, updatedAt and a context counter in one transaction, as Plan.update writes them) for ` +
+      `${durationMs / 1000} s, at a random phase. Latency is from the edit (its updatedAt, wall clock) to each replica's observer. ` +
+      'Memory is the server process RSS at its peak during the run minus before any room was opened, per room. CPU is user + system time of the server process over the run.',
+    rows,
+    notes: [
+      `Deliveries: Cairn ${c.delivered.toLocaleString('en-US')} of ${c.expectedDeliveries.toLocaleString('en-US')} edits×replicas counted during the run ` +
+        `(reference ${r.delivered.toLocaleString('en-US')} of ${r.expectedDeliveries.toLocaleString('en-US')}); replicas converged ${c.drainS.toFixed(1)} s (Cairn) and ${r.drainS.toFixed(1)} s (reference) after the last edit.`,
+      `Peak server RSS: Cairn ${bytes(c.rssPeak)}, reference ${bytes(r.rssPeak)}. Cairn's server appends every update to its disk log; the reference keeps documents in memory.`,
+      "Clients, server and the measuring process share the same 2 cores, so the clients' own work is in every latency.",
+    ],
+  };
+}

@@ -1,0 +1,123 @@
+// A child process holding many sync clients, driven over IPC by the latency and fan-out benchmarks, so the
+// clients' CPU is not the measuring process's. Messages: config → ready; start → (runs) → done; check → digest.
+import * as Y from 'yjs';
+import { connectClient, observeEdits, type SyncClient, stampedEdit, untilTasks, wallMs } from './clients.js';
+import type { ServerKind } from './servers.js';
+
+export interface ClientConfig {
+  kind: ServerKind;
+  wsBase: string;
+  /** Rooms and, in each, the clients this process holds; each writes its own task (already in the room). */
+  rooms: Array<{ room: string; clients: Array<{ name: string; taskId: string }>; tasks: number }>;
+  /** For the floor: each room's starting state (base64), which every client applies before connecting. */
+  bases?: Record<string, string>;
+}
+
+export type ToChild =
+  | { type: 'config'; config: ClientConfig }
+  | { type: 'start'; durationMs: number; ratePerClient: number }
+  | { type: 'check' }
+  | { type: 'exit' };
+
+export type FromChild =
+  | { type: 'ready'; connectMs: number }
+  | { type: 'done'; sent: Record<string, number>; latencies: string; received: number }
+  | { type: 'digest'; views: Array<{ room: string; client: string; seqs: Record<string, number> }> };
+
+interface Held {
+  room: string;
+  name: string;
+  taskId: string;
+  client: SyncClient;
+}
+
+// Every y-websocket provider adds a process 'exit' listener; a hundred of them are expected here.
+process.setMaxListeners(0);
+
+let held: Held[] = [];
+const latencies: number[] = [];
+let received = 0;
+
+const send = (message: FromChild) => process.send!(message);
+
+async function configure(config: ClientConfig): Promise<void> {
+  const t0 = performance.now();
+  const synced: Promise<void>[] = [];
+  for (const { room, clients, tasks } of config.rooms) {
+    const base = config.bases?.[room] ? Buffer.from(config.bases[room]!, 'base64') : null;
+    for (const { name, taskId } of clients) {
+      const client = connectClient(config.kind, config.wsBase, room, base);
+      observeEdits(client.doc, (_id, sentAt) => {
+        received++;
+        latencies.push(wallMs() - sentAt);
+      });
+      held.push({ room, name, taskId, client });
+      synced.push(client.ready.then(() => untilTasks(client.doc, tasks)));
+      // Connect in small steps, as clients of a real deployment arrive, not all in one tick.
+      if (held.length % 20 === 0) await Promise.all(held.slice(-20).map((h) => h.client.ready));
+    }
+  }
+  // Each writer's task must be in every replica before the run (the parent seeded the room's state).
+  await Promise.all(synced);
+  send({ type: 'ready', connectMs: performance.now() - t0 });
+}
+
+async function start(durationMs: number, rate: number): Promise<void> {
+  latencies.length = 0;
+  received = 0;
+  const sent: Record<string, number> = {};
+  const writers = rate > 0 ? held : [];
+  const end = performance.now() + durationMs;
+  const interval = 1000 / rate;
+  // Each writer edits every `interval` ms, starting at a random phase so the load is spread evenly.
+  await Promise.all(
+    writers.map(
+      (h) =>
+        new Promise<void>((resolve) => {
+          let seq = 0;
+          const phase = performance.now() + Math.random() * interval;
+          // A fixed schedule: a client that falls behind (a busy machine) catches up rather than slowing down.
+          const tick = () => {
+            if (performance.now() >= end) return resolve();
+            stampedEdit(h.client.doc, h.taskId, `agent:${h.name}`, ++seq);
+            sent[h.taskId] = seq;
+            setTimeout(tick, Math.max(0, phase + seq * interval - performance.now()));
+          };
+          setTimeout(tick, phase - performance.now());
+        }),
+    ),
+  );
+  if (writers.length === 0) await new Promise((r) => setTimeout(r, durationMs));
+  send({
+    type: 'done',
+    sent,
+    latencies: Buffer.from(new Float64Array(latencies).buffer).toString('base64'),
+    received,
+  });
+}
+
+function digest(): void {
+  send({
+    type: 'digest',
+    views: held.map((h) => {
+      const seqs: Record<string, number> = {};
+      for (const [id, task] of h.client.doc.getMap<Y.Map<unknown>>('tasks')) {
+        const ctx = task.get('context');
+        seqs[id] = ctx instanceof Y.Map ? ((ctx.get('seq') as number | undefined) ?? 0) : 0;
+      }
+      return { room: h.room, client: h.name, seqs };
+    }),
+  });
+}
+
+process.on('message', (message: ToChild) => {
+  if (message.type === 'config') void configure(message.config);
+  else if (message.type === 'start') void start(message.durationMs, message.ratePerClient);
+  else if (message.type === 'check') digest();
+  else if (message.type === 'exit') {
+    for (const h of held) h.client.close();
+    held = [];
+    setTimeout(() => process.exit(0), 50);
+  }
+});
+process.on('disconnect', () => process.exit(0));

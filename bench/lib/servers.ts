@@ -1,0 +1,112 @@
+// Starts the servers the sync benchmarks compare, each in its own process on a free loopback port: Cairn's
+// (`cairn serve`), the reference y-websocket server, and the bare-ws floor. Reads their CPU time and memory.
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type ServerKind = 'cairn' | 'reference' | 'floor';
+
+export const SERVER_NAMES: Record<ServerKind, string> = {
+  cairn: 'Cairn server (`cairn serve`, disk store on)',
+  reference: 'reference @y/websocket-server 0.1.1 (in memory)',
+  floor: 'bare `ws` broadcast (floor)',
+};
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface RunningServer {
+  kind: ServerKind;
+  pid: number;
+  /** The base URL a y-websocket client takes (the room name is appended as a path segment). */
+  wsBase: string;
+  /** user + system CPU seconds the server process has used so far. */
+  cpuSeconds(): number;
+  /** Resident set size in bytes. */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+export async function startServer(kind: ServerKind): Promise<RunningServer> {
+  let data: string | null = null;
+  let args: string[];
+  if (kind === 'cairn') {
+    data = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-server-'));
+    args = [
+      join(root, 'packages/server/bin/cairn.js'),
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data',
+      data,
+    ];
+  } else {
+    const script = kind === 'reference' ? 'reference-server.ts' : 'ws-floor-server.ts';
+    args = ['--import', 'tsx', join(root, 'bench/baselines', script), '0'];
+  }
+  const env = { ...process.env };
+  delete env['CAIRN_SECRET']; // open mode: loopback only, no tokens
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (stderr.length > 10_000) stderr = stderr.slice(-5_000);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(
+      () => reject(new Error(`${kind} server did not start in 30 s: ${stderr}`)),
+      30_000,
+    );
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${kind} server exited with ${code}: ${stderr}`));
+    });
+  });
+  const host = new URL(url);
+  if (host.hostname !== '127.0.0.1' && host.hostname !== 'localhost' && host.hostname !== '[::1]')
+    throw new Error(`${kind} server is not on loopback: ${url}`);
+  const pid = child.pid!;
+  const wsBase = `ws://${host.host}${kind === 'cairn' ? '/sync' : ''}`;
+  const ticks = 100; // USER_HZ on Linux
+  return {
+    kind,
+    pid,
+    wsBase,
+    cpuSeconds() {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / ticks;
+    },
+    rss() {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      const m = /VmRSS:\s+(\d+) kB/.exec(status);
+      return m ? Number(m[1]) * 1024 : 0;
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (data) fs.rmSync(data, { recursive: true, force: true });
+    },
+  };
+}

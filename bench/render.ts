@@ -1,0 +1,159 @@
+// Benchmark 3: rendering a 1,000-task plan into a 2,000-token budget, in each format, right after an edit (so no
+// cached view helps). Baselines: seed 000's renderer (read tasks.json, one checklist line per task) cut at the
+// same budget, and a plain in-memory loop over an array of the same tasks: the floor for producing that text.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { createPlan, RENDER_FORMATS, renderPlan, type TaskInput } from '@cairn/core';
+import { cl100kTokenizer } from '@cairn/core/tokenizer';
+import { collectGarbage, rng, sample, summarize } from './lib/measure.js';
+import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
+
+const TARGET_MS = 2;
+const BUDGET = 2_000;
+
+/**
+ * 200 top-level tasks with 4 steps each (1,000 tasks): the first fifth done, a few in progress or waiting, and
+ * every tenth task waiting on the one before it. Titles of realistic length.
+ */
+export function buildPlan(random: () => number) {
+  const plan = createPlan({ actor: 'agent:bench', random });
+  const words = [
+    'migrate',
+    'billing',
+    'schema',
+    'review',
+    'tests',
+    'deploy',
+    'customer',
+    'export',
+    'retry',
+    'docs',
+  ];
+  const title = (i: number) =>
+    `${words[i % 10]} ${words[(i * 7) % 10]} for account ${1000 + i}: ${words[(i * 3) % 10]} and ${words[(i * 9) % 10]}`;
+  const inputs: TaskInput[] = [];
+  for (let i = 0; i < 200; i++) {
+    const status = i < 40 ? 'done' : i % 17 === 0 ? 'in_progress' : i % 23 === 0 ? 'waiting_user' : 'pending';
+    inputs.push({
+      title: title(i),
+      key: `k${i}`,
+      status,
+      ...(i % 10 === 9 ? { blockedBy: [`k${i - 1}`] } : {}),
+      steps: Array.from({ length: 4 }, (_, s) => ({
+        title: `step ${s + 1}: ${title(i * 4 + s)}`,
+        status:
+          status === 'done' || (status === 'in_progress' && s < 2) ? ('done' as const) : ('pending' as const),
+      })),
+    });
+  }
+  plan.addMany(inputs);
+  return plan;
+}
+
+export async function run({
+  quick,
+}: {
+  quick: boolean;
+}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+  const runs = quick ? 30 : 200;
+  const plan = buildPlan(rng(3));
+  const tasks = plan.list();
+  if (tasks.length !== 1000) throw new Error(`expected 1000 tasks, got ${tasks.length}`);
+  const flipIds = tasks.filter((t) => t.parent !== null && t.status === 'pending').map((t) => t.id);
+  const flip = (i: number) => {
+    const id = flipIds[i % flipIds.length]!;
+    plan.update(id, { status: plan.get(id)!.status === 'done' ? 'pending' : 'done' });
+  };
+  const rows: Row[] = [];
+  const notes: string[] = [];
+
+  // Seed 000: the same tasks in tasks.json; its renderer reads the file, formats a line per task, and here it
+  // also stops at the budget (the seed itself has none), counted the same way (2.5 characters per token).
+  const dir = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-render-'));
+  const file = join(dir, 'tasks.json');
+  const flat = tasks.map((t) => ({
+    id: t.num,
+    text: t.title,
+    status: t.status === 'done' ? 'done' : t.status === 'in_progress' ? 'active' : 'pending',
+  }));
+  fs.writeFileSync(file, JSON.stringify({ tasks: flat, next_id: flat.length + 1 }));
+  const budgetChars = BUDGET * 2.5;
+  const seed000 = () => {
+    const { tasks: list } = JSON.parse(fs.readFileSync(file, 'utf8')) as { tasks: typeof flat };
+    let out =
+      '### Current Tasks\n\nYour active task list - short-term working memory for tracking plan steps.\n';
+    for (const t of list) {
+      const line = `\n- [${t.status === 'done' ? 'x' : t.status === 'active' ? '-' : ' '}] ${t.id}. ${t.text}`;
+      if (out.length + line.length > budgetChars) break;
+      out += line;
+    }
+    return out;
+  };
+  const floor = () => {
+    let out = '';
+    for (const t of flat) {
+      const line = `\n- [${t.status === 'done' ? 'x' : t.status === 'active' ? '-' : ' '}] ${t.id}. ${t.text}`;
+      if (out.length + line.length > budgetChars) break;
+      out += line;
+    }
+    return out;
+  };
+  collectGarbage();
+  const seedTime = summarize(sample(seed000, { runs }));
+  const floorTime = summarize(sample(floor, { runs }));
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  for (const format of RENDER_FORMATS) {
+    const render = () => renderPlan(plan, { format, maxTokens: BUDGET });
+    const text = render();
+    if (Math.ceil(text.length / 2.5) > BUDGET) notes.push(`(check) ${format} rendered over the budget.`);
+    collectGarbage();
+    const afterEdit = summarize(sample(render, { runs, setup: flip }));
+    const cached = summarize(sample(render, { runs }));
+    rows.push({
+      measure: `${format}: 1,000 tasks into ${BUDGET.toLocaleString('en-US')} tokens, after an edit (median / p99)`,
+      cairn: `${ms(afterEdit.median)} / ${ms(afterEdit.p99)}`,
+      baselineName:
+        format === 'checklist'
+          ? 'seed 000: read tasks.json, a line per task, cut at the budget'
+          : 'plain loop over an array, a line per task, cut at the budget (floor)',
+      baseline: ms((format === 'checklist' ? seedTime : floorTime).median),
+      ratio: speedup(afterEdit.median, (format === 'checklist' ? seedTime : floorTime).median),
+      target: `< ${TARGET_MS} ms`,
+      met: afterEdit.p99 < TARGET_MS,
+    });
+    notes.push(
+      `${format}: ${text.length.toLocaleString('en-US')} characters; with nothing changed since the last render ${ms(cached.median)} median.`,
+    );
+  }
+  // The exact tokenizer costs more than the estimate: shown once, for the format that renders the most text.
+  collectGarbage();
+  const exact = summarize(
+    sample(() => renderPlan(plan, { format: 'native', maxTokens: BUDGET, tokenizer: cl100kTokenizer }), {
+      runs: quick ? 10 : 50,
+      setup: flip,
+    }),
+  );
+  rows.push({
+    measure: `native with the exact cl100k tokenizer (\`@cairn/core/tokenizer\`), after an edit (median / p99)`,
+    cairn: `${ms(exact.median)} / ${ms(exact.p99)}`,
+    baselineName: '',
+    baseline: '',
+    ratio: '',
+    target: '',
+    met: null,
+  });
+  plan.destroy();
+  return {
+    id: 'render',
+    number: 3,
+    title: 'Rendering a plan into a token budget',
+    method:
+      `A plan of 200 tasks with 4 steps each (1,000 tasks; a fifth done, some in progress, waiting or blocked), rendered with ` +
+      `\`renderPlan(plan, { format, maxTokens: ${BUDGET} })\` and the default token estimate. Before each timed render an ` +
+      `untimed status change of a step invalidates the plan's cached views. Medians and p99 of ${runs} renders; the target is held to the p99.`,
+    rows,
+    notes,
+  };
+}
