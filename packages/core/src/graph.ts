@@ -33,7 +33,7 @@ export type BlockReason =
 export interface BlockedInfo {
   id: string;
   reason: BlockReason;
-  /** The unsatisfied blockers (for `cycle`, the other members of the cycle; for `parent_blocked`, the ancestor). */
+  /** The unsatisfied blockers (for `cycle`, its blockers inside the cycle; for `parent_blocked`, the ancestor). */
   blockedBy: string[];
   /** For `cycle`: every task in the cycle, sorted. */
   cycle?: string[];
@@ -144,7 +144,9 @@ export function classifyBlocked(
       own.set(node.id, {
         id: node.id,
         reason: 'cycle',
-        blockedBy: cycle.filter((m) => m !== node.id),
+        // Its own edges inside the cycle, not every other member: listing all members made a k-task cycle
+        // cost O(k^2) (1.45 s for ready() on a 5,000-task ring). `cycle` names every member.
+        blockedBy: node.blockedBy.filter((b) => b !== node.id && cycleOf.get(b) === cycle),
         cycle,
       });
       continue;
