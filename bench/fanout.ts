@@ -2,7 +2,11 @@
 // two child processes; the server in its own process. Sustained updates in and out per second, edit-to-replica
 // latency (p50, p99), server memory per room and CPU, for Cairn's server and the reference y-websocket server.
 // At the end every replica must hold every writer's last edit: no update lost.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
 import { progress, summarize } from './lib/measure.js';
+import { shares, summarizeProfileFile, topSelf } from './lib/profile.js';
 import { type BenchResult, bytes, count, ms, type Row, speedup, throughputRatio } from './lib/report.js';
 import { type ClientProcess, makeRoom, type Room, seedRooms, spawnClients } from './lib/rooms.js';
 import { type RunningServer, SERVER_NAMES, type ServerKind, startServer } from './lib/servers.js';
@@ -31,8 +35,9 @@ async function measure(
   perRoom: number,
   durationMs: number,
   rate: number,
+  cpuProfileDir?: string,
 ): Promise<FanoutResult> {
-  const server: RunningServer = await startServer(kind);
+  const server: RunningServer = await startServer(kind, cpuProfileDir ? { cpuProfileDir } : {});
   const procs: ClientProcess[] = [];
   try {
     await sleep(500);
@@ -124,6 +129,29 @@ export async function run({
     progress(SERVER_NAMES[kind]);
     res[kind] = await measure(kind, ROOMS, PER_ROOM, durationMs, RATE);
   }
+  // Where Cairn's server spends its CPU: a separate, shorter run under --cpu-prof (so the profiler's own cost is
+  // not in the figures above).
+  let serverProfile = '';
+  if (!quick) {
+    progress('Cairn server, profiled');
+    const dir = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-prof-'));
+    try {
+      await measure('cairn', ROOMS, PER_ROOM, 10_000, RATE, dir);
+      // The main thread's profile is the largest (tsx's loader thread writes a small one too).
+      const file = fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .sort((a, b) => fs.statSync(join(dir, b)).size - fs.statSync(join(dir, a)).size)[0];
+      if (file) {
+        const summary = summarizeProfileFile(join(dir, file));
+        serverProfile =
+          `Profile of Cairn's server over a 10 s run of the same load: ${shares(summary, ['onMessage', 'handleMessage', 'applyUpdate', 'onUpdate', 'append', 'send', 'writeSync', 'inc'])}; ` +
+          `top by self time: ${topSelf(summary, 8)}.`;
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
   const c = res.cairn;
   const r = res.reference;
   const offered = ROOMS * PER_ROOM * RATE;
@@ -198,6 +226,7 @@ export async function run({
         `(reference ${r.delivered.toLocaleString('en-US')} of ${r.expectedDeliveries.toLocaleString('en-US')}); replicas converged ${c.drainS.toFixed(1)} s (Cairn) and ${r.drainS.toFixed(1)} s (reference) after the last edit.`,
       `Peak server RSS: Cairn ${bytes(c.rssPeak)}, reference ${bytes(r.rssPeak)}. Cairn's server appends every update to its disk log; the reference keeps documents in memory.`,
       "Clients, server and the measuring process share the same 2 cores, so the clients' own work is in every latency.",
+      ...(serverProfile ? [serverProfile] : []),
     ],
   };
 }

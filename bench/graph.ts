@@ -9,6 +9,7 @@ import { createPlan, type Plan } from '@cairn/core';
 import * as Y from 'yjs';
 import { type Seed004Task, Seed004TaskManager } from './baselines/seed004.js';
 import { collectGarbage, rng, sample, summarize } from './lib/measure.js';
+import { profile, shares, topSelf } from './lib/profile.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
 
 const TARGET_MS = 10;
@@ -160,6 +161,18 @@ export async function run({
       { runs },
     ),
   );
+  const { summary: cyclesProfile } = await profile(async () => {
+    for (let i = 0; i < 20; i++) {
+      toggleEdge(i);
+      plan.cycles();
+    }
+  });
+  const { summary: readyProfile } = await profile(async () => {
+    for (let i = 0; i < 20; i++) {
+      flip(i);
+      plan.ready();
+    }
+  });
   plan.destroy();
 
   // ---- Seed 004 on disk, and in-memory baselines, same tasks and edges
@@ -325,6 +338,10 @@ export async function run({
       met: ringReady.p99 < TARGET_MS,
     },
   );
+  const { summary: ringProfile } = await profile(async () => {
+    toggleRing(0);
+    ring.plan.ready();
+  });
   chain.plan.destroy();
   ring.plan.destroy();
   other.destroy();
@@ -336,6 +353,21 @@ export async function run({
     `Cairn lists every cycle with its members (Tarjan's SCC); the DFS baseline only says whether there is one. ` +
       `${readyCount} of ${TASKS.toLocaleString('en-US')} tasks are ready; ${DONE.toLocaleString('en-US')} are done.`,
     'Beads figures are its own published numbers on its own machine, quoted for scale, not measured here.',
+    `Profile of ready() after status changes on the ${TASKS.toLocaleString('en-US')}-task plan: ` +
+      `${shares(readyProfile, ['ready', 'blocked', 'classifyBlocked', 'ordered', 'isOpenStatus'])}; top by self time: ${topSelf(readyProfile)}. ` +
+      'A status change throws the whole blocked set away (plan-index.ts `apply`: any status, blockedBy or parent change sets `blockedData = null`), ' +
+      'so the next read re-classifies every task and edge (graph.ts `classifyBlocked`: a Map of all statuses, a BlockedInfo and an array per blocked task), ' +
+      'and `Plan.ready` then filters the ordered list of all tasks again. Only the changed task and the tasks that wait on it can change state: ' +
+      'keeping a reverse index (blocker → dependents) and re-classifying just those would make this O(dependents).',
+    `Profile of cycles() after dependency changes on the ${TASKS.toLocaleString('en-US')}-task plan (the untimed edit included): ` +
+      `${shares(cyclesProfile, ['cycles', 'cycleInfo', 'findCycles', 'update', 'dependencyPath'])}; top by self time: ${topSelf(cyclesProfile)}. ` +
+      'Any blockedBy change drops the cycle view and the next read runs Tarjan over the whole graph, and plan-index.ts `cycleInfo` also rebuilds ' +
+      'a Set of every id and the dangling-edge set. A local edge that `checkNewEdges` has just proved acyclic cannot create a cycle, and a removed edge ' +
+      'can only split the cycle both ends are in: neither needs the whole graph again.',
+    `Profile of ready() on the ${CHAIN.toLocaleString('en-US')}-task ring: ${shares(ringProfile, ['classifyBlocked', 'filter'])}; top by self time: ${topSelf(ringProfile, 4)}. ` +
+      'graph.ts `classifyBlocked` gives every member of a cycle `blockedBy: cycle.filter((m) => m !== node.id)`, a copy of the whole cycle per member: ' +
+      `O(c²) time and memory for a cycle of c tasks (${(CHAIN * CHAIN).toLocaleString('en-US')} ids here). Sharing the one sorted cycle array ` +
+      "(members can find themselves in `cycle`) or listing only each member's own blockers inside the cycle makes it O(c).",
   );
   return {
     id: 'graph',

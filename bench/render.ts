@@ -4,9 +4,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
-import { createPlan, RENDER_FORMATS, renderPlan, type TaskInput } from '@cairn/core';
+import { approximateTokenizer, createPlan, RENDER_FORMATS, renderPlan, type TaskInput } from '@cairn/core';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { collectGarbage, rng, sample, summarize } from './lib/measure.js';
+import { profile, shares, topSelf } from './lib/profile.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
 
 const TARGET_MS = 2;
@@ -127,6 +128,37 @@ export async function run({
       `${format}: ${text.length.toLocaleString('en-US')} characters; with nothing changed since the last render ${ms(cached.median)} median.`,
     );
   }
+  // Why: how many times one renderPlan call renders and counts the whole text (a counting tokenizer shows it),
+  // and a CPU profile of renders after edits.
+  let counted = 0;
+  const counting = {
+    count: (t: string) => {
+      counted++;
+      return approximateTokenizer.count(t);
+    },
+  };
+  const passes: Record<string, number> = {};
+  for (const format of RENDER_FORMATS) {
+    counted = 0;
+    flip(0);
+    renderPlan(plan, { format, maxTokens: BUDGET, tokenizer: counting });
+    passes[format] = counted;
+  }
+  const { summary } = await profile(async () => {
+    for (let i = 0; i < (quick ? 20 : 100); i++) {
+      flip(i);
+      for (const format of RENDER_FORMATS) renderPlan(plan, { format, maxTokens: BUDGET });
+    }
+  });
+  notes.push(
+    `Whole-text renders (each counted by the tokenizer) per renderPlan call: ${RENDER_FORMATS.map((f) => `${f} ${passes[f]}`).join(', ')}. ` +
+      `Profile of renders after edits: ${shares(summary, ['renderWithin', 'giveUp', 'PlanView', 'render', 'blocked', 'count'])}; top by self time: ${topSelf(summary)}.`,
+    'Why it misses: render/budget.ts `renderWithin` finds what to leave out by bisection, and every probe (`fits()`) renders the whole ' +
+      'remaining plan and counts its tokens, so one call renders the 1,000 tasks a dozen times to keep about 5,000 characters. Each top-level ' +
+      "block's cost is independent of the others (apart from the closing note): measuring each block once, choosing the omissions from " +
+      'prefix sums in the same order of giving up, and rendering once would cost about one render. The unchanged-plan figures show the ' +
+      'same loop dominates when nothing is stale.',
+  );
   // The exact tokenizer costs more than the estimate: shown once, for the format that renders the most text.
   collectGarbage();
   const exact = summarize(

@@ -91,7 +91,7 @@ async function main(): Promise<void> {
         tmp,
         ...(args.quick ? ['--quick'] : []),
       ],
-      { cwd: root, stdio: 'inherit', timeout: (args.quick ? 60 : 300) * 1000 },
+      { cwd: root, stdio: 'inherit', timeout: (args.quick ? 60 : 420) * 1000 },
     );
     if (child.status !== 0 || !fs.existsSync(tmp)) {
       failed++;

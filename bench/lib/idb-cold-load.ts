@@ -41,11 +41,11 @@ export async function idbColdLoad(options: {
   const doc = new Y.Doc();
   const stored = open(name, doc);
   await stored.whenLoaded;
-  // Spaced-out edits: every 10 updates wait for the store, which writes what arrived together as one record.
+  // Spaced-out edits: every 100 updates wait for the store, which writes what arrived together as one record.
   const { plan, usPerUpdate } = await writeHistory(doc, {
     tasks: options.tasks,
     updates: options.updates,
-    yieldEvery: 10,
+    yieldEvery: 100,
     onProgress: () => stored.flush(),
   });
   await stored.flush();

@@ -28,7 +28,11 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(kind: ServerKind): Promise<RunningServer> {
+/** `cpuProfileDir`: run the server under `--cpu-prof`; the profile is written there when it exits. */
+export async function startServer(
+  kind: ServerKind,
+  options: { cpuProfileDir?: string } = {},
+): Promise<RunningServer> {
   let data: string | null = null;
   let args: string[];
   if (kind === 'cairn') {
@@ -47,6 +51,7 @@ export async function startServer(kind: ServerKind): Promise<RunningServer> {
     const script = kind === 'reference' ? 'reference-server.ts' : 'ws-floor-server.ts';
     args = ['--import', 'tsx', join(root, 'bench/baselines', script), '0'];
   }
+  if (options.cpuProfileDir) args = ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, ...args];
   const env = { ...process.env };
   delete env['CAIRN_SECRET']; // open mode: loopback only, no tokens
   const child: ChildProcess = spawn(process.execPath, args, {
