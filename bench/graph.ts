@@ -348,26 +348,22 @@ export async function run({
 
   notes.push(
     `Cairn's numbers are the public \`Plan\` API (\`plan.ready()\`, \`plan.cycles()\`) on a plan built through it; ` +
-      'before each timed read an untimed edit (a status flip, or adding/removing an edge) invalidates the ' +
-      'cached view, so every read recomputes the blocked set or the strongly connected components.',
+      'before each timed read an untimed edit (a status flip, or adding/removing an edge) leaves the views stale; ' +
+      'the edit only records what changed, so the timed read pays for bringing the blocked set and the cycles up to date. ' +
+      'The whole-turn row times the edit and the read together.',
     `Cairn lists every cycle with its members (Tarjan's SCC); the DFS baseline only says whether there is one. ` +
       `${readyCount} of ${TASKS.toLocaleString('en-US')} tasks are ready; ${DONE.toLocaleString('en-US')} are done.`,
     'Beads figures are its own published numbers on its own machine, quoted for scale, not measured here.',
     `Profile of ready() after status changes on the ${TASKS.toLocaleString('en-US')}-task plan: ` +
-      `${shares(readyProfile, ['ready', 'blocked', 'classifyBlocked', 'ordered', 'isOpenStatus'])}; top by self time: ${topSelf(readyProfile)}. ` +
-      'A status change throws the whole blocked set away (plan-index.ts `apply`: any status, blockedBy or parent change sets `blockedData = null`), ' +
-      'so the next read re-classifies every task and edge (graph.ts `classifyBlocked`: a Map of all statuses, a BlockedInfo and an array per blocked task), ' +
-      'and `Plan.ready` then filters the ordered list of all tasks again. Only the changed task and the tasks that wait on it can change state: ' +
-      'keeping a reverse index (blocker → dependents) and re-classifying just those would make this O(dependents).',
+      `${shares(readyProfile, ['ready', 'blocked', 'refresh', 'updateBlocked', 'ordered'])}; top by self time: ${topSelf(readyProfile)}. ` +
+      'The blocked set is kept up to date edit by edit (graph-index.ts): a status change re-decides the task and the tasks that wait on it ' +
+      '(a reverse-edge index), and its subtree only when it became blocked or unblocked; what remains is `Plan.ready` filtering the tasks in tree order.',
     `Profile of cycles() after dependency changes on the ${TASKS.toLocaleString('en-US')}-task plan (the untimed edit included): ` +
-      `${shares(cyclesProfile, ['cycles', 'cycleInfo', 'findCycles', 'update', 'dependencyPath'])}; top by self time: ${topSelf(cyclesProfile)}. ` +
-      'Any blockedBy change drops the cycle view and the next read runs Tarjan over the whole graph, and plan-index.ts `cycleInfo` also rebuilds ' +
-      'a Set of every id and the dangling-edge set. A local edge that `checkNewEdges` has just proved acyclic cannot create a cycle, and a removed edge ' +
-      'can only split the cycle both ends are in: neither needs the whole graph again.',
-    `Profile of ready() on the ${CHAIN.toLocaleString('en-US')}-task ring: ${shares(ringProfile, ['classifyBlocked', 'filter'])}; top by self time: ${topSelf(ringProfile, 4)}. ` +
-      'graph.ts `classifyBlocked` gives every member of a cycle `blockedBy: cycle.filter((m) => m !== node.id)`, a copy of the whole cycle per member: ' +
-      `O(c²) time and memory for a cycle of c tasks (${(CHAIN * CHAIN).toLocaleString('en-US')} ids here). Sharing the one sorted cycle array ` +
-      "(members can find themselves in `cycle`) or listing only each member's own blockers inside the cycle makes it O(c).",
+      `${shares(cyclesProfile, ['cycles', 'updateEdges', 'closeCycle', 'findCycles', 'update', 'dependencyPath'])}; top by self time: ${topSelf(cyclesProfile)}. ` +
+      'A new edge walks only what its blocker waits on (a cycle closes only if that reaches the waiting task); a removed edge matters only inside a ' +
+      'cycle, and re-splits it only if its two ends no longer reach each other another way.',
+    `Profile of an edit inside the ${CHAIN.toLocaleString('en-US')}-task ring and ready(): ${shares(ringProfile, ['refresh', 'reachesWithin', 'findCycles', 'filter'])}; top by self time: ${topSelf(ringProfile, 4)}. ` +
+      'Full rebuilds (after a removal, a move, or a tree the patches cannot place) are O(tasks + edges): Tarjan over integer arrays, one pass to classify.',
   );
   return {
     id: 'graph',

@@ -124,8 +124,66 @@ export function analyzeGraph(nodes: readonly GraphNode[]): GraphAnalysis {
 }
 
 /**
+ * Why an open task cannot start on its own account (a cycle it is in, a failed blocker, open blockers), or
+ * null. Ancestors are not looked at: see `classifyBlocked` for steps under a blocked task. Blockers' ids come
+ * out in the order of `blockedBy` (sorted, as snapshots hold them).
+ */
+export function ownBlock(
+  node: Pick<GraphNode, 'id' | 'status' | 'blockedBy'>,
+  statusOf: (id: string) => Status | undefined,
+  cycleOf: (id: string) => readonly string[] | undefined,
+): BlockedInfo | null {
+  if (!isOpenStatus(node.status)) return null;
+  const cycle = cycleOf(node.id);
+  if (cycle) {
+    return {
+      id: node.id,
+      reason: 'cycle',
+      // Its own edges inside the cycle, not every other member: listing all members made a k-task cycle
+      // cost O(k^2) (1.45 s for ready() on a 5,000-task ring). `cycle` names every member.
+      blockedBy: node.blockedBy.filter((b) => b !== node.id && cycleOf(b) === cycle),
+      cycle: cycle as string[],
+    };
+  }
+  let failed: string[] | null = null;
+  let open: string[] | null = null;
+  for (const blocker of node.blockedBy) {
+    const status = statusOf(blocker);
+    if (status === undefined || satisfiesDependency(status)) continue;
+    if (status === 'failed') {
+      failed ??= [];
+      failed.push(blocker);
+    } else {
+      open ??= [];
+      open.push(blocker);
+    }
+  }
+  if (failed) return { id: node.id, reason: 'blocker_failed', blockedBy: failed };
+  if (open) return { id: node.id, reason: 'waiting_on_blockers', blockedBy: open };
+  return null;
+}
+
+/**
+ * The nearest ancestor of `id` that is blocked on its own account (`own`), or null. Closed ancestors are
+ * passed through: they are never in `own`. Bounded, so a parent cycle cannot loop.
+ */
+export function blockingAncestor(
+  id: string,
+  own: ReadonlyMap<string, BlockedInfo>,
+  parentOf: (id: string) => string | null,
+  limit: number,
+): string | null {
+  let current = parentOf(id);
+  for (let steps = 0; current !== null && steps <= limit; steps++) {
+    if (own.has(current)) return current;
+    current = parentOf(current);
+  }
+  return null;
+}
+
+/**
  * Classifies every open task as blocked (with its reason) or not, given the cycle each task is in, in one pass
- * over tasks and edges. Blockers' ids come out in the order of `blockedBy` (sorted, as snapshots hold them).
+ * over tasks and edges: first each task's own reason, then an open step under a blocked ancestor inherits it.
  */
 export function classifyBlocked(
   nodes: readonly Pick<GraphNode, 'id' | 'status' | 'blockedBy'>[],
@@ -134,51 +192,27 @@ export function classifyBlocked(
 ): Map<string, BlockedInfo> {
   const statusOf = new Map<string, Status>();
   for (const node of nodes) statusOf.set(node.id, node.status);
-
-  // Own reasons first: cycle, failed blocker, open blockers.
   const own = new Map<string, BlockedInfo>();
   for (const node of nodes) {
-    if (!isOpenStatus(node.status)) continue;
-    const cycle = cycleOf.get(node.id);
-    if (cycle) {
-      own.set(node.id, {
-        id: node.id,
-        reason: 'cycle',
-        // Its own edges inside the cycle, not every other member: listing all members made a k-task cycle
-        // cost O(k^2) (1.45 s for ready() on a 5,000-task ring). `cycle` names every member.
-        blockedBy: node.blockedBy.filter((b) => b !== node.id && cycleOf.get(b) === cycle),
-        cycle,
-      });
-      continue;
-    }
-    let failed: string[] | null = null;
-    let open: string[] | null = null;
-    for (const blocker of node.blockedBy) {
-      const status = statusOf.get(blocker);
-      if (status === undefined || satisfiesDependency(status)) continue;
-      if (status === 'failed') {
-        failed ??= [];
-        failed.push(blocker);
-      } else {
-        open ??= [];
-        open.push(blocker);
-      }
-    }
-    if (failed) own.set(node.id, { id: node.id, reason: 'blocker_failed', blockedBy: failed });
-    else if (open) own.set(node.id, { id: node.id, reason: 'waiting_on_blockers', blockedBy: open });
+    const info = ownBlock(
+      node,
+      (id) => statusOf.get(id),
+      (id) => cycleOf.get(id),
+    );
+    if (info) own.set(node.id, info);
   }
   if (own.size === 0) return own;
 
-  // Then inheritance: an open step under a blocked ancestor is blocked too. Memoised walk up, O(tasks).
-  const blockingAncestor = new Map<string, string | null>();
+  // Memoised walk up, so inheritance stays O(tasks) on deep trees.
+  const memo = new Map<string, string | null>();
   const ancestorOf = (id: string): string | null => {
     const path: string[] = [];
     let result: string | null = null;
     let current = parentOf(id);
     for (let steps = 0; current !== null && steps <= nodes.length; steps++) {
-      const memo = blockingAncestor.get(current);
-      if (memo !== undefined) {
-        result = memo;
+      const known = memo.get(current);
+      if (known !== undefined) {
+        result = known;
         break;
       }
       if (own.has(current)) {
@@ -188,7 +222,7 @@ export function classifyBlocked(
       path.push(current);
       current = parentOf(current);
     }
-    for (const p of path) blockingAncestor.set(p, result);
+    for (const p of path) memo.set(p, result);
     return result;
   };
   const blocked = new Map<string, BlockedInfo>();
@@ -200,9 +234,14 @@ export function classifyBlocked(
       continue;
     }
     const ancestor = ancestorOf(node.id);
-    if (ancestor) blocked.set(node.id, { id: node.id, reason: 'parent_blocked', blockedBy: [ancestor] });
+    if (ancestor) blocked.set(node.id, inherited(node.id, ancestor));
   }
   return blocked;
+}
+
+/** The entry of an open step whose ancestor is blocked. */
+export function inherited(id: string, ancestor: string): BlockedInfo {
+  return { id, reason: 'parent_blocked', blockedBy: [ancestor] };
 }
 
 /** Statuses that can be picked up as work (waiting_* tasks wait on someone else). */

@@ -1,7 +1,9 @@
-// Derived views of a plan kept between reads: the tree (effective parents, sibling order), the dependency
-// cycles and the blocked set. Each is rebuilt only when a change can affect it, and the tree is patched in
-// place for the common local edits (an add, a move), so queries on large plans stay cheap after every write.
-import { type BlockedInfo, classifyBlocked, findCycles } from './graph.js';
+// Derived views of a plan kept between reads: the tree (effective parents, sibling order), the tasks in tree
+// order, and the dependency graph's views (cycles, blocked set; graph-index.ts). Each is patched in place for
+// the common edits (an add, a move, a status or blockedBy change) and rebuilt only when a change is beyond a
+// patch, so queries on large plans stay cheap after every write.
+import type { BlockedInfo } from './graph.js';
+import { GraphIndex } from './graph-index.js';
 import { compareRanked } from './rank.js';
 import { F, type TaskSnapshot } from './schema.js';
 
@@ -17,7 +19,6 @@ export interface IndexChange {
 }
 
 const STRUCTURE_FIELDS = new Set<string>([F.parent, F.rank]);
-const BLOCKING_FIELDS = new Set<string>([F.status, F.blockedBy, F.parent]);
 
 export class PlanIndex {
   /** Sibling ids in order, by effective parent; null when it must be rebuilt. */
@@ -26,62 +27,93 @@ export class PlanIndex {
   /** True when the tree has orphans or broken parent cycles: then only a rebuild re-decides them. */
   private irregular = false;
   private orderIds: string[] | null = null;
+  /** Snapshots in tree order, and where each id sits in it; null when the order changed. */
   private orderSnapshots: TaskSnapshot[] | null = null;
-  private cycleData: { cycles: string[][]; cycleOf: Map<string, string[]>; dangling: Set<string> } | null =
-    null;
-  private blockedData: Map<string, BlockedInfo> | null = null;
+  private orderPos = new Map<string, number>();
+  /** Tasks whose snapshot changed since `orderSnapshots` was made (their place did not). */
+  private readonly staleSnapshots = new Set<string>();
+  private readonly graph: GraphIndex;
 
-  constructor(private readonly source: IndexSource) {}
+  constructor(private readonly source: IndexSource) {
+    this.graph = new GraphIndex({
+      get: (id) => this.source.get(id),
+      ordered: () => this.ordered(),
+      parentOf: (id) => this.effectiveParent(id),
+      children: (id) => this.children(id),
+      count: () => this.orderedIds().length,
+    });
+  }
 
-  /** A task's snapshot changed (any field): the ordered snapshot list is stale. */
-  touched(): void {
-    this.orderSnapshots = null;
+  /** A task's fields were written: its snapshot in the ordered list is stale. */
+  touched(id: string): void {
+    this.staleSnapshots.add(id);
   }
 
   /** Applies one transaction's changes to the derived views. */
   apply(changes: readonly IndexChange[]): void {
-    this.orderSnapshots = null;
     const placed: string[] = [];
+    const added: string[] = [];
     let rebuildTree = false;
-    let cyclesStale = false;
-    let blockedStale = false;
     for (const change of changes) {
+      this.staleSnapshots.add(change.id);
       if (change.kind === 'removed') {
-        rebuildTree = cyclesStale = blockedStale = true;
+        rebuildTree = true;
         continue;
       }
       if (change.kind === 'added') {
         placed.push(change.id);
-        blockedStale = true;
-        // A new task joins a cycle only if an existing edge already pointed at its id (a merge).
-        if (this.cycleData?.dangling.has(change.id)) cyclesStale = true;
+        added.push(change.id);
         continue;
       }
+      let any = false;
       for (const field of change.fields) {
+        any = true;
         if (STRUCTURE_FIELDS.has(field)) placed.push(change.id);
-        if (field === F.blockedBy) cyclesStale = true;
-        if (BLOCKING_FIELDS.has(field)) blockedStale = true;
+        if (field === F.parent)
+          this.graph.reset(); // a move changes what its steps inherit
+        else if (field === F.status) this.graph.statusChanged(change.id);
+        else if (field === F.blockedBy) this.graph.blockersChanged(change.id);
       }
+      // No field named: the task's whole map was replaced (a concurrent create of the same id).
+      if (!any) rebuildTree = true;
     }
-    if (cyclesStale) this.cycleData = null;
-    if (blockedStale || cyclesStale) this.blockedData = null;
     if (placed.length > 0 || rebuildTree) this.orderIds = null;
     if (rebuildTree || !this.childIds || (this.irregular && placed.length > 0)) {
       this.childIds = null;
-      return;
+    } else if (placed.length > 0 && !this.place([...new Set(placed)])) {
+      this.childIds = null;
     }
-    if (placed.length > 0 && !this.place([...new Set(placed)])) this.childIds = null;
+    if (!this.childIds) this.graph.reset();
+    else for (const id of added) this.graph.added(id);
   }
 
-  /** Every task in tree order. */
+  /** Every task in tree order. Do not mutate. */
   ordered(): TaskSnapshot[] {
-    if (this.orderSnapshots) return this.orderSnapshots;
+    const ids = this.orderedIds();
+    if (this.orderSnapshots) {
+      if (this.staleSnapshots.size > 0) {
+        // A copy: callers may hold the previous array.
+        const out = this.orderSnapshots.slice();
+        for (const id of this.staleSnapshots) {
+          const at = this.orderPos.get(id);
+          const task = this.source.get(id);
+          if (at !== undefined && task) out[at] = task;
+        }
+        this.orderSnapshots = out;
+        this.staleSnapshots.clear();
+      }
+      return this.orderSnapshots;
+    }
     const out: TaskSnapshot[] = [];
-    for (const id of this.orderedIds()) {
+    this.orderPos = new Map();
+    for (const id of ids) {
       const task = this.source.get(id);
-      if (task) out.push(task);
+      if (!task) continue;
+      this.orderPos.set(id, out.length);
+      out.push(task);
     }
     this.orderSnapshots = out;
+    this.staleSnapshots.clear();
     return out;
   }
 
@@ -96,36 +128,17 @@ export class PlanIndex {
   }
 
   cycles(): string[][] {
-    return this.cycleInfo().cycles;
+    return this.graph.cycles();
   }
 
-  blocked(): Map<string, BlockedInfo> {
-    if (!this.blockedData) {
-      this.blockedData = classifyBlocked(
-        this.ordered(),
-        this.cycleInfo().cycleOf,
-        (id) => this.parentOf.get(id) ?? null,
-      );
-    }
-    return this.blockedData!;
-  }
-
-  private cycleInfo(): NonNullable<PlanIndex['cycleData']> {
-    if (!this.cycleData) {
-      const tasks = this.ordered();
-      const cycles = findCycles(tasks);
-      const cycleOf = new Map<string, string[]>();
-      for (const cycle of cycles) for (const id of cycle) cycleOf.set(id, cycle);
-      const live = new Set(tasks.map((t) => t.id));
-      const dangling = new Set<string>();
-      for (const task of tasks) for (const b of task.blockedBy) if (!live.has(b)) dangling.add(b);
-      this.cycleData = { cycles, cycleOf, dangling };
-    }
-    return this.cycleData;
+  /** Blocked open tasks by id. Do not mutate. */
+  blocked(): ReadonlyMap<string, BlockedInfo> {
+    return this.graph.blocked();
   }
 
   private orderedIds(): string[] {
     if (this.orderIds) return this.orderIds;
+    this.orderSnapshots = null;
     const tree = this.tree();
     const out: string[] = [];
     const stack = [...(tree.get(null) ?? [])].reverse();

@@ -586,7 +586,7 @@ export class Plan {
   /** A task's map was written: drop its snapshot now; the observer updates the derived views. */
   private invalidate(id: string): void {
     this.snapshots.delete(id);
-    this.index.touched();
+    this.index.touched(id);
     this.unobserved = true;
   }
 

@@ -1,0 +1,136 @@
+// The incrementally maintained graph views (blocked set, cycles) must equal the same views computed from
+// scratch, after every edit and every merge. Replicas edit concurrently and exchange updates at random, so
+// merges close and split cycles that no single replica would have allowed.
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { CairnError, createPlan, type Plan } from '../src/index.js';
+import { PlanIndex } from '../src/plan-index.js';
+
+const SEEDS = Number(process.env['CAIRN_GRAPH_INDEX_SEEDS'] ?? 120);
+const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The views a fresh index computes from the plan's current tasks. */
+function fromScratch(plan: Plan) {
+  const index = new PlanIndex({ ids: () => plan.doc.getMap('tasks').keys(), get: (id) => plan.get(id) });
+  return {
+    blocked: [...index.blocked().values()].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    cycles: index.cycles(),
+  };
+}
+
+function live(plan: Plan) {
+  return {
+    blocked: plan
+      .blocked()
+      .map(({ task: _task, ...info }) => info)
+      .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    cycles: plan.cycles(),
+  };
+}
+
+function randomEdit(plan: Plan, random: () => number): void {
+  const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(random() * items.length)];
+  const tasks = plan.list();
+  const someId = () => pick(tasks)?.id;
+  const roll = random();
+  if (roll < 0.2 || tasks.length < 4) {
+    plan.add({ title: 't', ...(random() < 0.4 ? { parent: someId() ?? null } : {}) });
+  } else if (roll < 0.45) {
+    plan.update(someId()!, { status: pick(STATUSES)! });
+  } else if (roll < 0.75) {
+    plan.update(someId()!, { addBlockedBy: [someId()!] });
+  } else if (roll < 0.84) {
+    const task = pick(tasks.filter((t) => t.blockedBy.length > 0));
+    if (task) plan.update(task.id, { removeBlockedBy: [pick(task.blockedBy)!] });
+  } else if (roll < 0.92) {
+    plan.move(someId()!, { parent: random() < 0.5 ? null : (someId() ?? null) });
+  } else {
+    plan.remove(someId()!);
+  }
+}
+
+/** Runs one seed; returns how many checks saw a cycle. */
+function runSeed(seed: number): number {
+  let withCycles = 0;
+  const random = prng(seed);
+  const plans = [0, 1, 2].map((i) =>
+    createPlan({ actor: `agent:r${i}`, doc: new Y.Doc(), random: prng(seed * 7 + i) }),
+  );
+  // A shared start, so concurrent edges among the same tasks can close cycles when they merge.
+  plans[0]!.addMany(Array.from({ length: 8 }, (_, i) => ({ title: `t${i}` })));
+  for (const plan of plans.slice(1)) Y.applyUpdate(plan.doc, Y.encodeStateAsUpdate(plans[0]!.doc));
+  // Every replica's views are read after each step, so each step's changes are applied incrementally.
+  const check = () => {
+    for (const plan of plans) {
+      const views = live(plan);
+      expect(views).toEqual(fromScratch(plan));
+      if (views.cycles.length > 0) withCycles++;
+    }
+  };
+  for (let step = 0; step < 80; step++) {
+    const plan = plans[Math.floor(random() * plans.length)]!;
+    try {
+      randomEdit(plan, random);
+    } catch (error) {
+      if (!(error instanceof CairnError)) throw error;
+    }
+    if (random() < 0.2) {
+      const [a, b] = [pick2(plans, random), pick2(plans, random)];
+      if (a !== b) {
+        Y.applyUpdate(b.doc, Y.encodeStateAsUpdate(a.doc, Y.encodeStateVector(b.doc)));
+        Y.applyUpdate(a.doc, Y.encodeStateAsUpdate(b.doc, Y.encodeStateVector(a.doc)));
+      }
+    }
+    check();
+  }
+  return withCycles;
+}
+
+function pick2<T>(items: readonly T[], random: () => number): T {
+  return items[Math.floor(random() * items.length)]!;
+}
+
+describe('incremental graph views', () => {
+  it(`${SEEDS} seeds of concurrent edits and merges: blocked set and cycles equal a fresh computation`, () => {
+    let withCycles = 0;
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      try {
+        withCycles += runSeed(seed);
+      } catch (error) {
+        throw new Error(`seed ${seed} failed: ${(error as Error).message}`, { cause: error });
+      }
+    }
+    // Merges must actually have closed cycles, or the cycle patching went untested.
+    expect(withCycles).toBeGreaterThan(SEEDS);
+  }, 120_000);
+
+  it('a merge that closes a ring, then an edge inside it removed, splits it back', () => {
+    const a = createPlan({ actor: 'agent:a', doc: new Y.Doc() });
+    const ids = a.addMany([{ title: '0' }, { title: '1' }, { title: '2' }, { title: '3' }]).map((t) => t.id);
+    for (let i = 1; i < 3; i++) a.update(ids[i]!, { addBlockedBy: [ids[i - 1]!] });
+    const b = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+    Y.applyUpdate(b.doc, Y.encodeStateAsUpdate(a.doc));
+    // Each side's edge is legal where it is made; together they close 0 → 3 → 2 → 1 → 0.
+    a.update(ids[3]!, { addBlockedBy: [ids[2]!] });
+    expect(a.cycles()).toEqual([]);
+    b.update(ids[0]!, { addBlockedBy: [ids[3]!] });
+    Y.applyUpdate(a.doc, Y.encodeStateAsUpdate(b.doc));
+    expect(a.cycles()).toEqual([[...ids].sort()]);
+    expect(a.ready()).toEqual([]);
+    a.update(ids[2]!, { removeBlockedBy: [ids[1]!] });
+    expect(a.cycles()).toEqual([]);
+    expect(a.ready().map((t) => t.id)).toEqual([ids[2]]);
+    expect(live(a)).toEqual(fromScratch(a));
+  });
+});
