@@ -29,7 +29,7 @@ export class GraphIndex {
   /** False until the first read, and after any change that is not worth patching. */
   private built = false;
   /** Blocker → the tasks whose blockedBy names it (also for blockers that do not exist, yet or any more). */
-  private readonly dependents = new Map<string, Set<string>>();
+  private readonly waiting = new Map<string, Set<string>>();
   /** The blockedBy each task had when the reverse edges were last brought up to date. */
   private readonly edgesSeen = new Map<string, readonly string[]>();
   private cycleList: string[][] = [];
@@ -56,19 +56,25 @@ export class GraphIndex {
     this.edgeChanged.add(id);
     this.dirty.add(id);
     // Tasks that already named this id (a merge) now wait on a task that exists.
-    for (const d of this.dependents.get(id) ?? []) this.dirty.add(d);
+    for (const d of this.waiting.get(id) ?? []) this.dirty.add(d);
   }
 
   statusChanged(id: string): void {
     if (!this.built) return;
     this.dirty.add(id);
-    for (const d of this.dependents.get(id) ?? []) this.dirty.add(d);
+    for (const d of this.waiting.get(id) ?? []) this.dirty.add(d);
   }
 
   blockersChanged(id: string): void {
     if (!this.built) return;
     this.edgeChanged.add(id);
     this.dirty.add(id);
+  }
+
+  /** Ids of the tasks whose blockedBy names `id`, in no particular order. Do not mutate. */
+  dependents(id: string): ReadonlySet<string> {
+    this.refresh();
+    return this.waiting.get(id) ?? NONE;
   }
 
   cycles(): string[][] {
@@ -93,11 +99,11 @@ export class GraphIndex {
 
   private rebuild(): void {
     const tasks = this.source.ordered();
-    this.dependents.clear();
+    this.waiting.clear();
     this.edgesSeen.clear();
     for (const task of tasks) {
       this.edgesSeen.set(task.id, task.blockedBy);
-      for (const b of task.blockedBy) this.dependentsOf(b).add(task.id);
+      for (const b of task.blockedBy) this.reverseEdges(b).add(task.id);
     }
     this.setCycles(findCycles(tasks));
     this.own.clear();
@@ -128,16 +134,16 @@ export class GraphIndex {
       const beforeSet = new Set(before);
       for (const b of before) {
         if (nowSet.has(b)) continue;
-        const set = this.dependents.get(b);
+        const set = this.waiting.get(b);
         set?.delete(id);
-        if (set?.size === 0) this.dependents.delete(b);
+        if (set?.size === 0) this.waiting.delete(b);
         // Only the removal of an edge inside a cycle can change the cycles: that one may split.
         const cycle = this.cycleOf.get(id);
         if (cycle && this.cycleOf.get(b) === cycle) removedInCycle.push([id, b]);
       }
       for (const b of now) {
         if (beforeSet.has(b)) continue;
-        this.dependentsOf(b).add(id);
+        this.reverseEdges(b).add(id);
         addedEdges.push([id, b]);
       }
     }
@@ -176,7 +182,7 @@ export class GraphIndex {
     const members = new Set<string>([id]);
     const back = [id];
     for (let i = 0; i < back.length; i++) {
-      for (const prev of this.dependents.get(back[i]!) ?? []) {
+      for (const prev of this.waiting.get(back[i]!) ?? []) {
         if (members.has(prev) || !ahead.has(prev)) continue;
         members.add(prev);
         back.push(prev);
@@ -226,11 +232,11 @@ export class GraphIndex {
     this.cycleList = cycles;
   }
 
-  private dependentsOf(id: string): Set<string> {
-    let set = this.dependents.get(id);
+  private reverseEdges(id: string): Set<string> {
+    let set = this.waiting.get(id);
     if (!set) {
       set = new Set();
-      this.dependents.set(id, set);
+      this.waiting.set(id, set);
     }
     return set;
   }
@@ -286,4 +292,5 @@ export class GraphIndex {
   }
 }
 
+const NONE: ReadonlySet<string> = new Set();
 const byFirstId = (a: string[], b: string[]) => (a[0]! < b[0]! ? -1 : 1);

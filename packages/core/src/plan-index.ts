@@ -127,6 +127,17 @@ export class PlanIndex {
     return this.parentOf.get(id) ?? null;
   }
 
+  /** Where a task sits in tree order (undefined for an unknown id). */
+  position(id: string): number | undefined {
+    this.ordered();
+    return this.orderPos.get(id);
+  }
+
+  /** Ids of the tasks that wait on `id`, in no particular order. */
+  dependents(id: string): ReadonlySet<string> {
+    return this.graph.dependents(id);
+  }
+
   cycles(): string[][] {
     return this.graph.cycles();
   }

@@ -210,12 +210,13 @@ export class Plan {
   ready(options: { actor?: Actor } = {}): TaskSnapshot[] {
     const actor = options.actor ?? this.actor;
     const blocked = this.view().blocked();
-    return this.all().filter(
-      (task) =>
-        isActionable(task.status) &&
-        !blocked.has(task.id) &&
-        (task.assignee === null || task.assignee === actor),
-    );
+    return this.all().filter((task) => isReadyFor(task, blocked, actor));
+  }
+
+  /** Whether `ready({ actor })` lists this task, without building the list. False for an unknown id. */
+  isReady(id: string, options: { actor?: Actor } = {}): boolean {
+    const task = this.get(id);
+    return task !== undefined && isReadyFor(task, this.view().blocked(), options.actor ?? this.actor);
   }
 
   /** Open tasks that cannot start, each with its reason and the tasks it waits on. */
@@ -227,6 +228,24 @@ export class Plan {
       if (info) out.push({ ...info, task });
     }
     return out;
+  }
+
+  /** Why one task cannot start, or undefined when it is not blocked (or closed, or unknown). */
+  blockedTask(id: string): BlockedTask | undefined {
+    const info = this.view().blocked().get(id);
+    const task = this.get(id);
+    return info && task ? { ...info, task } : undefined;
+  }
+
+  /** The tasks that wait on `id` (name it in their blockedBy), in plan order. */
+  dependents(id: string): TaskSnapshot[] {
+    const view = this.view();
+    const out: Array<{ task: TaskSnapshot; at: number }> = [];
+    for (const dependent of view.dependents(id)) {
+      const task = this.get(dependent);
+      if (task) out.push({ task, at: view.position(dependent) ?? 0 });
+    }
+    return out.sort((a, b) => a.at - b.at).map((d) => d.task);
   }
 
   /** Dependency cycles present in the document (each sorted; only a merge can create one). */
@@ -1008,6 +1027,13 @@ function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {
     else groups.set(key, [item]);
   }
   return groups;
+}
+
+/** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */
+function isReadyFor(task: TaskSnapshot, blocked: ReadonlyMap<string, BlockedInfo>, actor: string): boolean {
+  return (
+    isActionable(task.status) && !blocked.has(task.id) && (task.assignee === null || task.assignee === actor)
+  );
 }
 
 function freezeSnapshot(snapshot: TaskSnapshot): TaskSnapshot {

@@ -288,3 +288,44 @@ describe('cairn family', () => {
     );
   });
 });
+
+describe('update_tasks nowReady', () => {
+  it('names exactly the tasks that became ready, as a before/after diff of the whole ready list would', async () => {
+    let state = 7;
+    const random = () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+    const plan = createPlan({ actor: 'agent:a' });
+    const tk = createToolkit(plan, {});
+    const statuses = ['pending', 'in_progress', 'done', 'failed', 'cancelled', 'waiting_user'] as const;
+    let checked = 0;
+    for (let i = 0; i < 1000; i++) {
+      const tasks = plan.list();
+      const pick = () => tasks[Math.floor(random() * tasks.length)]!.id;
+      if (tasks.length < 6 || random() < 0.15) {
+        plan.add({ title: `t${i}`, ...(tasks.length > 0 && random() < 0.4 ? { parent: pick() } : {}) });
+        continue;
+      }
+      const roll = random();
+      const update =
+        roll < 0.6
+          ? { id: pick(), status: statuses[Math.floor(random() * statuses.length)]! }
+          : roll < 0.85
+            ? { id: pick(), addBlockedBy: [pick()] }
+            : { id: pick(), assignee: random() < 0.5 ? 'agent:b' : null };
+      const before = new Set(plan.ready().map((t) => t.id));
+      const result = (await tk.dispatch('update_tasks', { updates: [update] })) as
+        | { nowReady: Brief[] }
+        | { error: unknown };
+      if ('error' in result) continue; // a refused cycle changes nothing
+      const expected = plan
+        .ready()
+        .filter((t) => !before.has(t.id) && t.id !== update.id)
+        .map((t) => t.id);
+      expect(result.nowReady.map((t) => t.id).sort()).toEqual(expected.sort());
+      if (expected.length > 0) checked++;
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+});

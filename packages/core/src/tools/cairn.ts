@@ -114,7 +114,12 @@ const updateTasks = defineTool({
     updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
   }),
   run({ updates }, { plan, actor }) {
-    const before = new Set(plan.ready({ actor }).map((t) => t.id));
+    const readyBefore = new Set(
+      affectedBy(
+        plan,
+        updates.map((u) => u.id),
+      ).filter((id) => plan.isReady(id, { actor })),
+    );
     const stepsAdded = new Map<string, string[]>();
     const run = (p: Plan) => {
       stepsAdded.clear();
@@ -137,13 +142,32 @@ const updateTasks = defineTool({
         ...(steps.length > 0 ? { stepsAdded: steps.map((s) => brief(plan.require(s))) } : {}),
       };
     });
-    const nowReady = plan
-      .ready({ actor })
-      .filter((t) => !before.has(t.id) && !touched.has(t.id))
-      .map(brief);
+    const nowReady = affectedBy(plan, [...touched])
+      .filter((id) => !touched.has(id) && !readyBefore.has(id) && plan.isReady(id, { actor }))
+      .map((id) => brief(plan.require(id)));
     return { updated, nowReady };
   },
 });
+
+/**
+ * The tasks whose readiness an edit of `ids` can change, without scanning the plan: each task's steps, the
+ * tasks that wait on it and their steps (a step inherits its parent's blocked state). In a stable order: per
+ * task, its own subtree, then its dependents in plan order.
+ */
+function affectedBy(plan: Plan, ids: readonly string[]): string[] {
+  const out = new Set<string>();
+  const addSubtree = (id: string) => {
+    if (out.has(id)) return;
+    out.add(id);
+    for (const step of plan.children(id)) addSubtree(step.id);
+  };
+  for (const id of ids) {
+    if (!plan.has(id)) continue;
+    addSubtree(id);
+    for (const dependent of plan.dependents(id)) addSubtree(dependent.id);
+  }
+  return [...out];
+}
 
 const removeTasks = defineTool({
   name: 'remove_tasks',
@@ -172,8 +196,8 @@ const getTask = defineTool({
   input: z.strictObject({ id: Id.describe('The task id.') }),
   run({ id }, { plan, actor }) {
     const task = plan.require(id);
-    const blocked = plan.blocked().find((b) => b.id === id);
-    const dependents = plan.list().filter((t) => t.blockedBy.includes(id));
+    const blocked = plan.blockedTask(id);
+    const dependents = plan.dependents(id);
     const steps = (parent: string): unknown[] =>
       plan.children(parent).map((s) => {
         const inner = steps(s.id);
@@ -185,7 +209,7 @@ const getTask = defineTool({
         id: task.id,
         title: task.title,
         status: task.status,
-        ready: plan.ready({ actor }).some((t) => t.id === id),
+        ready: plan.isReady(id, { actor }),
         blocked: blocked ? why(plan, blocked) : undefined,
         parent: plan.effectiveParent(task) ?? undefined,
         activeForm: task.activeForm,
