@@ -82,6 +82,33 @@ describe('bounded undo', () => {
     expect(third.toJSON()).toEqual(writer.toJSON());
   });
 
+  it('replicas that edit and sync at random, evicting all along, converge', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const plans = ['agent:a', 'agent:b', 'user:c'].map((actor) => createPlan({ actor, doc: new Y.Doc() }));
+    const ids = plans[0]!.addMany(Array.from({ length: 5 }, (_, i) => ({ title: `T${i}` }))).map((t) => t.id);
+    for (const p of plans.slice(1)) sync(plans[0]!.doc, p.doc);
+    const statuses = ['pending', 'in_progress', 'done'] as const;
+    for (let i = 0; i < 1_500; i++) {
+      const plan = plans[rnd(3)]!;
+      const id = ids[rnd(ids.length)]!;
+      if (rnd(4) === 0) plan.update(id, { title: `t${i}` });
+      else plan.update(id, { status: statuses[rnd(3)]! });
+      if (rnd(10) === 0) plan.undo();
+      if (rnd(20) === 0) sync(plans[rnd(3)]!.doc, plans[rnd(3)]!.doc);
+    }
+    sync(plans[0]!.doc, plans[1]!.doc);
+    sync(plans[1]!.doc, plans[2]!.doc);
+    sync(plans[0]!.doc, plans[1]!.doc);
+    const json = JSON.stringify(plans[0]!.toJSON());
+    for (const p of plans) expect(JSON.stringify(p.toJSON())).toBe(json);
+    expect(reloaded(plans[1]!.doc)).toEqual(reloaded(plans[0]!.doc));
+    expect(reloaded(plans[2]!.doc)).toEqual(reloaded(plans[0]!.doc));
+  });
+
   it('emits no update when it collects, and stops when destroyed', () => {
     const doc = new Y.Doc();
     const map = doc.getMap<number>('m');
