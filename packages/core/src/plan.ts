@@ -38,6 +38,7 @@ import {
   type TaskSnapshot,
 } from './schema.js';
 import { scratchCopy } from './scratch.js';
+import { BoundedUndoManager } from './undo.js';
 import { parseOrThrow } from './validate.js';
 
 export interface CreatePlanOptions {
@@ -79,6 +80,9 @@ export interface PlanSnapshot {
 /** Fields every write stamps; change events leave them out of `fields`. */
 const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
 
+/** Undo steps each Plan keeps; older ones are forgotten, and the values they kept alive are collected. */
+export const UNDO_LIMIT = 100;
+
 /** Undo managers by Plan, so changes they replay are attributed to the Plan's actor. */
 const undoActors = new WeakMap<Y.UndoManager, Actor>();
 
@@ -93,7 +97,7 @@ export class Plan {
   private readonly removed: Y.Map<{ by: string; at: number; num?: number }>;
   private readonly now: () => number;
   private readonly random: Random;
-  private readonly undoManager: Y.UndoManager;
+  private readonly undoManager: BoundedUndoManager;
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
@@ -110,9 +114,10 @@ export class Plan {
     this.random = options.random ?? cryptoRandom;
     this.tasks = tasksMap(this.doc);
     this.removed = removedMap(this.doc);
-    this.undoManager = new Y.UndoManager([this.tasks, this.removed], {
+    this.undoManager = new BoundedUndoManager([this.tasks, this.removed], {
       trackedOrigins: new Set([this.actor]),
       captureTimeout: 0,
+      limit: UNDO_LIMIT,
     });
     undoActors.set(this.undoManager, this.actor);
     this.index = new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });

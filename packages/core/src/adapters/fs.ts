@@ -113,11 +113,12 @@ class FilePersistenceImpl implements FilePersistence {
     this.lockPath = files.lock;
     this.doc = doc;
     this.options = options;
-    // Registered before anything else so no update can slip past; updates from our own load carry us as origin.
-    doc.on('update', this.onUpdate);
     doc.on('destroy', this.onDestroy);
     try {
       this.open(dir);
+      // Registered after the load, which is synchronous, so no update can slip past. Registered before it, the
+      // listener made Yjs encode the whole loaded state once more (an 'update' event) only to ignore it.
+      doc.on('update', this.onUpdate);
       this.whenLoaded = Promise.resolve();
     } catch (error) {
       this.failure = asStorageError(error, this.path);

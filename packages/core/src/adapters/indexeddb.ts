@@ -135,13 +135,20 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
         db.close();
         return;
       }
-      Y.transact(
-        this.doc,
-        () => {
-          for (const update of stored) Y.applyUpdate(this.doc, update, this);
-        },
-        this,
-      );
+      // Our listener is off while the stored state is applied: it would ignore that update (our own origin), but
+      // a listener makes Yjs encode the whole loaded state as one. The load is synchronous: nothing slips past.
+      this.doc.off('update', this.onUpdate);
+      try {
+        Y.transact(
+          this.doc,
+          () => {
+            for (const update of stored) Y.applyUpdate(this.doc, update, this);
+          },
+          this,
+        );
+      } finally {
+        this.doc.on('update', this.onUpdate);
+      }
       this.records = stored.length;
       this.bytes = stored.reduce((sum, update) => sum + update.byteLength, 0);
       this.snapshotBytes = stored[0]?.byteLength ?? 0;
