@@ -15,19 +15,17 @@ export class PlanView {
   readonly plan: Plan;
   readonly actor: Actor;
   readonly now: number;
-  readonly tasks: TaskSnapshot[];
-  readonly blocked: Map<string, BlockedTask>;
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
+  private readonly below = new Map<string, TaskSnapshot[]>();
+  private blockedById: Map<string, BlockedTask> | null = null;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
     this.actor = options.actor ?? plan.actor;
     this.now = options.now ?? Date.now();
-    this.tasks = plan.list();
-    this.blocked = new Map(plan.blocked().map((b) => [b.id, b]));
     this.presence = options.presence ? [...options.presence] : null;
-    for (const task of this.tasks) {
+    for (const task of plan.list()) {
       const parent = plan.effectiveParent(task);
       const list = this.kids.get(parent);
       if (list) list.push(task);
@@ -35,15 +33,28 @@ export class PlanView {
     }
   }
 
+  /**
+   * Why each blocked open task cannot start. Read on first use and kept for the render: after an edit the plan
+   * recomputes it for the whole graph, and only some formats ask.
+   */
+  get blocked(): Map<string, BlockedTask> {
+    this.blockedById ??= new Map(this.plan.blocked().map((b) => [b.id, b]));
+    return this.blockedById;
+  }
+
   /** Direct steps of a task (or the top level for null), in order. */
   children(id: string | null): TaskSnapshot[] {
     return this.kids.get(id) ?? [];
   }
 
-  /** Every step below a task, depth first. */
+  /** Every step below a task, depth first (kept: the budget and the notes ask for the same ones again). */
   descendants(id: string): TaskSnapshot[] {
-    const out: TaskSnapshot[] = [];
-    for (const child of this.children(id)) out.push(child, ...this.descendants(child.id));
+    let out = this.below.get(id);
+    if (!out) {
+      out = [];
+      for (const child of this.children(id)) out.push(child, ...this.descendants(child.id));
+      this.below.set(id, out);
+    }
     return out;
   }
 
