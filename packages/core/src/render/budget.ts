@@ -2,15 +2,9 @@
 // first), then finished steps, then whole step lists (summarised), and only then open tasks, from the end of
 // the list. Whatever is left out is counted in a closing note, so no open task ever disappears silently.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
+import { type FormatRenderer, Page } from './page.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
-import { noOmissions, type Omissions, type PlanView } from './view.js';
-
-export interface FormatRenderer {
-  /** The top-level tasks this format shows, in display order. */
-  tops(view: PlanView): TaskSnapshot[];
-  /** The text for those tasks, leaving out what `omit` says; '' when there is nothing to show. */
-  render(view: PlanView, tops: readonly TaskSnapshot[], omit: Omissions): string;
-}
+import type { Omissions, PlanView } from './view.js';
 
 export interface DonePolicy {
   /** Show at most this many finished top-level tasks (the most recently closed). */
@@ -34,10 +28,10 @@ export interface BudgetOptions {
  * cap should check the count.
  */
 export function renderWithin(format: FormatRenderer, view: PlanView, options: BudgetOptions): string {
-  const tops = format.tops(view);
-  const omit = noOmissions();
+  const page = new Page(format, view);
+  const { tops, omit } = page;
   hideByPolicy(view, tops, omit, options.done);
-  const text = () => format.render(view, tops, omit);
+  const text = () => page.text();
   const max = options.maxTokens;
   if (max === undefined) return text();
   const tokenizer = options.tokenizer ?? defaultTokenizer;

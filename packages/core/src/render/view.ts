@@ -119,29 +119,27 @@ export function indent(depth: number): string {
   return '  '.repeat(depth);
 }
 
-/**
- * Whether a format has nothing to say: no line to print and no open task left out. Finished tasks that the
- * done policy hides do not count, so a plan with only old finished work still costs zero tokens.
- */
-export function nothingToShow(printed: number, omit: Omissions, tops: readonly TaskSnapshot[]): boolean {
-  return printed === 0 && !tops.some((t) => omit.hidden.has(t.id) && isOpenStatus(t.status));
+/** What a note on the left-out part counts. */
+export interface Omitted {
+  closedTasks: number;
+  openTasks: number;
+  closedSteps: number;
+}
+
+/** What one top-level task adds to the note: itself if left out, else its finished steps if those are. */
+export function omittedBy(view: PlanView, omit: Omissions, top: TaskSnapshot): Omitted {
+  const out: Omitted = { closedTasks: 0, openTasks: 0, closedSteps: 0 };
+  if (omit.hidden.has(top.id)) {
+    if (isOpenStatus(top.status)) out.openTasks = 1;
+    else out.closedTasks = 1;
+  } else if (omit.closedStepsHidden.has(top.id) && !omit.collapsed.has(top.id)) {
+    out.closedSteps = view.descendants(top.id).filter((s) => !isOpenStatus(s.status)).length;
+  }
+  return out;
 }
 
 /** "(Not shown: 3 finished tasks, 1 open task — ...)" for what was left out, or "" when nothing was. */
-export function omissionNote(view: PlanView, omit: Omissions, tops: readonly TaskSnapshot[]): string {
-  let closedTasks = 0;
-  let openTasks = 0;
-  let closedSteps = 0;
-  for (const top of tops) {
-    if (omit.hidden.has(top.id)) {
-      if (isOpenStatus(top.status)) openTasks++;
-      else closedTasks++;
-      continue;
-    }
-    if (omit.closedStepsHidden.has(top.id) && !omit.collapsed.has(top.id)) {
-      closedSteps += view.descendants(top.id).filter((s) => !isOpenStatus(s.status)).length;
-    }
-  }
+export function omissionNote({ closedTasks, openTasks, closedSteps }: Omitted): string {
   const parts = [
     count(closedTasks, 'finished task'),
     count(closedSteps, 'finished step'),
