@@ -10,6 +10,8 @@ export interface Presence {
   taskId?: string | null;
 }
 
+const NONE: TaskSnapshot[] = [];
+
 /** A read of the plan taken once per render. */
 export class PlanView {
   readonly plan: Plan;
@@ -49,10 +51,17 @@ export class PlanView {
 
   /** Every step below a task, depth first (kept: the budget and the notes ask for the same ones again). */
   descendants(id: string): TaskSnapshot[] {
+    const kids = this.kids.get(id);
+    if (!kids) return NONE;
     let out = this.below.get(id);
     if (!out) {
       out = [];
-      for (const child of this.children(id)) out.push(child, ...this.descendants(child.id));
+      const stack = [...kids].reverse();
+      for (let task = stack.pop(); task; task = stack.pop()) {
+        out.push(task);
+        const below = this.kids.get(task.id);
+        if (below) for (let i = below.length - 1; i >= 0; i--) stack.push(below[i]!);
+      }
       this.below.set(id, out);
     }
     return out;
@@ -87,10 +96,9 @@ export function visibleSteps(view: PlanView, omit: Omissions, top: string, id: s
 /** " (2 of 5 steps done)" for a collapsed task, else "". */
 export function collapsedNote(view: PlanView, omit: Omissions, top: string): string {
   if (!omit.collapsed.has(top)) return '';
-  const all = view.descendants(top);
-  if (all.length === 0) return '';
-  const done = all.filter((s) => !isOpenStatus(s.status)).length;
-  return ` (${done} of ${all.length} step${all.length === 1 ? '' : 's'} done)`;
+  const all = view.descendants(top).length;
+  if (all === 0) return '';
+  return ` (${closedSteps(view, top)} of ${all} step${all === 1 ? '' : 's'} done)`;
 }
 
 /** The checklist box of seed 000: `[x]` finished, `[-]` under way (waiting included), `[ ]` not started. */
@@ -126,16 +134,22 @@ export interface Omitted {
   closedSteps: number;
 }
 
+const NOTHING: Omitted = Object.freeze({ closedTasks: 0, openTasks: 0, closedSteps: 0 });
+const OPEN_TASK: Omitted = Object.freeze({ closedTasks: 0, openTasks: 1, closedSteps: 0 });
+const CLOSED_TASK: Omitted = Object.freeze({ closedTasks: 1, openTasks: 0, closedSteps: 0 });
+
 /** What one top-level task adds to the note: itself if left out, else its finished steps if those are. */
 export function omittedBy(view: PlanView, omit: Omissions, top: TaskSnapshot): Omitted {
-  const out: Omitted = { closedTasks: 0, openTasks: 0, closedSteps: 0 };
-  if (omit.hidden.has(top.id)) {
-    if (isOpenStatus(top.status)) out.openTasks = 1;
-    else out.closedTasks = 1;
-  } else if (omit.closedStepsHidden.has(top.id) && !omit.collapsed.has(top.id)) {
-    out.closedSteps = view.descendants(top.id).filter((s) => !isOpenStatus(s.status)).length;
-  }
-  return out;
+  if (omit.hidden.has(top.id)) return isOpenStatus(top.status) ? OPEN_TASK : CLOSED_TASK;
+  if (!omit.closedStepsHidden.has(top.id) || omit.collapsed.has(top.id)) return NOTHING;
+  return { closedTasks: 0, openTasks: 0, closedSteps: closedSteps(view, top.id) };
+}
+
+/** How many steps below a task are finished. */
+export function closedSteps(view: PlanView, id: string): number {
+  let n = 0;
+  for (const step of view.descendants(id)) if (!isOpenStatus(step.status)) n++;
+  return n;
 }
 
 /** "(Not shown: 3 finished tasks, 1 open task — ...)" for what was left out, or "" when nothing was. */
