@@ -10,7 +10,7 @@ import { isOpenStatus, type TaskSnapshot } from '../schema.js';
 import { type FormatRenderer, Page } from './page.js';
 import { Pieces, Tally } from './tally.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
-import { closedSteps, type Omissions, type PlanView } from './view.js';
+import type { Omissions, PlanView } from './view.js';
 
 export interface DonePolicy {
   /** Show at most this many finished top-level tasks (the most recently closed). */
@@ -106,7 +106,7 @@ const STAGES: readonly Stage[] = [
   },
   {
     set: (omit) => omit.closedStepsHidden,
-    candidates: (page) => fromEnd(shownTops(page).filter((t) => closedSteps(page.view, t.id) > 0)),
+    candidates: (page) => fromEnd(shownTops(page).filter((t) => page.view.steps(t.id).closed > 0)),
   },
   {
     set: (omit) => omit.collapsed,

@@ -33,6 +33,7 @@ export class Page {
     openSteps: new Map(),
     collapsed: new Map(),
   };
+  private readonly sections = new Map<string, string>();
 
   constructor(
     readonly format: FormatRenderer,
@@ -59,7 +60,12 @@ export class Page {
 
   /** The section heading a top-level task is listed under; '' in a format without sections. */
   section(top: TaskSnapshot): string {
-    return this.format.section?.(this.view, top) ?? '';
+    let heading = this.sections.get(top.id);
+    if (heading === undefined) {
+      heading = this.format.section?.(this.view, top) ?? '';
+      this.sections.set(top.id, heading);
+    }
+    return heading;
   }
 
   /** What is left out, all counted. */

@@ -10,7 +10,12 @@ export interface Presence {
   taskId?: string | null;
 }
 
-const NONE: TaskSnapshot[] = [];
+export interface StepCount {
+  all: number;
+  closed: number;
+}
+
+const NO_STEPS: StepCount = Object.freeze({ all: 0, closed: 0 });
 
 /** A read of the plan taken once per render. */
 export class PlanView {
@@ -19,7 +24,7 @@ export class PlanView {
   readonly now: number;
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
-  private readonly below = new Map<string, TaskSnapshot[]>();
+  private readonly counts = new Map<string, StepCount>();
   private blockedById: Map<string, BlockedTask> | null = null;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
@@ -49,22 +54,22 @@ export class PlanView {
     return this.kids.get(id) ?? [];
   }
 
-  /** Every step below a task, depth first (kept: the budget and the notes ask for the same ones again). */
-  descendants(id: string): TaskSnapshot[] {
+  /** How many steps are below a task, at any depth, and how many of them are finished. */
+  steps(id: string): StepCount {
     const kids = this.kids.get(id);
-    if (!kids) return NONE;
-    let out = this.below.get(id);
-    if (!out) {
-      out = [];
-      const stack = [...kids].reverse();
-      for (let task = stack.pop(); task; task = stack.pop()) {
-        out.push(task);
-        const below = this.kids.get(task.id);
-        if (below) for (let i = below.length - 1; i >= 0; i--) stack.push(below[i]!);
+    if (!kids) return NO_STEPS;
+    let count = this.counts.get(id);
+    if (!count) {
+      count = { all: 0, closed: 0 };
+      for (const kid of kids) {
+        const below = this.steps(kid.id);
+        count.all += 1 + below.all;
+        count.closed += (isOpenStatus(kid.status) ? 0 : 1) + below.closed;
       }
-      this.below.set(id, out);
+      // Kept for the render: the budget and the notes ask for the same tasks again.
+      this.counts.set(id, count);
     }
-    return out;
+    return count;
   }
 
   title(id: string): string {
@@ -96,9 +101,9 @@ export function visibleSteps(view: PlanView, omit: Omissions, top: string, id: s
 /** " (2 of 5 steps done)" for a collapsed task, else "". */
 export function collapsedNote(view: PlanView, omit: Omissions, top: string): string {
   if (!omit.collapsed.has(top)) return '';
-  const all = view.descendants(top).length;
+  const { all, closed } = view.steps(top);
   if (all === 0) return '';
-  return ` (${closedSteps(view, top)} of ${all} step${all === 1 ? '' : 's'} done)`;
+  return ` (${closed} of ${all} step${all === 1 ? '' : 's'} done)`;
 }
 
 /** The checklist box of seed 000: `[x]` finished, `[-]` under way (waiting included), `[ ]` not started. */
@@ -142,14 +147,7 @@ const CLOSED_TASK: Omitted = Object.freeze({ closedTasks: 1, openTasks: 0, close
 export function omittedBy(view: PlanView, omit: Omissions, top: TaskSnapshot): Omitted {
   if (omit.hidden.has(top.id)) return isOpenStatus(top.status) ? OPEN_TASK : CLOSED_TASK;
   if (!omit.closedStepsHidden.has(top.id) || omit.collapsed.has(top.id)) return NOTHING;
-  return { closedTasks: 0, openTasks: 0, closedSteps: closedSteps(view, top.id) };
-}
-
-/** How many steps below a task are finished. */
-export function closedSteps(view: PlanView, id: string): number {
-  let n = 0;
-  for (const step of view.descendants(id)) if (!isOpenStatus(step.status)) n++;
-  return n;
+  return { closedTasks: 0, openTasks: 0, closedSteps: view.steps(top.id).closed };
 }
 
 /** "(Not shown: 3 finished tasks, 1 open task — ...)" for what was left out, or "" when nothing was. */
