@@ -33,8 +33,9 @@ function groupOf(view: PlanView, task: TaskSnapshot): Group {
 
 export const nativeFormat: FormatRenderer = {
   tops(view) {
-    const tops = view.children(null);
-    return ORDER.flatMap((group) => tops.filter((t) => groupOf(view, t) === group));
+    const byGroup = new Map<Group, TaskSnapshot[]>(ORDER.map((group) => [group, []]));
+    for (const top of view.children(null)) byGroup.get(groupOf(view, top))!.push(top);
+    return ORDER.flatMap((group) => byGroup.get(group)!);
   },
   head(view) {
     const here = hereNow(view);
