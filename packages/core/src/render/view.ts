@@ -1,5 +1,5 @@
-// What every render format shares: one read of the plan (tree, blocked reasons, readiness), the checkbox and
-// status words, what the budget has left out, and the note that says so.
+// What every render format shares: one read of the plan (the tree, step counts, why tasks are blocked), the
+// checkbox and status words, what the budget has left out, and the note that says so.
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
 
