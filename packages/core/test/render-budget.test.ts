@@ -117,6 +117,64 @@ describe('render budget', () => {
     );
   });
 
+  it('holds the budget as cl100k, or any tokenizer counting piece by piece, counts it', () => {
+    const plan = bigPlan();
+    const open = plan.children(null).filter((t) => isOpenStatus(t.status));
+    // Rounds up each piece it is given, so its pieces add up to more than the whole.
+    const perPiece: Tokenizer = { count: (text) => approximateTokenizer.count(text) };
+    for (const tokenizer of [cl100kTokenizer, perPiece]) {
+      for (const format of RENDER_FORMATS) {
+        const full = tokenizer.count(renderPlan(plan, { format }));
+        for (const maxTokens of [full, full - 1, Math.floor(full * 0.7), Math.floor(full / 3), 40]) {
+          const text = renderPlan(plan, { format, maxTokens, tokenizer });
+          const minimal = renderPlan(plan, { format, maxTokens: 1, tokenizer });
+          expect(tokenizer.count(text) <= maxTokens || text === minimal, `${format} @ ${maxTokens}`).toBe(
+            true,
+          );
+          const hidden = Number(/(\d+) open tasks?/.exec(text)?.[1] ?? 0);
+          const shown = open.filter((t) => text.includes(t.title)).length;
+          expect(shown + hidden, `${format} @ ${maxTokens}`).toBe(open.length);
+        }
+      }
+    }
+  });
+
+  it('reads only about what fits of a large plan', () => {
+    const plan = fixedPlan('agent:a', 5);
+    plan.addMany(
+      Array.from({ length: 200 }, (_, i) => ({
+        title: `Task ${i} with a title of a usual length for a plan`,
+        status: i < 40 ? ('done' as const) : ('pending' as const),
+        steps: Array.from({ length: 4 }, (_, s) => ({
+          title: `Step ${s} of task ${i}, also of a usual length`,
+        })),
+      })),
+    );
+    for (const format of RENDER_FORMATS) {
+      const full = renderPlan(plan, { format }).length;
+      let counted = 0;
+      const perPiece: Tokenizer = {
+        count: (text) => {
+          counted += text.length;
+          return approximateTokenizer.count(text);
+        },
+      };
+      const text = renderPlan(plan, { format, maxTokens: 1_000, tokenizer: perPiece });
+      expect(text.length).toBeLessThan(full / 10);
+      expect(counted, format).toBeLessThan(full / 3);
+      let wholeTexts = 0;
+      const byLength: Tokenizer = {
+        ...approximateTokenizer,
+        count: (t) => {
+          wholeTexts++;
+          return approximateTokenizer.count(t);
+        },
+      };
+      expect(renderPlan(plan, { format, maxTokens: 1_000, tokenizer: byLength })).toBe(text);
+      expect(wholeTexts, format).toBeLessThanOrEqual(2);
+    }
+  });
+
   it('refuses a budget that is not a positive integer and an unknown format', () => {
     expect(() => renderPlan(fixedPlan(), { format: 'checklist', maxTokens: 0 })).toThrow(CairnError);
     expect(() => renderPlan(fixedPlan(), { format: 'markdown' as never })).toThrow(

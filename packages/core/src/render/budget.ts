@@ -1,16 +1,16 @@
 // Fitting a rendered plan into a token budget, in a fixed order of what to give up: finished tasks (oldest
 // first), then finished steps, then whole step lists (summarised), and only then open tasks, from the end of
 // the list. Whatever is left out is counted in a closing note, so no open task ever disappears silently.
+//
+// A budget is small next to a large plan (2,000 tokens is about 100 lines of a 1,000-task plan), so the search
+// reads only what can fit. It moves through the order of giving up one task at a time on an estimate that
+// adds up each block's size, measured once (tally.ts), rejecting a stage as soon as what it shows is over; then
+// it counts the text it arrives at whole, and steps until that count, not the estimate, decides.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
+import { type FormatRenderer, Page } from './page.js';
+import { Pieces, Tally } from './tally.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
-import { noOmissions, type Omissions, type PlanView } from './view.js';
-
-export interface FormatRenderer {
-  /** The top-level tasks this format shows, in display order. */
-  tops(view: PlanView): TaskSnapshot[];
-  /** The text for those tasks, leaving out what `omit` says; '' when there is nothing to show. */
-  render(view: PlanView, tops: readonly TaskSnapshot[], omit: Omissions): string;
-}
+import type { Omissions, PlanView } from './view.js';
 
 export interface DonePolicy {
   /** Show at most this many finished top-level tasks (the most recently closed). */
@@ -34,61 +34,132 @@ export interface BudgetOptions {
  * cap should check the count.
  */
 export function renderWithin(format: FormatRenderer, view: PlanView, options: BudgetOptions): string {
-  const tops = format.tops(view);
-  const omit = noOmissions();
-  hideByPolicy(view, tops, omit, options.done);
-  const text = () => format.render(view, tops, omit);
+  const page = new Page(format, view);
+  hideByPolicy(view, page.tops, page.omit, options.done);
   const max = options.maxTokens;
-  if (max === undefined) return text();
+  if (max === undefined) return page.text();
   const tokenizer = options.tokenizer ?? defaultTokenizer;
-  const fits = () => tokenizer.count(text()) <= max;
-  if (fits()) return text();
-
-  const shown = () => tops.filter((t) => !omit.hidden.has(t.id));
-  const fromEnd = (list: TaskSnapshot[]) => [...list].reverse().map((t) => t.id);
-  const stages: Array<[() => string[], Set<string>]> = [
-    [
-      () =>
-        shown()
-          .filter((t) => !isOpenStatus(t.status))
-          .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
-          .map((t) => t.id),
-      omit.hidden,
-    ],
-    [
-      () => fromEnd(shown().filter((t) => view.descendants(t.id).some((s) => !isOpenStatus(s.status)))),
-      omit.closedStepsHidden,
-    ],
-    [() => fromEnd(shown().filter((t) => view.children(t.id).length > 0)), omit.collapsed],
-    [() => fromEnd(shown()), omit.hidden],
-  ];
-  for (const [candidates, set] of stages) {
-    if (giveUp(candidates(), set, fits)) break;
-  }
-  return text();
+  const order = new GiveUpOrder(page);
+  estimate(page, order, new Pieces(page, tokenizer), max);
+  return settle(page, order, tokenizer, max);
 }
 
-/** Adds the fewest of `candidates` (in order) to `set` for the text to fit; all of them if it never does. */
-function giveUp(candidates: string[], set: Set<string>, fits: () => boolean): boolean {
-  const apply = (k: number) => {
-    candidates.forEach((id, i) => {
-      if (i < k) set.add(id);
-      else set.delete(id);
-    });
-  };
-  if (candidates.length === 0) return false;
-  apply(candidates.length);
-  if (!fits()) return false;
-  let lo = 1;
-  let hi = candidates.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    apply(mid);
-    if (fits()) hi = mid;
-    else lo = mid + 1;
+/**
+ * Moves `order` to the fewest give-ups that fit by the estimate: past every stage that does not fit even
+ * when given up in full, then back within the first that does while it still fits. Only the blocks that can
+ * fit are rendered and counted: a stage far over the budget is rejected as soon as its shown part is over.
+ */
+function estimate(page: Page, order: GiveUpOrder, pieces: Pieces, max: number): void {
+  let tally = Tally.fitting(page, pieces, max);
+  while (!tally && order.toStageEnd()) tally = Tally.fitting(page, pieces, max);
+  if (!tally) return;
+  for (let top = order.back(); top !== null; top = order.back()) {
+    tally.update(top);
+    if (tally.total() > max) {
+      order.forward();
+      return;
+    }
   }
-  apply(lo);
-  return true;
+}
+
+/**
+ * Counts the text whole where the estimate ended and moves a give-up at a time until it is exact: forward
+ * while over the budget, back while one fewer still fits. The estimate is close, so this is two counts or a few.
+ */
+function settle(page: Page, order: GiveUpOrder, tokenizer: Tokenizer, max: number): string {
+  let text = page.text();
+  if (tokenizer.count(text) > max) {
+    while (order.forward()) {
+      text = page.text();
+      if (tokenizer.count(text) <= max) return text;
+    }
+    return text;
+  }
+  while (order.back() !== null) {
+    const more = page.text();
+    if (tokenizer.count(more) > max) {
+      order.forward();
+      break;
+    }
+    text = more;
+  }
+  return text;
+}
+
+interface Stage {
+  /** Where giving a task up is recorded. */
+  set(omit: Omissions): Set<string>;
+  /** The top-level tasks to give up, in order, chosen with every earlier stage given up in full. */
+  candidates(page: Page): TaskSnapshot[];
+}
+
+const shownTops = (page: Page) => page.tops.filter((t) => page.shown(t));
+const fromEnd = (tops: TaskSnapshot[]) => tops.reverse();
+
+const STAGES: readonly Stage[] = [
+  {
+    set: (omit) => omit.hidden,
+    candidates: (page) =>
+      shownTops(page)
+        .filter((t) => !isOpenStatus(t.status))
+        .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1)),
+  },
+  {
+    set: (omit) => omit.closedStepsHidden,
+    candidates: (page) => fromEnd(shownTops(page).filter((t) => page.view.steps(t.id).closed > 0)),
+  },
+  {
+    set: (omit) => omit.collapsed,
+    candidates: (page) => fromEnd(shownTops(page).filter((t) => page.view.children(t.id).length > 0)),
+  },
+  { set: (omit) => omit.hidden, candidates: (page) => fromEnd(shownTops(page)) },
+];
+
+/**
+ * A position in the order of giving up, moved one top-level task at a time. Each stage's candidates are
+ * chosen when it is first reached; coming back to that point, the page is the same, so they are kept.
+ */
+class GiveUpOrder {
+  private readonly lists: TaskSnapshot[][];
+  private stage = 0;
+  /** How many of the current stage's candidates are given up; every earlier stage is given up in full. */
+  private given = 0;
+
+  constructor(private readonly page: Page) {
+    this.lists = [STAGES[0]!.candidates(page)];
+  }
+
+  /** Gives up one more; false when everything is given up. */
+  forward(): boolean {
+    while (this.given === this.lists[this.stage]!.length) {
+      if (this.stage === STAGES.length - 1) return false;
+      this.stage++;
+      this.lists[this.stage] ??= STAGES[this.stage]!.candidates(this.page);
+      this.given = 0;
+    }
+    const top = this.lists[this.stage]![this.given++]!;
+    STAGES[this.stage]!.set(this.page.omit).add(top.id);
+    return true;
+  }
+
+  /** Takes back the last give-up and returns its task; null when nothing is given up. */
+  back(): TaskSnapshot | null {
+    while (this.given === 0) {
+      if (this.stage === 0) return null;
+      this.stage--;
+      this.given = this.lists[this.stage]!.length;
+    }
+    const top = this.lists[this.stage]![--this.given]!;
+    STAGES[this.stage]!.set(this.page.omit).delete(top.id);
+    return top;
+  }
+
+  /** Gives up the rest of the current stage, or all of the next when it is done; false when none is left. */
+  toStageEnd(): boolean {
+    if (!this.forward()) return false;
+    while (this.given < this.lists[this.stage]!.length) this.forward();
+    return true;
+  }
 }
 
 function hideByPolicy(

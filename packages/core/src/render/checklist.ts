@@ -1,14 +1,12 @@
 // Seed 000's checklist: "### Current Tasks", then `- [x] 1. text` per task with its integer alias; steps are
 // indented under their task. Finished tasks stay for continuity until the budget or the done policy prunes them.
 import type { TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './budget.js';
+import type { FormatRenderer } from './page.js';
 import {
   checkbox,
   collapsedNote,
   indent,
-  nothingToShow,
   type Omissions,
-  omissionNote,
   type PlanView,
   statusWords,
   visibleSteps,
@@ -16,22 +14,14 @@ import {
 
 export const checklistFormat: FormatRenderer = {
   tops: (view) => view.children(null),
-  render(view, tops, omit) {
+  head: () =>
+    '### Current Tasks\n\nYour active task list - short-term working memory for tracking plan steps.\n\n',
+  between: '\n',
+  gap: '\n\n',
+  block(view, omit, top) {
     const lines: string[] = [];
-    for (const top of tops) {
-      if (omit.hidden.has(top.id)) continue;
-      line(view, omit, top, top, 0, lines);
-    }
-    if (nothingToShow(lines.length, omit, tops)) return '';
-    const note = omissionNote(view, omit, tops);
-    return [
-      '### Current Tasks',
-      '',
-      'Your active task list - short-term working memory for tracking plan steps.',
-      '',
-      ...lines,
-      ...(note ? (lines.length > 0 ? ['', note] : [note]) : []),
-    ].join('\n');
+    line(view, omit, top, top, 0, lines);
+    return lines.join('\n');
   },
 };
 

@@ -3,10 +3,11 @@
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
-import { type BudgetOptions, type FormatRenderer, renderWithin } from './budget.js';
+import { type BudgetOptions, renderWithin } from './budget.js';
 import { checklistFormat } from './checklist.js';
 import { nativeFormat } from './native.js';
 import { openTasksFormat } from './open-tasks.js';
+import type { FormatRenderer } from './page.js';
 import { reminderFormat } from './reminder.js';
 import { PlanView, type Presence } from './view.js';
 

@@ -2,14 +2,12 @@
 // what waits on someone, and what is finished; who is here and on what (from awareness, when given); steps
 // nested under their task. Tasks are named by their string ids, which the native tools take.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './budget.js';
+import type { FormatRenderer } from './page.js';
 import {
   checkbox,
   collapsedNote,
   indent,
-  nothingToShow,
   type Omissions,
-  omissionNote,
   type PlanView,
   statusWords,
   visibleSteps,
@@ -35,28 +33,21 @@ function groupOf(view: PlanView, task: TaskSnapshot): Group {
 
 export const nativeFormat: FormatRenderer = {
   tops(view) {
-    const tops = view.children(null);
-    return ORDER.flatMap((group) => tops.filter((t) => groupOf(view, t) === group));
+    const byGroup = new Map<Group, TaskSnapshot[]>(ORDER.map((group) => [group, []]));
+    for (const top of view.children(null)) byGroup.get(groupOf(view, top))!.push(top);
+    return ORDER.flatMap((group) => byGroup.get(group)!);
   },
-  render(view, tops, omit) {
-    const sections: string[] = [];
-    for (const group of ORDER) {
-      const lines: string[] = [];
-      for (const top of tops) {
-        if (omit.hidden.has(top.id) || groupOf(view, top) !== group) continue;
-        line(view, omit, top, top, 0, lines);
-      }
-      if (lines.length > 0) sections.push([HEADINGS[group], ...lines].join('\n'));
-    }
-    if (nothingToShow(sections.length, omit, tops)) return '';
+  head(view) {
     const here = hereNow(view);
-    const note = omissionNote(view, omit, tops);
-    return [
-      '## Plan',
-      ...(here ? ['', here] : []),
-      '',
-      [...sections, ...(note ? [note] : [])].join('\n\n'),
-    ].join('\n');
+    return `## Plan${here ? `\n\n${here}` : ''}\n\n`;
+  },
+  section: (view, top) => HEADINGS[groupOf(view, top)],
+  between: '\n',
+  gap: '\n\n',
+  block(view, omit, top) {
+    const lines: string[] = [];
+    line(view, omit, top, top, 0, lines);
+    return lines.join('\n');
   },
 };
 

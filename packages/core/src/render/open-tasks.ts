@@ -1,15 +1,13 @@
 // Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step
 // and wake time, newest first. Informational: the model is told to put the user's current message first.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './budget.js';
+import type { FormatRenderer } from './page.js';
 import {
   ago,
   checkbox,
   collapsedNote,
   indent,
-  nothingToShow,
   type Omissions,
-  omissionNote,
   type PlanView,
   statusWords,
   visibleSteps,
@@ -21,23 +19,12 @@ export const openTasksFormat: FormatRenderer = {
       .children(null)
       .filter((t) => isOpenStatus(t.status))
       .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num),
-  render(view, tops, omit) {
-    const blocks: string[] = [];
-    for (const top of tops) {
-      if (omit.hidden.has(top.id)) continue;
-      blocks.push(block(view, omit, top));
-    }
-    if (nothingToShow(blocks.length, omit, tops)) return '';
-    const note = omissionNote(view, omit, tops);
-    return [
-      '## Open Tasks In This Conversation',
-      '',
-      "Informational only: prioritise the user's current message, and continue a task only when the message relates to it.",
-      '',
-      ...(blocks.length > 0 ? [blocks.join('\n\n')] : []),
-      ...(note ? (blocks.length > 0 ? ['', note] : [note]) : []),
-    ].join('\n');
-  },
+  head: () =>
+    '## Open Tasks In This Conversation\n\n' +
+    "Informational only: prioritise the user's current message, and continue a task only when the message relates to it.\n\n",
+  between: '\n\n',
+  gap: '\n\n',
+  block,
 };
 
 function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {

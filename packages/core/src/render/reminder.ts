@@ -1,29 +1,18 @@
 // Seed 003's todo reminder, as the amplifier hook prints it before each model call: `✓ content` when completed,
 // `→ activeForm` while in progress, `☐ content` when pending; steps indented under their task.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './budget.js';
-import {
-  collapsedNote,
-  indent,
-  nothingToShow,
-  type Omissions,
-  omissionNote,
-  type PlanView,
-  statusWords,
-  visibleSteps,
-} from './view.js';
+import type { FormatRenderer } from './page.js';
+import { collapsedNote, indent, type Omissions, type PlanView, statusWords, visibleSteps } from './view.js';
 
 export const reminderFormat: FormatRenderer = {
   tops: (view) => view.children(null),
-  render(view, tops, omit) {
+  head: () => '',
+  between: '\n',
+  gap: '\n',
+  block(view, omit, top) {
     const lines: string[] = [];
-    for (const top of tops) {
-      if (omit.hidden.has(top.id)) continue;
-      line(view, omit, top, top, 0, lines);
-    }
-    if (nothingToShow(lines.length, omit, tops)) return '';
-    const note = omissionNote(view, omit, tops);
-    return [...lines, ...(note ? [note] : [])].join('\n');
+    line(view, omit, top, top, 0, lines);
+    return lines.join('\n');
   },
 };
 

@@ -1,5 +1,5 @@
-// What every render format shares: one read of the plan (tree, blocked reasons, readiness), the checkbox and
-// status words, what the budget has left out, and the note that says so.
+// What every render format shares: one read of the plan (the tree, step counts, why tasks are blocked), the
+// checkbox and status words, what the budget has left out, and the note that says so.
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
 
@@ -10,24 +10,29 @@ export interface Presence {
   taskId?: string | null;
 }
 
+export interface StepCount {
+  all: number;
+  closed: number;
+}
+
+const NO_STEPS: StepCount = Object.freeze({ all: 0, closed: 0 });
+
 /** A read of the plan taken once per render. */
 export class PlanView {
   readonly plan: Plan;
   readonly actor: Actor;
   readonly now: number;
-  readonly tasks: TaskSnapshot[];
-  readonly blocked: Map<string, BlockedTask>;
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
+  private readonly counts = new Map<string, StepCount>();
+  private blockedById: Map<string, BlockedTask> | null = null;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
     this.actor = options.actor ?? plan.actor;
     this.now = options.now ?? Date.now();
-    this.tasks = plan.list();
-    this.blocked = new Map(plan.blocked().map((b) => [b.id, b]));
     this.presence = options.presence ? [...options.presence] : null;
-    for (const task of this.tasks) {
+    for (const task of plan.list()) {
       const parent = plan.effectiveParent(task);
       const list = this.kids.get(parent);
       if (list) list.push(task);
@@ -35,16 +40,36 @@ export class PlanView {
     }
   }
 
+  /**
+   * Why each blocked open task cannot start. Read on first use and kept for the render: after an edit the plan
+   * recomputes it for the whole graph, and only some formats ask.
+   */
+  get blocked(): Map<string, BlockedTask> {
+    this.blockedById ??= new Map(this.plan.blocked().map((b) => [b.id, b]));
+    return this.blockedById;
+  }
+
   /** Direct steps of a task (or the top level for null), in order. */
   children(id: string | null): TaskSnapshot[] {
     return this.kids.get(id) ?? [];
   }
 
-  /** Every step below a task, depth first. */
-  descendants(id: string): TaskSnapshot[] {
-    const out: TaskSnapshot[] = [];
-    for (const child of this.children(id)) out.push(child, ...this.descendants(child.id));
-    return out;
+  /** How many steps are below a task, at any depth, and how many of them are finished. */
+  steps(id: string): StepCount {
+    const kids = this.kids.get(id);
+    if (!kids) return NO_STEPS;
+    let count = this.counts.get(id);
+    if (!count) {
+      count = { all: 0, closed: 0 };
+      for (const kid of kids) {
+        const below = this.steps(kid.id);
+        count.all += 1 + below.all;
+        count.closed += (isOpenStatus(kid.status) ? 0 : 1) + below.closed;
+      }
+      // Kept for the render: the budget and the notes ask for the same tasks again.
+      this.counts.set(id, count);
+    }
+    return count;
   }
 
   title(id: string): string {
@@ -76,10 +101,9 @@ export function visibleSteps(view: PlanView, omit: Omissions, top: string, id: s
 /** " (2 of 5 steps done)" for a collapsed task, else "". */
 export function collapsedNote(view: PlanView, omit: Omissions, top: string): string {
   if (!omit.collapsed.has(top)) return '';
-  const all = view.descendants(top);
-  if (all.length === 0) return '';
-  const done = all.filter((s) => !isOpenStatus(s.status)).length;
-  return ` (${done} of ${all.length} step${all.length === 1 ? '' : 's'} done)`;
+  const { all, closed } = view.steps(top);
+  if (all === 0) return '';
+  return ` (${closed} of ${all} step${all === 1 ? '' : 's'} done)`;
 }
 
 /** The checklist box of seed 000: `[x]` finished, `[-]` under way (waiting included), `[ ]` not started. */
@@ -108,29 +132,26 @@ export function indent(depth: number): string {
   return '  '.repeat(depth);
 }
 
-/**
- * Whether a format has nothing to say: no line to print and no open task left out. Finished tasks that the
- * done policy hides do not count, so a plan with only old finished work still costs zero tokens.
- */
-export function nothingToShow(printed: number, omit: Omissions, tops: readonly TaskSnapshot[]): boolean {
-  return printed === 0 && !tops.some((t) => omit.hidden.has(t.id) && isOpenStatus(t.status));
+/** What a note on the left-out part counts. */
+export interface Omitted {
+  closedTasks: number;
+  openTasks: number;
+  closedSteps: number;
+}
+
+const NOTHING: Omitted = Object.freeze({ closedTasks: 0, openTasks: 0, closedSteps: 0 });
+const OPEN_TASK: Omitted = Object.freeze({ closedTasks: 0, openTasks: 1, closedSteps: 0 });
+const CLOSED_TASK: Omitted = Object.freeze({ closedTasks: 1, openTasks: 0, closedSteps: 0 });
+
+/** What one top-level task adds to the note: itself if left out, else its finished steps if those are. */
+export function omittedBy(view: PlanView, omit: Omissions, top: TaskSnapshot): Omitted {
+  if (omit.hidden.has(top.id)) return isOpenStatus(top.status) ? OPEN_TASK : CLOSED_TASK;
+  if (!omit.closedStepsHidden.has(top.id) || omit.collapsed.has(top.id)) return NOTHING;
+  return { closedTasks: 0, openTasks: 0, closedSteps: view.steps(top.id).closed };
 }
 
 /** "(Not shown: 3 finished tasks, 1 open task — ...)" for what was left out, or "" when nothing was. */
-export function omissionNote(view: PlanView, omit: Omissions, tops: readonly TaskSnapshot[]): string {
-  let closedTasks = 0;
-  let openTasks = 0;
-  let closedSteps = 0;
-  for (const top of tops) {
-    if (omit.hidden.has(top.id)) {
-      if (isOpenStatus(top.status)) openTasks++;
-      else closedTasks++;
-      continue;
-    }
-    if (omit.closedStepsHidden.has(top.id) && !omit.collapsed.has(top.id)) {
-      closedSteps += view.descendants(top.id).filter((s) => !isOpenStatus(s.status)).length;
-    }
-  }
+export function omissionNote({ closedTasks, openTasks, closedSteps }: Omitted): string {
   const parts = [
     count(closedTasks, 'finished task'),
     count(closedSteps, 'finished step'),
