@@ -26,7 +26,7 @@ const ORDER: Group[] = ['ready', 'taken', 'blocked', 'waiting', 'done'];
 function groupOf(view: PlanView, task: TaskSnapshot): Group {
   if (!isOpenStatus(task.status)) return 'done';
   if (task.status === 'waiting_user' || task.status === 'waiting_external') return 'waiting';
-  if (view.blocked.has(task.id)) return 'blocked';
+  if (view.blocked(task.id)) return 'blocked';
   if (task.assignee !== null && task.assignee !== view.actor) return 'taken';
   return 'ready';
 }
@@ -75,7 +75,7 @@ function ref(view: PlanView, id: string): string {
 function annotations(view: PlanView, task: TaskSnapshot): string[] {
   const notes: string[] = [];
   const open = isOpenStatus(task.status);
-  const blocked = view.blocked.get(task.id);
+  const blocked = view.blocked(task.id);
   if (open && blocked) {
     if (blocked.reason === 'waiting_on_blockers')
       notes.push(`waits on ${blocked.blockedBy.map((id) => ref(view, id)).join(', ')}`);

@@ -25,39 +25,36 @@ export class PlanView {
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
-  private blockedById: Map<string, BlockedTask> | null = null;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
     this.actor = options.actor ?? plan.actor;
     this.now = options.now ?? Date.now();
     this.presence = options.presence ? [...options.presence] : null;
-    for (const task of plan.list()) {
-      const parent = plan.effectiveParent(task);
-      const list = this.kids.get(parent);
-      if (list) list.push(task);
-      else this.kids.set(parent, [task]);
-    }
+  }
+
+  /** Why a task cannot start, or undefined (the plan keeps its blocked set up to date; this asks for one). */
+  blocked(id: string): BlockedTask | undefined {
+    return this.plan.blockedTask(id);
   }
 
   /**
-   * Why each blocked open task cannot start. Read on first use and kept for the render: after an edit the plan
-   * recomputes it for the whole graph, and only some formats ask.
+   * Direct steps of a task (or the top level for null), in order. Read on first use and kept for the render:
+   * a budgeted render only looks at the tasks that fit.
    */
-  get blocked(): Map<string, BlockedTask> {
-    this.blockedById ??= new Map(this.plan.blocked().map((b) => [b.id, b]));
-    return this.blockedById;
-  }
-
-  /** Direct steps of a task (or the top level for null), in order. */
   children(id: string | null): TaskSnapshot[] {
-    return this.kids.get(id) ?? [];
+    let kids = this.kids.get(id);
+    if (!kids) {
+      kids = this.plan.children(id);
+      this.kids.set(id, kids);
+    }
+    return kids;
   }
 
   /** How many steps are below a task, at any depth, and how many of them are finished. */
   steps(id: string): StepCount {
-    const kids = this.kids.get(id);
-    if (!kids) return NO_STEPS;
+    const kids = this.children(id);
+    if (kids.length === 0) return NO_STEPS;
     let count = this.counts.get(id);
     if (!count) {
       count = { all: 0, closed: 0 };
