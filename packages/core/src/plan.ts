@@ -76,6 +76,9 @@ export interface PlanSnapshot {
   tasks: TaskSnapshot[];
 }
 
+/** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
+const TaskInputsSchema = TaskInputSchema.array().max(1000);
+
 /** Fields every write stamps; change events leave them out of `fields`. */
 const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
 
@@ -247,7 +250,7 @@ export class Plan {
 
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputSchema.array().max(1000), inputs, 'tasks to add');
+    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'tasks to add');
     const planned = this.planAdds(parsed, new Set());
     this.write(() => this.applyAdds(planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
@@ -255,7 +258,7 @@ export class Plan {
 
   /** Removes every task and adds `inputs` in their place, in one transaction. */
   replace(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputSchema.array().max(1000), inputs, 'replacement tasks');
+    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
     const doomed = new Set(this.tasks.keys());
     const planned = this.planAdds(parsed, doomed);
     this.write(() => {
