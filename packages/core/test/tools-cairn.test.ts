@@ -205,6 +205,23 @@ describe('cairn family', () => {
     await refused(tk, 'list_tasks', { view: 'mine' }, 'invalid_argument');
   });
 
+  it('pages a long list: count for the whole view, more for what is left, offset for the next page', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    await tk.dispatch('add_tasks', { tasks: Array.from({ length: 150 }, (_, i) => ({ title: `T${i}` })) });
+    type Page = { count: number; tasks: Brief[]; more?: number };
+    const first = (await tk.dispatch('list_tasks', {})) as Page;
+    expect(first).toMatchObject({ view: 'ready', count: 150, more: 50 });
+    expect(first.tasks).toHaveLength(100);
+    const next = (await tk.dispatch('list_tasks', { offset: 100, limit: 40 })) as Page;
+    expect(next.tasks.map((t) => t.title)).toEqual(Array.from({ length: 40 }, (_, i) => `T${100 + i}`));
+    expect(next).toMatchObject({ count: 150, more: 10 });
+    const last = (await tk.dispatch('list_tasks', { offset: 140 })) as Page;
+    expect(last.tasks).toHaveLength(10);
+    expect(last).not.toHaveProperty('more');
+    expect(((await tk.dispatch('list_tasks', { offset: 500 })) as Page).tasks).toEqual([]);
+    await refused(tk, 'list_tasks', { offset: -1 }, 'invalid_argument');
+  });
+
   it('searches by keyword, closed tasks included', async () => {
     const tk = createToolkit(fixedPlan(), {});
     await tk.dispatch('add_tasks', {

@@ -214,14 +214,20 @@ const listTasks = defineTool({
   name: 'list_tasks',
   description:
     'List tasks (steps included, in plan order). view: ready (what you can start now; the default), blocked ' +
-    '(with the reason and what each waits on), open, closed or all.',
+    '(with the reason and what each waits on), open, closed or all. Returns at most `limit` tasks, with `count` ' +
+    'for the whole view and `more` for those left after this page; `offset` pages on.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({
     view: z.enum(VIEWS).optional().describe('Which tasks: ready (default), blocked, open, closed, all.'),
     assignee: z.string().min(1).max(120).optional().describe('Only tasks assigned to this actor.'),
     limit: z.int().min(1).max(500).optional().describe('At most this many (default 100).'),
+    offset: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('Skip this many first (default 0); the next page starts at offset + the tasks returned.'),
   }),
-  run({ view = 'ready', assignee, limit = 100 }, { plan, actor }) {
+  run({ view = 'ready', assignee, limit = 100, offset = 0 }, { plan, actor }) {
     // Only open tasks that are not ready can be blocked: the ready and closed views skip the blocked set.
     const blocked =
       view === 'ready' || view === 'closed' ? null : new Map(plan.blocked().map((b) => [b.id, b]));
@@ -230,7 +236,7 @@ const listTasks = defineTool({
     else if (view === 'blocked') tasks = [...blocked!.values()].map((b) => b.task);
     else tasks = plan.list({ state: view });
     if (assignee !== undefined) tasks = tasks.filter((t) => t.assignee === assignee);
-    const page = tasks.slice(0, limit);
+    const page = tasks.slice(offset, offset + limit);
     const entries = page.map((task) => {
       const b = blocked?.get(task.id);
       return compact(
@@ -243,7 +249,7 @@ const listTasks = defineTool({
         brief(task),
       );
     });
-    const more = tasks.length - page.length;
+    const more = tasks.length - offset - page.length;
     return { view, count: tasks.length, tasks: entries, ...(more > 0 ? { more } : {}) };
   },
 });
