@@ -13,7 +13,7 @@ import {
   writeField,
   writeText,
 } from './doc.js';
-import { CairnError } from './errors.js';
+import { CairnError, withContext } from './errors.js';
 import { type BlockedInfo, dependencyPath, isActionable } from './graph.js';
 import { cryptoRandom, newTaskId, type Random } from './ids.js';
 import { PlanIndex } from './plan-index.js';
@@ -270,59 +270,39 @@ export class Plan {
 
   /** Changes some fields of a task; fields not given are left alone. */
   update(id: string, patch: TaskPatch): TaskSnapshot {
-    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
-    const task = this.require(id);
-    const status: Status = p.status ?? task.status;
-    if (status === 'skipped' && task.parent === null) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${id} is not a step, so it cannot be skipped; use cancelled instead. Valid statuses for a top-level task: ${STATUSES.filter((s) => s !== 'skipped').join(', ')}.`,
-        { valid: STATUSES.filter((s) => s !== 'skipped') },
-      );
-    }
-    const wakeAt = p.wakeAt !== undefined ? p.wakeAt : isWaitingStatus(status) ? task.wakeAt : null;
-    if (wakeAt !== null && !isWaitingStatus(status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `wakeAt applies only to the waiting_user and waiting_external statuses; task ${id} would be ${status}.`,
-        { valid: ['waiting_user', 'waiting_external'] },
-      );
-    }
-    if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
-    for (const blocker of p.removeBlockedBy ?? []) this.require(blocker);
-    const addBlockers = p.addBlockedBy ?? [];
-    this.checkNewEdges(id, addBlockers, new Set(p.removeBlockedBy ?? []));
-
-    this.write(() => {
-      const map = this.tasks.get(id)!;
-      let changed = false;
-      if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
-      if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
-      changed = writeField(map, F.status, status) || changed;
-      changed = writeField(map, F.wakeAt, wakeAt) || changed;
-      for (const field of ['activeForm', 'nextStep', 'supersededBy', 'assignee'] as const) {
-        if (p[field] !== undefined) changed = writeField(map, F[field], p[field]) || changed;
-      }
-      if (p.context) changed = mergeContext(map, p.context) || changed;
-      if (p.removeBlockedBy?.length || addBlockers.length) {
-        const set = blockedBySet(map);
-        for (const blocker of p.removeBlockedBy ?? []) {
-          if (set.has(blocker)) {
-            set.delete(blocker);
-            changed = true;
-          }
-        }
-        for (const blocker of addBlockers) {
-          if (!set.has(blocker)) {
-            set.set(blocker, true);
-            changed = true;
-          }
-        }
-      }
-      if (changed) this.stamp(map);
-      this.invalidate(id);
-    });
+    const planned = this.planUpdate(id, patch, new Map());
+    this.write(() => this.applyUpdate(planned));
     return this.require(id);
+  }
+
+  /**
+   * Changes several tasks in one transaction, all or nothing. Every update is validated before the first write,
+   * each as if the ones before it were applied (the dependencies they add or drop count in its cycle check), so
+   * unlike `atomic` this costs the size of the updates, not of the plan. Each task at most once. A refusal says
+   * which update it is about: `updates[1] (task k3x9a2b): ...`.
+   */
+  updateMany(updates: ReadonlyArray<{ id: string; patch: TaskPatch }>): TaskSnapshot[] {
+    const edges: PendingEdges = new Map();
+    const seen = new Set<string>();
+    const planned = updates.map(({ id, patch }, i) => {
+      try {
+        if (seen.has(id)) {
+          throw new CairnError(
+            'invalid_argument',
+            `Task ${id} is updated twice; give it one update with every change.`,
+            { id },
+          );
+        }
+        seen.add(id);
+        return this.planUpdate(id, patch, edges);
+      } catch (error) {
+        throw withContext(error, `updates[${i}] (task ${id})`);
+      }
+    });
+    this.write(() => {
+      for (const entry of planned) this.applyUpdate(entry);
+    });
+    return planned.map((entry) => this.require(entry.id));
   }
 
   /**
@@ -620,6 +600,65 @@ export class Plan {
     );
   }
 
+  /**
+   * Validates an update completely, without writing: what `applyUpdate` then writes cannot be refused. `edges`
+   * holds the blockedBy lists that updates planned before this one (in the same write) leave behind.
+   */
+  private planUpdate(id: string, patch: TaskPatch, edges: PendingEdges): PlannedUpdate {
+    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
+    const task = this.require(id);
+    const status: Status = p.status ?? task.status;
+    if (status === 'skipped' && task.parent === null) {
+      throw new CairnError(
+        'invalid_transition',
+        `Task ${id} is not a step, so it cannot be skipped; use cancelled instead. Valid statuses for a top-level task: ${STATUSES.filter((s) => s !== 'skipped').join(', ')}.`,
+        { valid: STATUSES.filter((s) => s !== 'skipped') },
+      );
+    }
+    const wakeAt = p.wakeAt !== undefined ? p.wakeAt : isWaitingStatus(status) ? task.wakeAt : null;
+    if (wakeAt !== null && !isWaitingStatus(status)) {
+      throw new CairnError(
+        'invalid_transition',
+        `wakeAt applies only to the waiting_user and waiting_external statuses; task ${id} would be ${status}.`,
+        { valid: ['waiting_user', 'waiting_external'] },
+      );
+    }
+    if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
+    for (const blocker of p.removeBlockedBy ?? []) this.require(blocker);
+    this.checkNewEdges(id, p.addBlockedBy ?? [], new Set(p.removeBlockedBy ?? []), edges);
+    return { id, patch: p, status, wakeAt };
+  }
+
+  private applyUpdate({ id, patch: p, status, wakeAt }: PlannedUpdate): void {
+    const map = this.tasks.get(id)!;
+    let changed = false;
+    if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
+    if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
+    changed = writeField(map, F.status, status) || changed;
+    changed = writeField(map, F.wakeAt, wakeAt) || changed;
+    for (const field of ['activeForm', 'nextStep', 'supersededBy', 'assignee'] as const) {
+      if (p[field] !== undefined) changed = writeField(map, F[field], p[field]) || changed;
+    }
+    if (p.context) changed = mergeContext(map, p.context) || changed;
+    if (p.removeBlockedBy?.length || p.addBlockedBy?.length) {
+      const set = blockedBySet(map);
+      for (const blocker of p.removeBlockedBy ?? []) {
+        if (set.has(blocker)) {
+          set.delete(blocker);
+          changed = true;
+        }
+      }
+      for (const blocker of p.addBlockedBy ?? []) {
+        if (!set.has(blocker)) {
+          set.set(blocker, true);
+          changed = true;
+        }
+      }
+    }
+    if (changed) this.stamp(map);
+    this.invalidate(id);
+  }
+
   private checkReference(id: string, other: string, field: string): void {
     if (other === id) {
       throw new CairnError('invalid_argument', `Task ${id} cannot name itself in ${field}.`, { field });
@@ -627,11 +666,20 @@ export class Plan {
     this.require(other);
   }
 
-  /** Refuses self-dependencies, unknown blockers and edges that would close a cycle with existing edges. */
-  private checkNewEdges(id: string, blockers: readonly string[], dropping: ReadonlySet<string>): void {
-    if (blockers.length === 0) return;
-    const own = this.require(id).blockedBy.filter((b) => !dropping.has(b));
-    const edges = (task: string) => (task === id ? own : this.get(task)?.blockedBy);
+  /**
+   * Refuses self-dependencies, unknown blockers and edges that would close a cycle, then records in `pending` the
+   * blockedBy list task `id` is left with. `pending` holds the lists of tasks updated earlier in the same write,
+   * so an edge that closes a cycle with another update's new edge is refused too.
+   */
+  private checkNewEdges(
+    id: string,
+    blockers: readonly string[],
+    dropping: ReadonlySet<string>,
+    pending: PendingEdges,
+  ): void {
+    if (blockers.length === 0 && dropping.size === 0) return;
+    const own = (pending.get(id) ?? this.require(id).blockedBy).filter((b) => !dropping.has(b));
+    const edges = (task: string) => (task === id ? own : (pending.get(task) ?? this.get(task)?.blockedBy));
     for (const blocker of blockers) {
       if (blocker === id) {
         throw new CairnError('cycle', `Task ${id} cannot depend on itself.`, { task: id });
@@ -645,8 +693,9 @@ export class Plan {
           { task: id, blocker, path },
         );
       }
-      own.push(blocker);
+      if (!own.includes(blocker)) own.push(blocker);
     }
+    pending.set(id, own);
   }
 
   private descendants(id: string): string[] {
@@ -986,6 +1035,17 @@ export class Plan {
     }, this.actor);
   }
 }
+
+/** An update validated by planUpdate: the parsed patch and the status and wakeAt the task ends with. */
+interface PlannedUpdate {
+  id: string;
+  patch: TaskPatch;
+  status: Status;
+  wakeAt: string | null;
+}
+
+/** The blockedBy lists that the updates planned so far in one write leave their tasks with. */
+type PendingEdges = Map<string, string[]>;
 
 interface PlannedAdds {
   entries: PlannedAdd[];

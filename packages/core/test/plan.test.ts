@@ -147,6 +147,48 @@ describe('updating tasks', () => {
     expect(plan.update(a!.id, { addBlockedBy: [c!.id] }).blockedBy).toEqual([c!.id]);
   });
 
+  it('updates several tasks at once, validating them all before the first write', () => {
+    const plan = newPlan();
+    const [a, b, c] = plan.addMany([{ title: 'A' }, { title: 'B' }, { title: 'C' }]);
+    const events: PlanChangeEvent[] = [];
+    plan.onChange((e) => events.push(e));
+    const updated = plan.updateMany([
+      { id: a!.id, patch: { status: 'done' } },
+      { id: b!.id, patch: { nextStep: 'call', addBlockedBy: [c!.id] } },
+    ]);
+    expect(updated.map((t) => [t.status, t.nextStep])).toEqual([
+      ['done', null],
+      ['pending', 'call'],
+    ]);
+    expect(events).toHaveLength(1);
+    // Two new edges that only close a cycle together: the second is refused, and so is the first.
+    const error = expectUnchanged(
+      plan,
+      () =>
+        plan.updateMany([
+          { id: c!.id, patch: { status: 'in_progress', addBlockedBy: [a!.id] } },
+          { id: a!.id, patch: { addBlockedBy: [b!.id] } },
+        ]),
+      'cycle',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Task \w+ cannot wait on/);
+    // An edge an earlier update drops no longer counts.
+    plan.updateMany([
+      { id: b!.id, patch: { removeBlockedBy: [c!.id] } },
+      { id: c!.id, patch: { addBlockedBy: [b!.id] } },
+    ]);
+    expect(plan.get(c!.id)!.blockedBy).toEqual([b!.id]);
+    expectUnchanged(
+      plan,
+      () =>
+        plan.updateMany([
+          { id: a!.id, patch: { note: 'x' } },
+          { id: a!.id, patch: { status: 'pending' } },
+        ]),
+      'invalid_argument',
+    );
+  });
+
   it('co-edits a title character by character', () => {
     const a = newPlan('user:ann', 1);
     const b = createPlan({ actor: 'user:bob', doc: new Y.Doc() });

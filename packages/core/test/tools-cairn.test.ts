@@ -1,5 +1,5 @@
 // The native family, call by call: a whole plan in one call, partial updates, reads that say why, search.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { createPlan, createToolkit, type Toolkit } from '../src/index.js';
 import { fixedPlan, refused, sync } from './tools-fixtures.js';
@@ -89,6 +89,31 @@ describe('cairn family', () => {
     );
     expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Task \w+ cannot wait on \w+/);
     expect(tk.plan.get(docs.id)!.status).toBe('pending');
+  });
+
+  it('validates field changes of several tasks up front instead of dry-running on a copy', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { keys } = await writePlan(tk);
+    const atomic = vi.spyOn(tk.plan, 'atomic');
+    await tk.dispatch('update_tasks', {
+      updates: [
+        { id: keys['read']!, status: 'done' },
+        { id: keys['write']!, status: 'in_progress', addBlockedBy: [keys['read']!] },
+      ],
+    });
+    expect(atomic).not.toHaveBeenCalled();
+    // A field change with steps, or one task twice, can still be refused halfway: those are dry-run first.
+    await tk.dispatch('update_tasks', {
+      updates: [{ id: keys['tests']!, status: 'in_progress', addSteps: ['x'] }],
+    });
+    await tk.dispatch('update_tasks', {
+      updates: [
+        { id: keys['tests']!, note: 'a' },
+        { id: keys['tests']!, nextStep: 'b' },
+      ],
+    });
+    expect(atomic).toHaveBeenCalledTimes(2);
+    expect(tk.plan.get(keys['tests']!)).toMatchObject({ note: 'a', nextStep: 'b' });
   });
 
   it('moves, waits and wakes, removes with steps', async () => {

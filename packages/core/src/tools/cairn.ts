@@ -3,9 +3,17 @@
 // which never change, unlike integer aliases.
 import * as z from 'zod';
 import type { ClaimResult } from '../claims.js';
-import { CairnError } from '../errors.js';
+import { CairnError, withContext } from '../errors.js';
 import type { BlockedTask, Plan } from '../plan.js';
-import { type Status, StatusSchema, type TaskInput, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
+import {
+  type MoveTarget,
+  type Status,
+  StatusSchema,
+  type TaskInput,
+  type TaskPatch,
+  TaskPatchSchema,
+  type TaskSnapshot,
+} from '../schema.js';
 import { searchTasks } from '../search.js';
 import { ContextArg } from './fields.js';
 import { defineTool, type ToolFamily } from './tool.js';
@@ -118,19 +126,25 @@ const updateTasks = defineTool({
   }),
   run({ updates }, { plan, actor }) {
     const before = new Set(plan.ready({ actor }).map((t) => t.id));
+    const ops = updates.map(toOperations);
     const stepsAdded = new Map<string, string[]>();
     const run = (p: Plan) => {
       stepsAdded.clear();
-      updates.forEach((update, i) => {
+      ops.forEach((op, i) => {
         try {
-          stepsAdded.set(update.id, applyUpdate(p, update));
+          stepsAdded.set(op.id, applyOperations(p, op));
         } catch (error) {
-          throw prefixed(error, `updates[${i}] (task ${update.id})`);
+          throw withContext(error, `updates[${i}] (task ${op.id})`);
         }
       });
     };
-    // One plan operation validates itself before writing; only several need the scratch-copy dry run.
-    if (updates.length === 1 && operations(updates[0]!) <= 1) run(plan);
+    // Field changes of distinct tasks are all validated before the first write (updateMany), and so is one
+    // operation alone. Anything else could be refused halfway, so it is dry-run first on a copy of the plan
+    // (atomic), which costs the size of the plan.
+    const patchesOnly = ops.every((op) => op.patch && !op.addSteps && !op.move);
+    if (patchesOnly && new Set(ops.map((op) => op.id)).size === ops.length) {
+      plan.updateMany(ops.map((op) => ({ id: op.id, patch: op.patch! })));
+    } else if (ops.length === 1 && countOperations(ops[0]!) <= 1) run(plan);
     else plan.atomic(run);
     const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
     const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
@@ -451,38 +465,44 @@ function toInputs(tasks: NewTaskArg[]): { inputs: TaskInput[]; keyed: Set<string
   return { inputs: roots, keyed };
 }
 
-function applyUpdate(p: Plan, update: UpdateArg): string[] {
-  const { id, addSteps, parent, after, context, ...rest } = update;
-  const change = { ...rest, ...(context ? { context: context as TaskInput['context'] } : {}) };
-  const hasPatch = Object.keys(change).length > 0;
-  const moves = parent !== undefined || after !== undefined;
-  if (!hasPatch && !addSteps?.length && !moves) {
+/** One entry of update_tasks as plan operations, in the order they run: a field patch, appended steps, a move. */
+interface Operations {
+  id: string;
+  patch: TaskPatch | null;
+  addSteps: TaskInput[] | null;
+  move: MoveTarget | null;
+}
+
+function toOperations(update: UpdateArg): Operations {
+  const { id, addSteps, parent, after, context, ...fields } = update;
+  const patch: TaskPatch = fields;
+  if (context) patch.context = context as TaskInput['context'];
+  const move: MoveTarget = {};
+  if (parent !== undefined) move.parent = parent;
+  if (after !== undefined) move.after = after;
+  return {
+    id,
+    patch: Object.keys(patch).length > 0 ? patch : null,
+    addSteps: addSteps?.length ? addSteps.map((s) => ({ ...stepInput(s), parent: id })) : null,
+    move: parent !== undefined || after !== undefined ? move : null,
+  };
+}
+
+function countOperations(op: Operations): number {
+  return (op.patch ? 1 : 0) + (op.addSteps ? 1 : 0) + (op.move ? 1 : 0);
+}
+
+/** Runs one entry's operations; returns the ids of the steps it added. */
+function applyOperations(p: Plan, op: Operations): string[] {
+  if (countOperations(op) === 0) {
     throw new CairnError(
       'invalid_argument',
       'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).',
     );
   }
-  if (hasPatch) p.update(id, change);
-  else p.require(id);
-  const added = addSteps?.length
-    ? p.addMany(addSteps.map((s) => ({ ...stepInput(s), parent: id }))).map((t) => t.id)
-    : [];
-  if (moves)
-    p.move(id, { ...(parent !== undefined ? { parent } : {}), ...(after !== undefined ? { after } : {}) });
+  if (op.patch) p.update(op.id, op.patch);
+  else p.require(op.id);
+  const added = op.addSteps ? p.addMany(op.addSteps).map((t) => t.id) : [];
+  if (op.move) p.move(op.id, op.move);
   return added;
-}
-
-/** How many plan operations an update takes: a field patch, appended steps, a move. */
-function operations(update: UpdateArg): number {
-  const { id: _id, addSteps, parent, after, ...patch } = update;
-  return (
-    (Object.keys(patch).length > 0 ? 1 : 0) +
-    (addSteps?.length ? 1 : 0) +
-    (parent !== undefined || after !== undefined ? 1 : 0)
-  );
-}
-
-function prefixed(error: unknown, where: string): unknown {
-  if (!(error instanceof CairnError)) return error;
-  return new CairnError(error.code, `${where}: ${error.message}`, error.details, { cause: error });
 }
