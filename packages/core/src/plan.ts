@@ -581,8 +581,12 @@ export class Plan {
     }, this.actor);
   }
 
+  /**
+   * Every write leaves updatedBy naming its actor; like any field it is written only when it changes, so an
+   * actor's repeated edits of a task cost one map entry fewer each (a third of a status change).
+   */
   private stamp(map: TaskMap, actor: string = this.actor): void {
-    map.set(F.updatedBy, actor);
+    writeField(map, F.updatedBy, actor);
     map.set(F.updatedAt, this.now());
   }
 
