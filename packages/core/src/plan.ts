@@ -6,6 +6,7 @@ import {
   blockedBySet,
   mergeContext,
   metaMap,
+  readNum,
   removedMap,
   snapshotTask,
   type TaskMap,
@@ -93,7 +94,7 @@ export class Plan {
   readonly doc: Y.Doc;
   readonly actor: Actor;
   private readonly tasks: Y.Map<TaskMap>;
-  private readonly removed: Y.Map<{ by: string; at: number; num?: number }>;
+  private readonly removed: Y.Map<Tombstone>;
   private readonly now: () => number;
   private readonly random: Random;
   private readonly undoManager: Y.UndoManager;
@@ -102,9 +103,13 @@ export class Plan {
   private readonly index: PlanIndex;
   /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
   private unobserved = false;
+  /** The largest alias any task or tombstone holds; null until an add needs it (see nextNum). */
   private maxNum: number | null = null;
+  /** Ids by alias; built when first needed, then kept in step by onDocChange. */
+  private aliases: AliasIndex | null = null;
   private arbiter: ClaimArbiter | null = null;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
+  private readonly tombstoneObserver: (event: Y.YMapEvent<Tombstone>) => void;
 
   constructor(options: CreatePlanOptions = {}) {
     this.doc = options.doc ?? new Y.Doc();
@@ -121,6 +126,11 @@ export class Plan {
     this.index = new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
+    // A peer's tombstone can hold the alias of a task this replica never saw: new aliases must stay above it.
+    this.tombstoneObserver = (event) => {
+      for (const id of event.keysChanged) this.raiseMaxNum(this.removed.get(id)?.num ?? 0);
+    };
+    this.removed.observe(this.tombstoneObserver);
   }
 
   /** A Plan on the same document whose writes are attributed to another actor (with its own undo history). */
@@ -134,6 +144,7 @@ export class Plan {
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
+    this.removed.unobserve(this.tombstoneObserver);
     this.undoManager.destroy();
     this.listeners.clear();
   }
@@ -163,16 +174,14 @@ export class Plan {
 
   /** The task whose integer alias is `num`; when a merge left two with one alias, the earlier created wins. */
   byNum(num: number): TaskSnapshot | undefined {
+    // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
+    const ids = this.unobserved
+      ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
+      : this.aliasIndex().ids(num);
     let best: TaskSnapshot | undefined;
-    for (const task of this.all()) {
-      if (task.num !== num) continue;
-      if (
-        !best ||
-        task.createdAt < best.createdAt ||
-        (task.createdAt === best.createdAt && task.id < best.id)
-      ) {
-        best = task;
-      }
+    for (const id of ids) {
+      const task = this.get(id);
+      if (task && (!best || createdBefore(task, best))) best = task;
     }
     return best;
   }
@@ -759,6 +768,7 @@ export class Plan {
     }
   }
 
+  /** A fresh alias: one more than any task or tombstone holds, so a removed task's alias is never reused. */
   private nextNum(): number {
     if (this.maxNum === null) {
       let max = 0;
@@ -989,7 +999,7 @@ export class Plan {
     this.unobserved = false;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
-    if (!txn.local) this.maxNum = null;
+    this.followAliases(changes);
 
     const origin = txn.origin;
     const localActor =
@@ -1011,9 +1021,42 @@ export class Plan {
         fields: kind === 'updated' ? [...fields].filter((f) => !BOOKKEEPING.has(f)).sort() : [],
       });
     }
-    if (!txn.local) this.repairDuplicateNums(list);
+    if (!txn.local && list.some((c) => c.kind === 'added')) this.repairDuplicateNums();
     const event: PlanChangeEvent = { local: txn.local, changes: list };
     for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * Keeps the alias index and the largest alias in step with a transaction's changes, local or remote, so that
+   * neither is rebuilt from every task after a peer's edit.
+   */
+  private followAliases(
+    changes: ReadonlyMap<string, { kind: TaskChange['kind']; fields: Set<string> }>,
+  ): void {
+    for (const [id, { kind, fields }] of changes) {
+      if (kind === 'updated' && !fields.has(F.num)) continue;
+      const num = this.numOf(id);
+      if (num !== undefined) this.raiseMaxNum(num);
+      this.aliases?.set(id, num);
+    }
+  }
+
+  /** A task's alias read from the document (undefined when there is no such task). */
+  private numOf(id: string): number | undefined {
+    const map = this.tasks.get(id);
+    return map instanceof Y.Map ? readNum(map) : undefined;
+  }
+
+  private raiseMaxNum(num: number): void {
+    if (this.maxNum !== null && num > this.maxNum) this.maxNum = num;
+  }
+
+  private aliasIndex(): AliasIndex {
+    if (!this.aliases) {
+      this.aliases = new AliasIndex();
+      for (const id of this.tasks.keys()) this.aliases.set(id, this.numOf(id));
+    }
+    return this.aliases;
   }
 
   /**
@@ -1021,13 +1064,10 @@ export class Plan {
    * After a merge the earlier-created task keeps the alias; the creator of the later one (and only it, so two
    * replicas never race to repair) gives its task a fresh alias.
    */
-  private repairDuplicateNums(changes: TaskChange[]): void {
-    if (!changes.some((c) => c.kind === 'added')) return;
-    const byNum = groupBy(this.all(), (task) => task.num);
+  private repairDuplicateNums(): void {
     const losers: string[] = [];
-    for (const group of byNum.values()) {
-      if (group.length < 2) continue;
-      group.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    for (const num of this.aliasIndex().duplicated()) {
+      const group = [...this.aliasIndex().ids(num)].map((id) => this.require(id)).sort(createdOrder);
       for (const task of group.slice(1)) if (task.createdBy === this.actor) losers.push(task.id);
     }
     if (losers.length === 0) return;
@@ -1039,6 +1079,56 @@ export class Plan {
     }, this.actor);
   }
 }
+
+/** Which tasks hold each integer alias: normally one, two or more after concurrent creation until repaired. */
+class AliasIndex {
+  private readonly idsByNum = new Map<number, Set<string>>();
+  private readonly numById = new Map<string, number>();
+  private readonly shared = new Set<number>();
+
+  /** Records task `id`'s alias, or (undefined) that the task is gone. */
+  set(id: string, num: number | undefined): void {
+    const old = this.numById.get(id);
+    if (old === num) return;
+    if (old !== undefined) {
+      const ids = this.idsByNum.get(old)!;
+      ids.delete(id);
+      if (ids.size === 0) this.idsByNum.delete(old);
+      if (ids.size < 2) this.shared.delete(old);
+    }
+    if (num === undefined) {
+      this.numById.delete(id);
+      return;
+    }
+    this.numById.set(id, num);
+    const ids = this.idsByNum.get(num) ?? new Set<string>();
+    this.idsByNum.set(num, ids.add(id));
+    if (ids.size > 1) this.shared.add(num);
+  }
+
+  ids(num: number): ReadonlySet<string> {
+    return this.idsByNum.get(num) ?? NO_IDS;
+  }
+
+  /** Aliases more than one task holds. */
+  duplicated(): ReadonlySet<number> {
+    return this.shared;
+  }
+}
+
+const NO_IDS: ReadonlySet<string> = new Set();
+
+/** Creation order, ties broken by id: the earlier task keeps a shared alias. */
+function createdOrder(a: TaskSnapshot, b: TaskSnapshot): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function createdBefore(a: TaskSnapshot, b: TaskSnapshot): boolean {
+  return createdOrder(a, b) < 0;
+}
+
+/** Who removed a task and when, and the alias it had (so it is never given to another task). */
+type Tombstone = { by: string; at: number; num?: number };
 
 /** An update validated by planUpdate: the parsed patch and the status and wakeAt the task ends with. */
 interface PlannedUpdate {

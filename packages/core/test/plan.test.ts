@@ -361,6 +361,44 @@ describe('concurrency', () => {
   });
 });
 
+describe('integer aliases', () => {
+  it('finds a task by alias, never reusing a removed one, inside a batch too', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([{ title: 'A' }, { title: 'B' }]);
+    expect(plan.byNum(2)!.id).toBe(b!.id);
+    plan.remove(b!.id);
+    expect(plan.byNum(2)).toBeUndefined();
+    const c = plan.batch((p) => {
+      const added = p.add({ title: 'C' });
+      expect(p.byNum(3)!.id).toBe(added.id);
+      return added;
+    });
+    expect(c.num).toBe(3);
+    expect(plan.byNum(3)!.id).toBe(c.id);
+    expect(plan.byNum(1)!.id).toBe(a!.id);
+  });
+
+  it('stays above the aliases a peer gave out, even of tasks it removed before this replica saw them', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    expect(two.add({ title: 'X' }).num).toBe(1);
+    sync(two.doc, one.doc);
+    const gone = one.add({ title: 'Gone soon' });
+    one.remove(gone.id);
+    one.add({ title: 'Kept' });
+    sync(one.doc, two.doc);
+    expect(two.byNum(3)!.title).toBe('Kept');
+    expect(two.add({ title: 'Y' }).num).toBe(4);
+    const solo = createPlan({ actor: 'agent:solo', doc: new Y.Doc() });
+    solo.add({ title: 'S' });
+    const removedOnly = createPlan({ actor: 'agent:r', doc: new Y.Doc() });
+    removedOnly.remove(removedOnly.add({ title: 'R1' }).id);
+    removedOnly.remove(removedOnly.add({ title: 'R2' }).id);
+    sync(removedOnly.doc, solo.doc);
+    expect(solo.add({ title: 'T' }).num).toBe(3);
+  });
+});
+
 describe('events and undo', () => {
   it('emits changes with the actor, for local and remote writes', () => {
     const one = newPlan('agent:one', 1);
