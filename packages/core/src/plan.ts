@@ -285,15 +285,17 @@ export class Plan {
   }
 
   /**
-   * Changes several tasks in one transaction, all or nothing. Every update is validated before the first write,
-   * each as if the ones before it were applied (the dependencies they add or drop count in its cycle check), so
-   * unlike `atomic` this costs the size of the updates, not of the plan. Each task at most once. A refusal says
-   * which update it is about: `updates[1] (task k3x9a2b): ...`.
+   * Changes several tasks in one transaction, all or nothing: each update's fields (`patch`) and steps to append
+   * (`addSteps`). Everything is validated before the first write, each update as if the ones before it were
+   * applied (the dependencies they add or drop count in its cycle check), so unlike `atomic` this costs the
+   * size of the updates, not of the plan. Each task at most once. A refusal says which update it is about:
+   * `updates[1] (task k3x9a2b): ...`. Returns each task as updated, with the steps added to it.
    */
-  updateMany(updates: ReadonlyArray<{ id: string; patch: TaskPatch }>): TaskSnapshot[] {
+  updateMany(updates: readonly TaskUpdate[]): Array<{ task: TaskSnapshot; stepsAdded: TaskSnapshot[] }> {
     const edges: PendingEdges = new Map();
+    const taken = new Set<string>();
     const seen = new Set<string>();
-    const planned = updates.map(({ id, patch }, i) => {
+    const planned = updates.map(({ id, patch, addSteps }, i) => {
       try {
         if (seen.has(id)) {
           throw new CairnError(
@@ -303,15 +305,26 @@ export class Plan {
           );
         }
         seen.add(id);
-        return this.planUpdate(id, patch, edges);
+        this.require(id);
+        // New steps cannot take part in a dependency cycle or move a task, so planning them apart from the
+        // field changes, against the plan as it is, decides the same as applying everything in order would.
+        const fields = patch ? this.planUpdate(id, patch, edges) : null;
+        const steps = addSteps?.length ? this.planSteps(id, addSteps, taken) : null;
+        return { id, fields, steps };
       } catch (error) {
         throw withContext(error, `updates[${i}] (task ${id})`);
       }
     });
     this.write(() => {
-      for (const entry of planned) this.applyUpdate(entry);
+      for (const { fields, steps } of planned) {
+        if (fields) this.applyUpdate(fields);
+        if (steps) this.applyAdds(steps);
+      }
     });
-    return planned.map((entry) => this.require(entry.id));
+    return planned.map(({ id, steps }) => ({
+      task: this.require(id),
+      stepsAdded: steps ? steps.entries.filter((p) => p.topLevel).map((p) => this.require(p.id)) : [],
+    }));
   }
 
   /**
@@ -782,10 +795,20 @@ export class Plan {
     return ++this.maxNum;
   }
 
-  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>): PlannedAdds {
+  /** Plans appending `inputs` as steps of task `parent`; `taken` holds the ids planned by the same write. */
+  private planSteps(parent: string, inputs: TaskInput[], taken: Set<string>): PlannedAdds {
+    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'steps to add');
+    return this.planAdds(
+      parsed.map((input) => ({ ...input, parent })),
+      new Set(),
+      taken,
+    );
+  }
+
+  /** `taken`: ids planned but not written yet by the same write (several plans applied together). */
+  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>, taken = new Set<string>()): PlannedAdds {
     const planned: PlannedAdd[] = [];
     const keys = new Map<string, string>();
-    const taken = new Set<string>();
     const isTaken = (id: string) => taken.has(id) || this.tasks.has(id) || this.removed.has(id);
     const live = (id: string, field: string): string => {
       if (doomed.has(id) || !this.tasks.has(id)) {
@@ -1129,6 +1152,13 @@ function createdBefore(a: TaskSnapshot, b: TaskSnapshot): boolean {
 
 /** Who removed a task and when, and the alias it had (so it is never given to another task). */
 type Tombstone = { by: string; at: number; num?: number };
+
+/** One task's part of an updateMany: fields to change and steps to append, either optional. */
+export interface TaskUpdate {
+  id: string;
+  patch?: TaskPatch;
+  addSteps?: TaskInput[];
+}
 
 /** An update validated by planUpdate: the parsed patch and the status and wakeAt the task ends with. */
 interface PlannedUpdate {

@@ -156,7 +156,7 @@ describe('updating tasks', () => {
       { id: a!.id, patch: { status: 'done' } },
       { id: b!.id, patch: { nextStep: 'call', addBlockedBy: [c!.id] } },
     ]);
-    expect(updated.map((t) => [t.status, t.nextStep])).toEqual([
+    expect(updated.map(({ task }) => [task.status, task.nextStep])).toEqual([
       ['done', null],
       ['pending', 'call'],
     ]);
@@ -187,6 +187,38 @@ describe('updating tasks', () => {
         ]),
       'invalid_argument',
     );
+  });
+
+  it('appends steps with the field changes, refusing all of them if one step is wrong', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([{ title: 'A' }, { title: 'B' }]);
+    const [first, second] = plan.updateMany([
+      { id: a!.id, patch: { status: 'in_progress' }, addSteps: [{ title: 'a1', key: 'k' }] },
+      {
+        id: b!.id,
+        addSteps: [
+          { title: 'b1', key: 'k' },
+          { title: 'b2', blockedBy: ['k'] },
+        ],
+      },
+    ]);
+    expect(first!.task.status).toBe('in_progress');
+    expect(first!.stepsAdded.map((s) => s.title)).toEqual(['a1']);
+    expect(second!.stepsAdded.map((s) => [s.title, s.parent])).toEqual([
+      ['b1', b!.id],
+      ['b2', b!.id],
+    ]);
+    expect(second!.stepsAdded[1]!.blockedBy).toEqual([second!.stepsAdded[0]!.id]);
+    const error = expectUnchanged(
+      plan,
+      () =>
+        plan.updateMany([
+          { id: a!.id, patch: { status: 'done' }, addSteps: [{ title: 'ok' }] },
+          { id: b!.id, addSteps: [{ title: 'bad', blockedBy: ['zzzzzzz'] }] },
+        ]),
+      'not_found',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): No task with id "zzzzzzz"/);
   });
 
   it('co-edits a title character by character', () => {

@@ -91,20 +91,21 @@ describe('cairn family', () => {
     expect(tk.plan.get(docs.id)!.status).toBe('pending');
   });
 
-  it('validates field changes of several tasks up front instead of dry-running on a copy', async () => {
+  it('validates field changes and new steps up front instead of dry-running on a copy', async () => {
     const tk = createToolkit(fixedPlan(), {});
     const { keys } = await writePlan(tk);
     const atomic = vi.spyOn(tk.plan, 'atomic');
-    await tk.dispatch('update_tasks', {
+    const result = (await tk.dispatch('update_tasks', {
       updates: [
         { id: keys['read']!, status: 'done' },
-        { id: keys['write']!, status: 'in_progress', addBlockedBy: [keys['read']!] },
+        { id: keys['tests']!, status: 'in_progress', addSteps: ['Cover logout'] },
       ],
-    });
+    })) as { updated: Array<Brief & { stepsAdded?: Brief[] }> };
+    expect(result.updated[1]!.stepsAdded!.map((s) => s.title)).toEqual(['Cover logout']);
     expect(atomic).not.toHaveBeenCalled();
-    // A field change with steps, or one task twice, can still be refused halfway: those are dry-run first.
+    // A move can depend on another change of the call, and one task twice is two changes of it: dry-run first.
     await tk.dispatch('update_tasks', {
-      updates: [{ id: keys['tests']!, status: 'in_progress', addSteps: ['x'] }],
+      updates: [{ id: keys['tests']!, note: 'n', parent: keys['write']! }],
     });
     await tk.dispatch('update_tasks', {
       updates: [
@@ -113,7 +114,14 @@ describe('cairn family', () => {
       ],
     });
     expect(atomic).toHaveBeenCalledTimes(2);
-    expect(tk.plan.get(keys['tests']!)).toMatchObject({ note: 'a', nextStep: 'b' });
+    expect(tk.plan.get(keys['tests']!)).toMatchObject({ note: 'a', nextStep: 'b', parent: keys['write'] });
+    const error = await refused(
+      tk,
+      'update_tasks',
+      { updates: [{ id: keys['read']!, note: 'x' }, { id: keys['tests']! }] },
+      'invalid_argument',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Nothing to change/);
   });
 
   it('moves, waits and wakes, removes with steps', async () => {

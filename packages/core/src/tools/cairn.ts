@@ -4,7 +4,7 @@
 import * as z from 'zod';
 import type { ClaimResult } from '../claims.js';
 import { CairnError, withContext } from '../errors.js';
-import type { BlockedTask, Plan } from '../plan.js';
+import type { BlockedTask, Plan, TaskUpdate } from '../plan.js';
 import {
   type MoveTarget,
   type Status,
@@ -126,26 +126,44 @@ const updateTasks = defineTool({
   }),
   run({ updates }, { plan, actor }) {
     const before = new Set(plan.ready({ actor }).map((t) => t.id));
-    const ops = updates.map(toOperations);
+    const ops = updates.map((update, i) => {
+      const op = toOperations(update);
+      if (!op.patch && !op.addSteps && !op.move) {
+        throw withContext(
+          new CairnError(
+            'invalid_argument',
+            'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).',
+          ),
+          `updates[${i}] (task ${op.id})`,
+        );
+      }
+      return op;
+    });
     const stepsAdded = new Map<string, string[]>();
-    const run = (p: Plan) => {
-      stepsAdded.clear();
-      ops.forEach((op, i) => {
-        try {
-          stepsAdded.set(op.id, applyOperations(p, op));
-        } catch (error) {
-          throw withContext(error, `updates[${i}] (task ${op.id})`);
-        }
-      });
-    };
-    // Field changes of distinct tasks are all validated before the first write (updateMany), and so is one
-    // operation alone. Anything else could be refused halfway, so it is dry-run first on a copy of the plan
-    // (atomic), which costs the size of the plan.
-    const patchesOnly = ops.every((op) => op.patch && !op.addSteps && !op.move);
-    if (patchesOnly && new Set(ops.map((op) => op.id)).size === ops.length) {
-      plan.updateMany(ops.map((op) => ({ id: op.id, patch: op.patch! })));
-    } else if (ops.length === 1 && countOperations(ops[0]!) <= 1) run(plan);
-    else plan.atomic(run);
+    if (ops.every((op) => !op.move) && new Set(ops.map((op) => op.id)).size === ops.length) {
+      // Field changes and new steps, each task once: all validated before the first write.
+      for (const { task, stepsAdded: steps } of plan.updateMany(ops)) {
+        stepsAdded.set(
+          task.id,
+          steps.map((s) => s.id),
+        );
+      }
+    } else {
+      // A move can depend on another change of the call (a parent moved first), so the call is dry-run on a
+      // copy of the plan first (atomic), which costs the size of the plan. A lone move validates itself.
+      const run = (p: Plan) => {
+        stepsAdded.clear();
+        ops.forEach((op, i) => {
+          try {
+            stepsAdded.set(op.id, applyOperations(p, op));
+          } catch (error) {
+            throw withContext(error, `updates[${i}] (task ${op.id})`);
+          }
+        });
+      };
+      if (ops.length === 1 && !ops[0]!.patch && !ops[0]!.addSteps) run(plan);
+      else plan.atomic(run);
+    }
     const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
     const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
       const steps = stepsAdded.get(id) ?? [];
@@ -465,44 +483,32 @@ function toInputs(tasks: NewTaskArg[]): { inputs: TaskInput[]; keyed: Set<string
   return { inputs: roots, keyed };
 }
 
-/** One entry of update_tasks as plan operations, in the order they run: a field patch, appended steps, a move. */
-interface Operations {
-  id: string;
-  patch: TaskPatch | null;
-  addSteps: TaskInput[] | null;
-  move: MoveTarget | null;
+/** One entry of update_tasks as plan operations, run in this order: fields, appended steps, a move. */
+interface Operations extends TaskUpdate {
+  move?: MoveTarget;
 }
 
 function toOperations(update: UpdateArg): Operations {
   const { id, addSteps, parent, after, context, ...fields } = update;
+  const op: Operations = { id };
   const patch: TaskPatch = fields;
   if (context) patch.context = context as TaskInput['context'];
-  const move: MoveTarget = {};
-  if (parent !== undefined) move.parent = parent;
-  if (after !== undefined) move.after = after;
-  return {
-    id,
-    patch: Object.keys(patch).length > 0 ? patch : null,
-    addSteps: addSteps?.length ? addSteps.map((s) => ({ ...stepInput(s), parent: id })) : null,
-    move: parent !== undefined || after !== undefined ? move : null,
-  };
-}
-
-function countOperations(op: Operations): number {
-  return (op.patch ? 1 : 0) + (op.addSteps ? 1 : 0) + (op.move ? 1 : 0);
-}
-
-/** Runs one entry's operations; returns the ids of the steps it added. */
-function applyOperations(p: Plan, op: Operations): string[] {
-  if (countOperations(op) === 0) {
-    throw new CairnError(
-      'invalid_argument',
-      'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).',
-    );
+  if (Object.keys(patch).length > 0) op.patch = patch;
+  if (addSteps?.length) op.addSteps = addSteps.map(stepInput);
+  if (parent !== undefined || after !== undefined) {
+    op.move = {};
+    if (parent !== undefined) op.move.parent = parent;
+    if (after !== undefined) op.move.after = after;
   }
+  return op;
+}
+
+/** Runs one entry's operations one after the other; returns the ids of the steps it added. */
+function applyOperations(p: Plan, op: Operations): string[] {
   if (op.patch) p.update(op.id, op.patch);
   else p.require(op.id);
-  const added = op.addSteps ? p.addMany(op.addSteps).map((t) => t.id) : [];
+  const steps = op.addSteps?.map((step) => ({ ...step, parent: op.id }));
+  const added = steps ? p.addMany(steps).map((t) => t.id) : [];
   if (op.move) p.move(op.id, op.move);
   return added;
 }
