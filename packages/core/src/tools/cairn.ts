@@ -126,44 +126,7 @@ const updateTasks = defineTool({
   }),
   run({ updates }, { plan, actor }) {
     const before = new Set(plan.ready({ actor }).map((t) => t.id));
-    const ops = updates.map((update, i) => {
-      const op = toOperations(update);
-      if (!op.patch && !op.addSteps && !op.move) {
-        throw withContext(
-          new CairnError(
-            'invalid_argument',
-            'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).',
-          ),
-          `updates[${i}] (task ${op.id})`,
-        );
-      }
-      return op;
-    });
-    const stepsAdded = new Map<string, string[]>();
-    if (ops.every((op) => !op.move) && new Set(ops.map((op) => op.id)).size === ops.length) {
-      // Field changes and new steps, each task once: all validated before the first write.
-      for (const { task, stepsAdded: steps } of plan.updateMany(ops)) {
-        stepsAdded.set(
-          task.id,
-          steps.map((s) => s.id),
-        );
-      }
-    } else {
-      // A move can depend on another change of the call (a parent moved first), so the call is dry-run on a
-      // copy of the plan first (atomic), which costs the size of the plan. A lone move validates itself.
-      const run = (p: Plan) => {
-        stepsAdded.clear();
-        ops.forEach((op, i) => {
-          try {
-            stepsAdded.set(op.id, applyOperations(p, op));
-          } catch (error) {
-            throw withContext(error, `updates[${i}] (task ${op.id})`);
-          }
-        });
-      };
-      if (ops.length === 1 && !ops[0]!.patch && !ops[0]!.addSteps) run(plan);
-      else plan.atomic(run);
-    }
+    const stepsAdded = applyAll(plan, updates.map(toOperations));
     const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
     const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
       const steps = stepsAdded.get(id) ?? [];
@@ -488,7 +451,7 @@ interface Operations extends TaskUpdate {
   move?: MoveTarget;
 }
 
-function toOperations(update: UpdateArg): Operations {
+function toOperations(update: UpdateArg, index: number): Operations {
   const { id, addSteps, parent, after, context, ...fields } = update;
   const op: Operations = { id };
   const patch: TaskPatch = fields;
@@ -500,7 +463,49 @@ function toOperations(update: UpdateArg): Operations {
     if (parent !== undefined) op.move.parent = parent;
     if (after !== undefined) op.move.after = after;
   }
+  if (!op.patch && !op.addSteps && !op.move) {
+    const message =
+      'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).';
+    throw withContext(new CairnError('invalid_argument', message), entryName(op, index));
+  }
   return op;
+}
+
+/** How a refusal names the entry it is about. */
+function entryName(op: Operations, index: number): string {
+  return `updates[${index}] (task ${op.id})`;
+}
+
+/**
+ * Applies every entry, all or nothing; returns the ids of the steps added, by task. Without moves, and naming
+ * each task once, everything is validated before the first write (updateMany). A move can depend on another
+ * change of the call (a parent moved first), so such a call is dry-run first on a copy of the plan (atomic),
+ * which costs the size of the plan; a lone move validates itself.
+ */
+function applyAll(plan: Plan, ops: Operations[]): Map<string, string[]> {
+  const stepsAdded = new Map<string, string[]>();
+  if (ops.every((op) => !op.move) && new Set(ops.map((op) => op.id)).size === ops.length) {
+    for (const { task, stepsAdded: steps } of plan.updateMany(ops)) {
+      stepsAdded.set(
+        task.id,
+        steps.map((s) => s.id),
+      );
+    }
+    return stepsAdded;
+  }
+  const run = (p: Plan) => {
+    stepsAdded.clear();
+    ops.forEach((op, i) => {
+      try {
+        stepsAdded.set(op.id, applyOperations(p, op));
+      } catch (error) {
+        throw withContext(error, entryName(op, i));
+      }
+    });
+  };
+  if (ops.length === 1 && !ops[0]!.patch && !ops[0]!.addSteps) run(plan);
+  else plan.atomic(run);
+  return stepsAdded;
 }
 
 /** Runs one entry's operations one after the other; returns the ids of the steps it added. */
