@@ -410,10 +410,9 @@ export async function run({
     'Why Cairn is far from 50x: its calls do O(tasks + edges) work each. (1) tools/cairn.ts `update_tasks` computes `nowReady` by calling ' +
       '`plan.ready()` before and after the update, and both recompute (the previous write invalidated the view), so every status or ' +
       'dependency change classifies the whole plan twice; (2) plan-index.ts throws the whole blocked set away on any status or blockedBy change, ' +
-      'and the whole cycle view on any blockedBy change (benchmark 2 measures those passes); (3) `list_tasks` builds `plan.blocked()`, an object ' +
-      'per blocked task, even for view "ready", whose entries are never blocked. Fixes, in files owned elsewhere: compute `nowReady` from the ' +
-      "dependents of the updated tasks only; keep a blocker → dependents index and re-classify only a changed task's dependents; skip " +
-      '`plan.blocked()` for the ready view.',
+      'and the whole cycle view on any blockedBy change (benchmark 2 measures those passes); (3) `list_tasks` view ready still filters every ' +
+      'task (`plan.ready()`) to count them, though it returns 100. Fixes, in files owned elsewhere: compute `nowReady` from the ' +
+      "dependents of the updated tasks only; keep a blocker → dependents index and re-classify only a changed task's dependents.",
     `What bounds the ratio even then: the seeds' writes are cheap per call. Seed 004 writes one small file per change ` +
       `(${ms(s4.byKind.status.median)} median) and pays only on ready (${ms(s4.byKind.ready.median)}); seed 000 rewrites the whole list ` +
       `(${ms(s0.byKind.status.median)}). Cairn's own write path (argument validation, one Yjs transaction, its observers, the log append) ` +

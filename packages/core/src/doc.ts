@@ -33,6 +33,11 @@ export function readBlockedBy(task: TaskMap): string[] {
   return set instanceof Y.Map ? [...set.keys()].sort() : [];
 }
 
+/** The integer alias; 0 when missing or malformed (aliases start at 1). */
+export function readNum(task: TaskMap): number {
+  return num(task.get(F.num), 0);
+}
+
 export function readParent(task: TaskMap): string | null {
   return str(task.get(F.parent));
 }
@@ -45,7 +50,7 @@ export function snapshotTask(id: string, task: TaskMap): TaskSnapshot {
   const context = task.get(F.context);
   return {
     id,
-    num: num(task.get(F.num), 0),
+    num: readNum(task),
     title: textOf(task.get(F.title)),
     activeForm: str(task.get(F.activeForm)),
     status: readStatus(task),

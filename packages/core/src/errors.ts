@@ -56,3 +56,9 @@ export function toCairnError(value: unknown): CairnError {
   const message = value instanceof Error ? value.message : String(value);
   return new CairnError('internal', `Unexpected error: ${message}`, {}, { cause: value });
 }
+
+/** The same error with `where` before its message, e.g. which of several updates of one call was refused. */
+export function withContext(error: unknown, where: string): unknown {
+  if (!(error instanceof CairnError)) return error;
+  return new CairnError(error.code, `${where}: ${error.message}`, error.details, { cause: error });
+}

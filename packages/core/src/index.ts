@@ -24,7 +24,14 @@ export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
-export type { BlockedTask, CreatePlanOptions, PlanChangeEvent, PlanSnapshot, TaskChange } from './plan.js';
+export type {
+  BlockedTask,
+  CreatePlanOptions,
+  PlanChangeEvent,
+  PlanSnapshot,
+  TaskChange,
+  TaskUpdate,
+} from './plan.js';
 export { createPlan, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';

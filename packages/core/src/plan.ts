@@ -6,6 +6,7 @@ import {
   blockedBySet,
   mergeContext,
   metaMap,
+  readNum,
   removedMap,
   snapshotTask,
   type TaskMap,
@@ -13,7 +14,7 @@ import {
   writeField,
   writeText,
 } from './doc.js';
-import { CairnError } from './errors.js';
+import { CairnError, withContext } from './errors.js';
 import { type BlockedInfo, dependencyPath, isActionable } from './graph.js';
 import { cryptoRandom, newTaskId, type Random } from './ids.js';
 import { PlanIndex } from './plan-index.js';
@@ -77,6 +78,9 @@ export interface PlanSnapshot {
   tasks: TaskSnapshot[];
 }
 
+/** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
+const TaskInputsSchema = TaskInputSchema.array().max(1000);
+
 /** Fields every write stamps; change events leave them out of `fields`. */
 const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
 
@@ -94,7 +98,7 @@ export class Plan {
   readonly doc: Y.Doc;
   readonly actor: Actor;
   private readonly tasks: Y.Map<TaskMap>;
-  private readonly removed: Y.Map<{ by: string; at: number; num?: number }>;
+  private readonly removed: Y.Map<Tombstone>;
   private readonly now: () => number;
   private readonly random: Random;
   private readonly undoManager: BoundedUndoManager;
@@ -103,9 +107,13 @@ export class Plan {
   private readonly index: PlanIndex;
   /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
   private unobserved = false;
+  /** The largest alias any task or tombstone holds; null until an add needs it (see nextNum). */
   private maxNum: number | null = null;
+  /** Ids by alias; built when first needed, then kept in step by onDocChange. */
+  private aliases: AliasIndex | null = null;
   private arbiter: ClaimArbiter | null = null;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
+  private readonly tombstoneObserver: (event: Y.YMapEvent<Tombstone>) => void;
 
   constructor(options: CreatePlanOptions = {}) {
     this.doc = options.doc ?? new Y.Doc();
@@ -123,6 +131,11 @@ export class Plan {
     this.index = new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
+    // A peer's tombstone can hold the alias of a task this replica never saw: new aliases must stay above it.
+    this.tombstoneObserver = (event) => {
+      for (const id of event.keysChanged) this.raiseMaxNum(this.removed.get(id)?.num ?? 0);
+    };
+    this.removed.observe(this.tombstoneObserver);
   }
 
   /** A Plan on the same document whose writes are attributed to another actor (with its own undo history). */
@@ -136,6 +149,7 @@ export class Plan {
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
+    this.removed.unobserve(this.tombstoneObserver);
     this.undoManager.destroy();
     this.listeners.clear();
   }
@@ -165,16 +179,14 @@ export class Plan {
 
   /** The task whose integer alias is `num`; when a merge left two with one alias, the earlier created wins. */
   byNum(num: number): TaskSnapshot | undefined {
+    // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
+    const ids = this.unobserved
+      ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
+      : this.aliasIndex().ids(num);
     let best: TaskSnapshot | undefined;
-    for (const task of this.all()) {
-      if (task.num !== num) continue;
-      if (
-        !best ||
-        task.createdAt < best.createdAt ||
-        (task.createdAt === best.createdAt && task.id < best.id)
-      ) {
-        best = task;
-      }
+    for (const id of ids) {
+      const task = this.get(id);
+      if (task && (!best || createdBefore(task, best))) best = task;
     }
     return best;
   }
@@ -271,7 +283,7 @@ export class Plan {
 
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputSchema.array().max(1000), inputs, 'tasks to add');
+    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'tasks to add');
     const planned = this.planAdds(parsed, new Set());
     this.write(() => this.applyAdds(planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
@@ -279,7 +291,7 @@ export class Plan {
 
   /** Removes every task and adds `inputs` in their place, in one transaction. */
   replace(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputSchema.array().max(1000), inputs, 'replacement tasks');
+    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
     const doomed = new Set(this.tasks.keys());
     const planned = this.planAdds(parsed, doomed);
     this.write(() => {
@@ -291,59 +303,52 @@ export class Plan {
 
   /** Changes some fields of a task; fields not given are left alone. */
   update(id: string, patch: TaskPatch): TaskSnapshot {
-    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
-    const task = this.require(id);
-    const status: Status = p.status ?? task.status;
-    if (status === 'skipped' && task.parent === null) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${id} is not a step, so it cannot be skipped; use cancelled instead. Valid statuses for a top-level task: ${STATUSES.filter((s) => s !== 'skipped').join(', ')}.`,
-        { valid: STATUSES.filter((s) => s !== 'skipped') },
-      );
-    }
-    const wakeAt = p.wakeAt !== undefined ? p.wakeAt : isWaitingStatus(status) ? task.wakeAt : null;
-    if (wakeAt !== null && !isWaitingStatus(status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `wakeAt applies only to the waiting_user and waiting_external statuses; task ${id} would be ${status}.`,
-        { valid: ['waiting_user', 'waiting_external'] },
-      );
-    }
-    if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
-    for (const blocker of p.removeBlockedBy ?? []) this.require(blocker);
-    const addBlockers = p.addBlockedBy ?? [];
-    this.checkNewEdges(id, addBlockers, new Set(p.removeBlockedBy ?? []));
-
-    this.write(() => {
-      const map = this.tasks.get(id)!;
-      let changed = false;
-      if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
-      if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
-      changed = writeField(map, F.status, status) || changed;
-      changed = writeField(map, F.wakeAt, wakeAt) || changed;
-      for (const field of ['activeForm', 'nextStep', 'supersededBy', 'assignee'] as const) {
-        if (p[field] !== undefined) changed = writeField(map, F[field], p[field]) || changed;
-      }
-      if (p.context) changed = mergeContext(map, p.context) || changed;
-      if (p.removeBlockedBy?.length || addBlockers.length) {
-        const set = blockedBySet(map);
-        for (const blocker of p.removeBlockedBy ?? []) {
-          if (set.has(blocker)) {
-            set.delete(blocker);
-            changed = true;
-          }
-        }
-        for (const blocker of addBlockers) {
-          if (!set.has(blocker)) {
-            set.set(blocker, true);
-            changed = true;
-          }
-        }
-      }
-      if (changed) this.stamp(map);
-      this.invalidate(id);
-    });
+    const planned = this.planUpdate(id, patch, new Map());
+    this.write(() => this.applyUpdate(planned));
     return this.require(id);
+  }
+
+  /**
+   * Changes several tasks in one transaction, all or nothing: each update's fields (`patch`) and steps to append
+   * (`addSteps`). Everything is validated before the first write, each update as if the ones before it were
+   * applied (the dependencies they add or drop count in its cycle check), so unlike `atomic` this costs the
+   * size of the updates, not of the plan. Each task at most once. A refusal says which update it is about:
+   * `updates[1] (task k3x9a2b): ...`. Returns each task as updated, with the steps added to it.
+   */
+  updateMany(updates: readonly TaskUpdate[]): Array<{ task: TaskSnapshot; stepsAdded: TaskSnapshot[] }> {
+    const edges: PendingEdges = new Map();
+    const taken = new Set<string>();
+    const seen = new Set<string>();
+    const planned = updates.map(({ id, patch, addSteps }, i) => {
+      try {
+        if (seen.has(id)) {
+          throw new CairnError(
+            'invalid_argument',
+            `Task ${id} is updated twice; give it one update with every change.`,
+            { id },
+          );
+        }
+        seen.add(id);
+        this.require(id);
+        // New steps cannot take part in a dependency cycle or move a task, so planning them apart from the
+        // field changes, against the plan as it is, decides the same as applying everything in order would.
+        const fields = patch ? this.planUpdate(id, patch, edges) : null;
+        const steps = addSteps?.length ? this.planSteps(id, addSteps, taken) : null;
+        return { id, fields, steps };
+      } catch (error) {
+        throw withContext(error, `updates[${i}] (task ${id})`);
+      }
+    });
+    this.write(() => {
+      for (const { fields, steps } of planned) {
+        if (fields) this.applyUpdate(fields);
+        if (steps) this.applyAdds(steps);
+      }
+    });
+    return planned.map(({ id, steps }) => ({
+      task: this.require(id),
+      stepsAdded: steps ? steps.entries.filter((p) => p.topLevel).map((p) => this.require(p.id)) : [],
+    }));
   }
 
   /**
@@ -622,8 +627,12 @@ export class Plan {
     }, this.actor);
   }
 
+  /**
+   * Every write leaves updatedBy naming its actor; like any field it is written only when it changes, so an
+   * actor's repeated edits of a task cost one map entry fewer each (a third of a status change).
+   */
   private stamp(map: TaskMap, actor: string = this.actor): void {
-    map.set(F.updatedBy, actor);
+    writeField(map, F.updatedBy, actor);
     map.set(F.updatedAt, this.now());
   }
 
@@ -641,6 +650,65 @@ export class Plan {
     );
   }
 
+  /**
+   * Validates an update completely, without writing: what `applyUpdate` then writes cannot be refused. `edges`
+   * holds the blockedBy lists that updates planned before this one (in the same write) leave behind.
+   */
+  private planUpdate(id: string, patch: TaskPatch, edges: PendingEdges): PlannedUpdate {
+    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
+    const task = this.require(id);
+    const status: Status = p.status ?? task.status;
+    if (status === 'skipped' && task.parent === null) {
+      throw new CairnError(
+        'invalid_transition',
+        `Task ${id} is not a step, so it cannot be skipped; use cancelled instead. Valid statuses for a top-level task: ${STATUSES.filter((s) => s !== 'skipped').join(', ')}.`,
+        { valid: STATUSES.filter((s) => s !== 'skipped') },
+      );
+    }
+    const wakeAt = p.wakeAt !== undefined ? p.wakeAt : isWaitingStatus(status) ? task.wakeAt : null;
+    if (wakeAt !== null && !isWaitingStatus(status)) {
+      throw new CairnError(
+        'invalid_transition',
+        `wakeAt applies only to the waiting_user and waiting_external statuses; task ${id} would be ${status}.`,
+        { valid: ['waiting_user', 'waiting_external'] },
+      );
+    }
+    if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
+    for (const blocker of p.removeBlockedBy ?? []) this.require(blocker);
+    this.checkNewEdges(id, p.addBlockedBy ?? [], new Set(p.removeBlockedBy ?? []), edges);
+    return { id, patch: p, status, wakeAt };
+  }
+
+  private applyUpdate({ id, patch: p, status, wakeAt }: PlannedUpdate): void {
+    const map = this.tasks.get(id)!;
+    let changed = false;
+    if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
+    if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
+    changed = writeField(map, F.status, status) || changed;
+    changed = writeField(map, F.wakeAt, wakeAt) || changed;
+    for (const field of ['activeForm', 'nextStep', 'supersededBy', 'assignee'] as const) {
+      if (p[field] !== undefined) changed = writeField(map, F[field], p[field]) || changed;
+    }
+    if (p.context) changed = mergeContext(map, p.context) || changed;
+    if (p.removeBlockedBy?.length || p.addBlockedBy?.length) {
+      const set = blockedBySet(map);
+      for (const blocker of p.removeBlockedBy ?? []) {
+        if (set.has(blocker)) {
+          set.delete(blocker);
+          changed = true;
+        }
+      }
+      for (const blocker of p.addBlockedBy ?? []) {
+        if (!set.has(blocker)) {
+          set.set(blocker, true);
+          changed = true;
+        }
+      }
+    }
+    if (changed) this.stamp(map);
+    this.invalidate(id);
+  }
+
   private checkReference(id: string, other: string, field: string): void {
     if (other === id) {
       throw new CairnError('invalid_argument', `Task ${id} cannot name itself in ${field}.`, { field });
@@ -648,11 +716,20 @@ export class Plan {
     this.require(other);
   }
 
-  /** Refuses self-dependencies, unknown blockers and edges that would close a cycle with existing edges. */
-  private checkNewEdges(id: string, blockers: readonly string[], dropping: ReadonlySet<string>): void {
-    if (blockers.length === 0) return;
-    const own = this.require(id).blockedBy.filter((b) => !dropping.has(b));
-    const edges = (task: string) => (task === id ? own : this.get(task)?.blockedBy);
+  /**
+   * Refuses self-dependencies, unknown blockers and edges that would close a cycle, then records in `pending` the
+   * blockedBy list task `id` is left with. `pending` holds the lists of tasks updated earlier in the same write,
+   * so an edge that closes a cycle with another update's new edge is refused too.
+   */
+  private checkNewEdges(
+    id: string,
+    blockers: readonly string[],
+    dropping: ReadonlySet<string>,
+    pending: PendingEdges,
+  ): void {
+    if (blockers.length === 0 && dropping.size === 0) return;
+    const own = (pending.get(id) ?? this.require(id).blockedBy).filter((b) => !dropping.has(b));
+    const edges = (task: string) => (task === id ? own : (pending.get(task) ?? this.get(task)?.blockedBy));
     for (const blocker of blockers) {
       if (blocker === id) {
         throw new CairnError('cycle', `Task ${id} cannot depend on itself.`, { task: id });
@@ -666,8 +743,9 @@ export class Plan {
           { task: id, blocker, path },
         );
       }
-      own.push(blocker);
+      if (!own.includes(blocker)) own.push(blocker);
     }
+    pending.set(id, own);
   }
 
   private descendants(id: string): string[] {
@@ -727,6 +805,7 @@ export class Plan {
     }
   }
 
+  /** A fresh alias: one more than any task or tombstone holds, so a removed task's alias is never reused. */
   private nextNum(): number {
     if (this.maxNum === null) {
       let max = 0;
@@ -740,10 +819,20 @@ export class Plan {
     return ++this.maxNum;
   }
 
-  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>): PlannedAdds {
+  /** Plans appending `inputs` as steps of task `parent`; `taken` holds the ids planned by the same write. */
+  private planSteps(parent: string, inputs: TaskInput[], taken: Set<string>): PlannedAdds {
+    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'steps to add');
+    return this.planAdds(
+      parsed.map((input) => ({ ...input, parent })),
+      new Set(),
+      taken,
+    );
+  }
+
+  /** `taken`: ids planned but not written yet by the same write (several plans applied together). */
+  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>, taken = new Set<string>()): PlannedAdds {
     const planned: PlannedAdd[] = [];
     const keys = new Map<string, string>();
-    const taken = new Set<string>();
     const isTaken = (id: string) => taken.has(id) || this.tasks.has(id) || this.removed.has(id);
     const live = (id: string, field: string): string => {
       if (doomed.has(id) || !this.tasks.has(id)) {
@@ -957,7 +1046,7 @@ export class Plan {
     this.unobserved = false;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
-    if (!txn.local) this.maxNum = null;
+    this.followAliases(changes);
 
     const origin = txn.origin;
     const localActor =
@@ -979,9 +1068,42 @@ export class Plan {
         fields: kind === 'updated' ? [...fields].filter((f) => !BOOKKEEPING.has(f)).sort() : [],
       });
     }
-    if (!txn.local) this.repairDuplicateNums(list);
+    if (!txn.local && list.some((c) => c.kind === 'added')) this.repairDuplicateNums();
     const event: PlanChangeEvent = { local: txn.local, changes: list };
     for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * Keeps the alias index and the largest alias in step with a transaction's changes, local or remote, so that
+   * neither is rebuilt from every task after a peer's edit.
+   */
+  private followAliases(
+    changes: ReadonlyMap<string, { kind: TaskChange['kind']; fields: Set<string> }>,
+  ): void {
+    for (const [id, { kind, fields }] of changes) {
+      if (kind === 'updated' && !fields.has(F.num)) continue;
+      const num = this.numOf(id);
+      if (num !== undefined) this.raiseMaxNum(num);
+      this.aliases?.set(id, num);
+    }
+  }
+
+  /** A task's alias read from the document (undefined when there is no such task). */
+  private numOf(id: string): number | undefined {
+    const map = this.tasks.get(id);
+    return map instanceof Y.Map ? readNum(map) : undefined;
+  }
+
+  private raiseMaxNum(num: number): void {
+    if (this.maxNum !== null && num > this.maxNum) this.maxNum = num;
+  }
+
+  private aliasIndex(): AliasIndex {
+    if (!this.aliases) {
+      this.aliases = new AliasIndex();
+      for (const id of this.tasks.keys()) this.aliases.set(id, this.numOf(id));
+    }
+    return this.aliases;
   }
 
   /**
@@ -989,13 +1111,10 @@ export class Plan {
    * After a merge the earlier-created task keeps the alias; the creator of the later one (and only it, so two
    * replicas never race to repair) gives its task a fresh alias.
    */
-  private repairDuplicateNums(changes: TaskChange[]): void {
-    if (!changes.some((c) => c.kind === 'added')) return;
-    const byNum = groupBy(this.all(), (task) => task.num);
+  private repairDuplicateNums(): void {
     const losers: string[] = [];
-    for (const group of byNum.values()) {
-      if (group.length < 2) continue;
-      group.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    for (const num of this.aliasIndex().duplicated()) {
+      const group = [...this.aliasIndex().ids(num)].map((id) => this.require(id)).sort(createdOrder);
       for (const task of group.slice(1)) if (task.createdBy === this.actor) losers.push(task.id);
     }
     if (losers.length === 0) return;
@@ -1007,6 +1126,74 @@ export class Plan {
     }, this.actor);
   }
 }
+
+/** Which tasks hold each integer alias: normally one, two or more after concurrent creation until repaired. */
+class AliasIndex {
+  private readonly idsByNum = new Map<number, Set<string>>();
+  private readonly numById = new Map<string, number>();
+  private readonly shared = new Set<number>();
+
+  /** Records task `id`'s alias, or (undefined) that the task is gone. */
+  set(id: string, num: number | undefined): void {
+    const old = this.numById.get(id);
+    if (old === num) return;
+    if (old !== undefined) {
+      const ids = this.idsByNum.get(old)!;
+      ids.delete(id);
+      if (ids.size === 0) this.idsByNum.delete(old);
+      if (ids.size < 2) this.shared.delete(old);
+    }
+    if (num === undefined) {
+      this.numById.delete(id);
+      return;
+    }
+    this.numById.set(id, num);
+    const ids = this.idsByNum.get(num) ?? new Set<string>();
+    this.idsByNum.set(num, ids.add(id));
+    if (ids.size > 1) this.shared.add(num);
+  }
+
+  ids(num: number): ReadonlySet<string> {
+    return this.idsByNum.get(num) ?? NO_IDS;
+  }
+
+  /** Aliases more than one task holds. */
+  duplicated(): ReadonlySet<number> {
+    return this.shared;
+  }
+}
+
+const NO_IDS: ReadonlySet<string> = new Set();
+
+/** Creation order, ties broken by id: the earlier task keeps a shared alias. */
+function createdOrder(a: TaskSnapshot, b: TaskSnapshot): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function createdBefore(a: TaskSnapshot, b: TaskSnapshot): boolean {
+  return createdOrder(a, b) < 0;
+}
+
+/** Who removed a task and when, and the alias it had (so it is never given to another task). */
+type Tombstone = { by: string; at: number; num?: number };
+
+/** One task's part of an updateMany: fields to change and steps to append, either optional. */
+export interface TaskUpdate {
+  id: string;
+  patch?: TaskPatch;
+  addSteps?: TaskInput[];
+}
+
+/** An update validated by planUpdate: the parsed patch and the status and wakeAt the task ends with. */
+interface PlannedUpdate {
+  id: string;
+  patch: TaskPatch;
+  status: Status;
+  wakeAt: string | null;
+}
+
+/** The blockedBy lists that the updates planned so far in one write leave their tasks with. */
+type PendingEdges = Map<string, string[]>;
 
 interface PlannedAdds {
   entries: PlannedAdd[];

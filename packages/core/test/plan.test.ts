@@ -147,6 +147,80 @@ describe('updating tasks', () => {
     expect(plan.update(a!.id, { addBlockedBy: [c!.id] }).blockedBy).toEqual([c!.id]);
   });
 
+  it('updates several tasks at once, validating them all before the first write', () => {
+    const plan = newPlan();
+    const [a, b, c] = plan.addMany([{ title: 'A' }, { title: 'B' }, { title: 'C' }]);
+    const events: PlanChangeEvent[] = [];
+    plan.onChange((e) => events.push(e));
+    const updated = plan.updateMany([
+      { id: a!.id, patch: { status: 'done' } },
+      { id: b!.id, patch: { nextStep: 'call', addBlockedBy: [c!.id] } },
+    ]);
+    expect(updated.map(({ task }) => [task.status, task.nextStep])).toEqual([
+      ['done', null],
+      ['pending', 'call'],
+    ]);
+    expect(events).toHaveLength(1);
+    // Two new edges that only close a cycle together: the second is refused, and so is the first.
+    const error = expectUnchanged(
+      plan,
+      () =>
+        plan.updateMany([
+          { id: c!.id, patch: { status: 'in_progress', addBlockedBy: [a!.id] } },
+          { id: a!.id, patch: { addBlockedBy: [b!.id] } },
+        ]),
+      'cycle',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Task \w+ cannot wait on/);
+    // An edge an earlier update drops no longer counts.
+    plan.updateMany([
+      { id: b!.id, patch: { removeBlockedBy: [c!.id] } },
+      { id: c!.id, patch: { addBlockedBy: [b!.id] } },
+    ]);
+    expect(plan.get(c!.id)!.blockedBy).toEqual([b!.id]);
+    expectUnchanged(
+      plan,
+      () =>
+        plan.updateMany([
+          { id: a!.id, patch: { note: 'x' } },
+          { id: a!.id, patch: { status: 'pending' } },
+        ]),
+      'invalid_argument',
+    );
+  });
+
+  it('appends steps with the field changes, refusing all of them if one step is wrong', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([{ title: 'A' }, { title: 'B' }]);
+    const [first, second] = plan.updateMany([
+      { id: a!.id, patch: { status: 'in_progress' }, addSteps: [{ title: 'a1', key: 'k' }] },
+      {
+        id: b!.id,
+        addSteps: [
+          { title: 'b1', key: 'k' },
+          { title: 'b2', blockedBy: ['k'] },
+        ],
+      },
+    ]);
+    expect(first!.task.status).toBe('in_progress');
+    expect(first!.stepsAdded.map((s) => s.title)).toEqual(['a1']);
+    expect(second!.stepsAdded.map((s) => [s.title, s.parent])).toEqual([
+      ['b1', b!.id],
+      ['b2', b!.id],
+    ]);
+    expect(second!.stepsAdded[1]!.blockedBy).toEqual([second!.stepsAdded[0]!.id]);
+    const error = expectUnchanged(
+      plan,
+      () =>
+        plan.updateMany([
+          { id: a!.id, patch: { status: 'done' }, addSteps: [{ title: 'ok' }] },
+          { id: b!.id, addSteps: [{ title: 'bad', blockedBy: ['zzzzzzz'] }] },
+        ]),
+      'not_found',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): No task with id "zzzzzzz"/);
+  });
+
   it('co-edits a title character by character', () => {
     const a = newPlan('user:ann', 1);
     const b = createPlan({ actor: 'user:bob', doc: new Y.Doc() });
@@ -316,6 +390,44 @@ describe('concurrency', () => {
     expect(one.byNum(1)!.id).toBe(a.id);
     expect(two.get(b.id)!.num).toBe(2);
     expect(one.get(b.id)!.num).toBe(2);
+  });
+});
+
+describe('integer aliases', () => {
+  it('finds a task by alias, never reusing a removed one, inside a batch too', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([{ title: 'A' }, { title: 'B' }]);
+    expect(plan.byNum(2)!.id).toBe(b!.id);
+    plan.remove(b!.id);
+    expect(plan.byNum(2)).toBeUndefined();
+    const c = plan.batch((p) => {
+      const added = p.add({ title: 'C' });
+      expect(p.byNum(3)!.id).toBe(added.id);
+      return added;
+    });
+    expect(c.num).toBe(3);
+    expect(plan.byNum(3)!.id).toBe(c.id);
+    expect(plan.byNum(1)!.id).toBe(a!.id);
+  });
+
+  it('stays above the aliases a peer gave out, even of tasks it removed before this replica saw them', () => {
+    const one = newPlan('agent:one', 1);
+    const two = createPlan({ actor: 'agent:two', doc: new Y.Doc() });
+    expect(two.add({ title: 'X' }).num).toBe(1);
+    sync(two.doc, one.doc);
+    const gone = one.add({ title: 'Gone soon' });
+    one.remove(gone.id);
+    one.add({ title: 'Kept' });
+    sync(one.doc, two.doc);
+    expect(two.byNum(3)!.title).toBe('Kept');
+    expect(two.add({ title: 'Y' }).num).toBe(4);
+    const solo = createPlan({ actor: 'agent:solo', doc: new Y.Doc() });
+    solo.add({ title: 'S' });
+    const removedOnly = createPlan({ actor: 'agent:r', doc: new Y.Doc() });
+    removedOnly.remove(removedOnly.add({ title: 'R1' }).id);
+    removedOnly.remove(removedOnly.add({ title: 'R2' }).id);
+    sync(removedOnly.doc, solo.doc);
+    expect(solo.add({ title: 'T' }).num).toBe(3);
   });
 });
 

@@ -1,5 +1,5 @@
 // The native family, call by call: a whole plan in one call, partial updates, reads that say why, search.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { createPlan, createToolkit, type Toolkit } from '../src/index.js';
 import { fixedPlan, refused, sync } from './tools-fixtures.js';
@@ -89,6 +89,39 @@ describe('cairn family', () => {
     );
     expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Task \w+ cannot wait on \w+/);
     expect(tk.plan.get(docs.id)!.status).toBe('pending');
+  });
+
+  it('validates field changes and new steps up front instead of dry-running on a copy', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const { keys } = await writePlan(tk);
+    const atomic = vi.spyOn(tk.plan, 'atomic');
+    const result = (await tk.dispatch('update_tasks', {
+      updates: [
+        { id: keys['read']!, status: 'done' },
+        { id: keys['tests']!, status: 'in_progress', addSteps: ['Cover logout'] },
+      ],
+    })) as { updated: Array<Brief & { stepsAdded?: Brief[] }> };
+    expect(result.updated[1]!.stepsAdded!.map((s) => s.title)).toEqual(['Cover logout']);
+    expect(atomic).not.toHaveBeenCalled();
+    // A move can depend on another change of the call, and one task twice is two changes of it: dry-run first.
+    await tk.dispatch('update_tasks', {
+      updates: [{ id: keys['tests']!, note: 'n', parent: keys['write']! }],
+    });
+    await tk.dispatch('update_tasks', {
+      updates: [
+        { id: keys['tests']!, note: 'a' },
+        { id: keys['tests']!, nextStep: 'b' },
+      ],
+    });
+    expect(atomic).toHaveBeenCalledTimes(2);
+    expect(tk.plan.get(keys['tests']!)).toMatchObject({ note: 'a', nextStep: 'b', parent: keys['write'] });
+    const error = await refused(
+      tk,
+      'update_tasks',
+      { updates: [{ id: keys['read']!, note: 'x' }, { id: keys['tests']! }] },
+      'invalid_argument',
+    );
+    expect(error.message).toMatch(/^updates\[1\] \(task \w+\): Nothing to change/);
   });
 
   it('moves, waits and wakes, removes with steps', async () => {
@@ -203,6 +236,23 @@ describe('cairn family', () => {
     expect(await titles({ view: 'all', assignee: 'agent:other' })).toEqual(['Theirs']);
     expect(await tk.dispatch('list_tasks', { view: 'all', limit: 1 })).toMatchObject({ count: 4, more: 3 });
     await refused(tk, 'list_tasks', { view: 'mine' }, 'invalid_argument');
+  });
+
+  it('pages a long list: count for the whole view, more for what is left, offset for the next page', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    await tk.dispatch('add_tasks', { tasks: Array.from({ length: 150 }, (_, i) => ({ title: `T${i}` })) });
+    type Page = { count: number; tasks: Brief[]; more?: number };
+    const first = (await tk.dispatch('list_tasks', {})) as Page;
+    expect(first).toMatchObject({ view: 'ready', count: 150, more: 50 });
+    expect(first.tasks).toHaveLength(100);
+    const next = (await tk.dispatch('list_tasks', { offset: 100, limit: 40 })) as Page;
+    expect(next.tasks.map((t) => t.title)).toEqual(Array.from({ length: 40 }, (_, i) => `T${100 + i}`));
+    expect(next).toMatchObject({ count: 150, more: 10 });
+    const last = (await tk.dispatch('list_tasks', { offset: 140 })) as Page;
+    expect(last.tasks).toHaveLength(10);
+    expect(last).not.toHaveProperty('more');
+    expect(((await tk.dispatch('list_tasks', { offset: 500 })) as Page).tasks).toEqual([]);
+    await refused(tk, 'list_tasks', { offset: -1 }, 'invalid_argument');
   });
 
   it('searches by keyword, closed tasks included', async () => {
