@@ -628,11 +628,12 @@ export class Plan {
   }
 
   /**
-   * Every write leaves updatedBy naming its actor; like any field it is written only when it changes, so an
-   * actor's repeated edits of a task cost one map entry fewer each (a third of a status change).
+   * Written on every write, even when the same actor wrote last: under concurrent writes Yjs resolves each key on
+   * its own, so a writer that skipped updatedBy could see its change (say, status) win while a peer's updatedBy
+   * stays, and the change would be credited to the peer.
    */
   private stamp(map: TaskMap, actor: string = this.actor): void {
-    writeField(map, F.updatedBy, actor);
+    map.set(F.updatedBy, actor);
     map.set(F.updatedAt, this.now());
   }
 
