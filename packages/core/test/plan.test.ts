@@ -378,6 +378,23 @@ describe('concurrency', () => {
     expect(one.children(null)).toHaveLength(1);
   });
 
+  it('credits concurrent status changes to the writer whose status won, whoever wrote last before', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const a = createPlan({ actor: 'agent:a', doc: new Y.Doc() });
+      const b = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+      const task = a.add({ title: 'shared' });
+      a.update(task.id, { status: 'in_progress' }); // agent:a wrote last
+      Y.applyUpdate(b.doc, Y.encodeStateAsUpdate(a.doc));
+      a.update(task.id, { status: seed % 2 ? 'done' : 'failed' });
+      b.update(task.id, { status: 'waiting_user' });
+      Y.applyUpdate(a.doc, Y.encodeStateAsUpdate(b.doc));
+      Y.applyUpdate(b.doc, Y.encodeStateAsUpdate(a.doc));
+      const merged = a.get(task.id)!;
+      expect(merged.updatedBy).toBe(merged.status === 'waiting_user' ? 'agent:b' : 'agent:a');
+      expect(b.get(task.id)).toEqual(merged);
+    }
+  });
+
   it('repairs integer aliases that collided in concurrent creation', () => {
     const one = newPlan('agent:one', 1);
     const two = createPlan({ actor: 'agent:two', doc: new Y.Doc(), now: () => 5_000 });
