@@ -29,7 +29,8 @@ export class PlanIndex {
   private orderIds: string[] | null = null;
   /** Snapshots in tree order, and where each id sits in it; null when the order changed. */
   private orderSnapshots: TaskSnapshot[] | null = null;
-  private orderPos = new Map<string, number>();
+  /** Where each id sits in `orderSnapshots`; built on first use (a patch or a position) after a rebuild. */
+  private orderPos: Map<string, number> | null = null;
   /** Tasks whose snapshot changed since `orderSnapshots` was made (their place did not). */
   private readonly staleSnapshots = new Set<string>();
   private readonly graph: GraphIndex;
@@ -40,7 +41,10 @@ export class PlanIndex {
       ordered: () => this.ordered(),
       parentOf: (id) => this.effectiveParent(id),
       children: (id) => this.children(id),
-      count: () => this.orderedIds().length,
+      count: () => {
+        this.tree();
+        return this.parentOf.size;
+      },
     });
   }
 
@@ -77,12 +81,14 @@ export class PlanIndex {
       // No field named: the task's whole map was replaced (a concurrent create of the same id).
       if (!any) rebuildTree = true;
     }
-    if (placed.length > 0 || rebuildTree) this.orderIds = null;
+    const appended = !rebuildTree && placed.length === 1 && added.length === 1 ? added[0]! : null;
     if (rebuildTree || !this.childIds || (this.irregular && placed.length > 0)) {
       this.childIds = null;
     } else if (placed.length > 0 && !this.place([...new Set(placed)])) {
       this.childIds = null;
     }
+    if (appended !== null && this.childIds && this.isLastTopLevel(appended)) this.appendToOrder(appended);
+    else if (placed.length > 0 || rebuildTree) this.orderIds = null;
     if (!this.childIds) this.graph.reset();
     else for (const id of added) this.graph.added(id);
   }
@@ -94,8 +100,9 @@ export class PlanIndex {
       if (this.staleSnapshots.size > 0) {
         // A copy: callers may hold the previous array.
         const out = this.orderSnapshots.slice();
+        const positions = this.positions();
         for (const id of this.staleSnapshots) {
-          const at = this.orderPos.get(id);
+          const at = positions.get(id);
           const task = this.source.get(id);
           if (at !== undefined && task) out[at] = task;
         }
@@ -105,14 +112,12 @@ export class PlanIndex {
       return this.orderSnapshots;
     }
     const out: TaskSnapshot[] = [];
-    this.orderPos = new Map();
     for (const id of ids) {
       const task = this.source.get(id);
-      if (!task) continue;
-      this.orderPos.set(id, out.length);
-      out.push(task);
+      if (task) out.push(task);
     }
     this.orderSnapshots = out;
+    this.orderPos = null;
     this.staleSnapshots.clear();
     return out;
   }
@@ -130,7 +135,7 @@ export class PlanIndex {
   /** Where a task sits in tree order (undefined for an unknown id). */
   position(id: string): number | undefined {
     this.ordered();
-    return this.orderPos.get(id);
+    return this.positions().get(id);
   }
 
   /** Ids of the tasks that wait on `id`, in no particular order. */
@@ -145,6 +150,38 @@ export class PlanIndex {
   /** Blocked open tasks by id. Do not mutate. */
   blocked(): ReadonlyMap<string, BlockedInfo> {
     return this.graph.blocked();
+  }
+
+  private positions(): Map<string, number> {
+    if (!this.orderPos) {
+      this.orderPos = new Map();
+      const snapshots = this.orderSnapshots ?? [];
+      for (let i = 0; i < snapshots.length; i++) this.orderPos.set(snapshots[i]!.id, i);
+    }
+    return this.orderPos;
+  }
+
+  /** Whether a task sits last at the top level: then it is last in tree order too (it has no steps yet). */
+  private isLastTopLevel(id: string): boolean {
+    const top = this.childIds?.get(null);
+    return this.parentOf.get(id) === null && top !== undefined && top[top.length - 1] === id;
+  }
+
+  /**
+   * A new task appended at the end (the common case: an agent adding to its plan) extends the order in place
+   * instead of a walk of the whole tree.
+   */
+  private appendToOrder(id: string): void {
+    if (!this.orderIds) return;
+    this.orderIds.push(id); // private: never handed out
+    const task = this.source.get(id);
+    if (!this.orderSnapshots || !task) {
+      this.orderSnapshots = null;
+      return;
+    }
+    this.orderSnapshots = [...this.orderSnapshots, task];
+    this.orderPos?.set(id, this.orderSnapshots.length - 1);
+    this.staleSnapshots.delete(id);
   }
 
   private orderedIds(): string[] {

@@ -257,12 +257,14 @@ export class Plan {
   /** The tasks that wait on `id` (name it in their blockedBy), in plan order. */
   dependents(id: string): TaskSnapshot[] {
     const view = this.view();
-    const out: Array<{ task: TaskSnapshot; at: number }> = [];
+    const out: TaskSnapshot[] = [];
     for (const dependent of view.dependents(id)) {
       const task = this.get(dependent);
-      if (task) out.push({ task, at: view.position(dependent) ?? 0 });
+      if (task) out.push(task);
     }
-    return out.sort((a, b) => a.at - b.at).map((d) => d.task);
+    if (out.length < 2) return out;
+    const at = new Map(out.map((task) => [task.id, view.position(task.id) ?? 0]));
+    return out.sort((a, b) => at.get(a.id)! - at.get(b.id)!);
   }
 
   /** Dependency cycles present in the document (each sorted; only a merge can create one). */

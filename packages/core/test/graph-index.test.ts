@@ -1,4 +1,4 @@
-// The incrementally maintained graph views (blocked set, cycles) must equal the same views computed from
+// The incrementally maintained views (tree order, blocked set, cycles) must equal the same views computed from
 // scratch, after every edit and every merge. Replicas edit concurrently and exchange updates at random, so
 // merges close and split cycles that no single replica would have allowed.
 import { describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ function prng(seed: number): () => number {
 function fromScratch(plan: Plan) {
   const index = new PlanIndex({ ids: () => plan.doc.getMap('tasks').keys(), get: (id) => plan.get(id) });
   return {
+    order: index.ordered(),
     blocked: [...index.blocked().values()].sort((a, b) => (a.id < b.id ? -1 : 1)),
     cycles: index.cycles(),
   };
@@ -31,6 +32,7 @@ function fromScratch(plan: Plan) {
 
 function live(plan: Plan) {
   return {
+    order: plan.list(),
     blocked: plan
       .blocked()
       .map(({ task: _task, ...info }) => info)
@@ -101,8 +103,8 @@ function pick2<T>(items: readonly T[], random: () => number): T {
   return items[Math.floor(random() * items.length)]!;
 }
 
-describe('incremental graph views', () => {
-  it(`${SEEDS} seeds of concurrent edits and merges: blocked set and cycles equal a fresh computation`, () => {
+describe('incremental views', () => {
+  it(`${SEEDS} seeds of concurrent edits and merges: order, blocked set and cycles equal a fresh computation`, () => {
     let withCycles = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       try {
