@@ -60,7 +60,7 @@ export async function run({
   const runs = quick ? 30 : 200;
   // An agent renders its plan every turn, so the steady state is what it lives with: warm every renderer (and the
   // baselines alike) as many times as it is timed, past the optimising compiler's first passes.
-  const warmup = quick ? 10 : 50;
+  const warmup = runs;
   const plan = buildPlan(rng(3));
   const tasks = plan.list();
   if (tasks.length !== 1000) throw new Error(`expected 1000 tasks, got ${tasks.length}`);
