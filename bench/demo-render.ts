@@ -11,6 +11,7 @@ import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { BenchOutput } from '../apps/demo/src/bench/bench.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../apps/demo/test/harness.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -98,17 +99,8 @@ export async function run({ quick = false }: { quick?: boolean } = {}): Promise<
   await build();
   const server = await serve();
   const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
   });
   let out: BenchOutput;
   try {

@@ -11,20 +11,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../apps/demo/test/harness.js';
 import type * as IdbModule from './idb-cold-load.js';
 import type { IdbColdLoadResult, IdbLoad, IdbWritten } from './idb-cold-load.js';
 
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+export { CHROMIUM_PATH };
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -16,6 +16,9 @@ const STAMP = join(DIST, '.built');
 const LOCK = join(DEMO, '.build-lock');
 export const ARTIFACTS = join(ROOT, '.test-results/demo');
 
+/** Debian's Chromium (the test command installs it when missing); nothing downloads a browser. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** Headless, and quiet on a machine with no network beyond loopback. Shared with the browser benchmarks. */
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -142,7 +145,7 @@ export async function startServer(options: { port?: number; dataDir?: string } =
 }
 
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 
 export interface Person {
