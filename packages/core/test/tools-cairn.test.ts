@@ -379,3 +379,18 @@ describe('update_tasks nowReady', () => {
     expect(checked).toBeGreaterThan(10);
   });
 });
+
+describe('update_tasks nowReady, bounded', () => {
+  it('lists at most 50 newly ready tasks and counts the rest', async () => {
+    const plan = createPlan({ actor: 'agent:a' });
+    const tk = createToolkit(plan, {});
+    const gate = plan.add({ title: 'gate' });
+    plan.addMany(Array.from({ length: 120 }, (_, i) => ({ title: `waits ${i}`, blockedBy: [gate.id] })));
+    const result = (await tk.dispatch('update_tasks', { updates: [{ id: gate.id, status: 'done' }] })) as {
+      nowReady: Brief[];
+      moreReady?: number;
+    };
+    expect(result.nowReady.map((t) => t.title)).toEqual(Array.from({ length: 50 }, (_, i) => `waits ${i}`));
+    expect(result.moreReady).toBe(70);
+  });
+});

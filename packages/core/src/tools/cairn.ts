@@ -116,6 +116,9 @@ const addTasks = defineTool({
   },
 });
 
+/** At most this many tasks in `nowReady`; `moreReady` counts the rest (list_tasks pages through them). */
+const NOW_READY_LIMIT = 50;
+
 const updateTasks = defineTool({
   name: 'update_tasks',
   description:
@@ -140,10 +143,13 @@ const updateTasks = defineTool({
         brief(plan.require(id)),
       );
     });
-    const nowReady = affectedBy(plan, [...touched])
-      .filter((id) => !touched.has(id) && !readyBefore.has(id) && plan.isReady(id, { actor }))
-      .map((id) => brief(plan.require(id)));
-    return { updated, nowReady };
+    const ready = affectedBy(plan, [...touched]).filter(
+      (id) => !touched.has(id) && !readyBefore.has(id) && plan.isReady(id, { actor }),
+    );
+    // Bounded like every list a model reads: closing one blocker of thousands must not flood its context.
+    const nowReady = ready.slice(0, NOW_READY_LIMIT).map((id) => brief(plan.require(id)));
+    const more = ready.length - nowReady.length;
+    return more > 0 ? { updated, nowReady, moreReady: more } : { updated, nowReady };
   },
 });
 
