@@ -4,7 +4,7 @@ import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as Y from 'yjs';
 import { CairnError, toCairnError } from '../errors.js';
-import type { DocPersistence } from '../storage.js';
+import { applyStored, type DocPersistence } from '../storage.js';
 import { acquireLock, type FileLock } from './fs/lock.js';
 import { encodePlanName } from './fs/names.js';
 import {
@@ -149,15 +149,9 @@ class FilePersistenceImpl implements FilePersistence {
       onError: (error) => this.report(error),
     });
     try {
-      const records = log.takeLoadedRecords();
-      Y.transact(
-        this.doc,
-        () => {
-          for (const record of records) Y.applyUpdate(this.doc, record, this);
-        },
-        this,
-      );
+      const reaction = applyStored(this.doc, log.takeLoadedRecords(), this);
       if (prior) log.append(prior); // the doc held edits before it was opened: they belong to the plan too
+      if (reaction) log.append(reaction);
     } catch (error) {
       void log.close().catch(() => undefined);
       throw error;

@@ -2,7 +2,7 @@
 // write errors reach onError and reject flush(), flush() waits for committed writes, and growth is bounded.
 import * as Y from 'yjs';
 import { CairnError } from '../errors.js';
-import type { DocPersistence } from '../storage.js';
+import { applyStored, type DocPersistence } from '../storage.js';
 
 /** y-indexeddb 9's layout: one database per plan, updates in an auto-increment store, a key-value store beside. */
 const UPDATES = 'updates';
@@ -135,17 +135,12 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
         db.close();
         return;
       }
-      // Our listener is off while the stored state is applied: it would ignore that update (our own origin), but
-      // a listener makes Yjs encode the whole loaded state as one. The load is synchronous: nothing slips past.
+      // Our listener is off while the stored state is applied (see applyStored); what others wrote in reaction
+      // to the load is queued like any edit.
       this.doc.off('update', this.onUpdate);
       try {
-        Y.transact(
-          this.doc,
-          () => {
-            for (const update of stored) Y.applyUpdate(this.doc, update, this);
-          },
-          this,
-        );
+        const reaction = applyStored(this.doc, stored, this);
+        if (reaction) this.pending.push(reaction);
       } finally {
         this.doc.on('update', this.onUpdate);
       }

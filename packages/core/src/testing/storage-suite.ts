@@ -71,6 +71,29 @@ export function runStorageAdapterTests(adapterName: string, setup: StorageSetup)
       expect(tasks(again).size).toBe(20);
     });
 
+    it('stores what an observer writes in reaction to the load itself', async () => {
+      const first = open('plan-react');
+      await first.p.whenLoaded;
+      writeTasks(first.doc, 0, 3);
+      await first.p.flush();
+      await first.p.close();
+
+      // A doc whose observer answers remote changes (as a Plan repairs aliases after a merge) is opened on it.
+      const doc = new Y.Doc();
+      tasks(doc).observe((event) => {
+        if (!event.transaction.local)
+          doc.transact(() => doc.getMap('meta').set('seen', tasks(doc).size), ORIGIN);
+      });
+      const second = open('plan-react', doc);
+      await second.p.whenLoaded;
+      expect(doc.getMap('meta').get('seen')).toBe(3);
+      await second.p.flush();
+      await second.p.close();
+
+      const again = await load('plan-react');
+      expect(again.getMap('meta').get('seen')).toBe(3);
+    });
+
     it('starts empty for an unknown plan and keeps plans apart (no prefix or case mix-ups)', async () => {
       const names = ['p', 'p2', 'p:2', 'P', 'p/../p', '../p', 'p.log', 'ünïcode ✓'];
       for (const name of names) {
