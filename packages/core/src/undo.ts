@@ -20,12 +20,16 @@ export interface BoundedUndoManagerOptions {
 export class BoundedUndoManager extends Y.UndoManager {
   readonly limit: number;
   private trimQueued = false;
+  /** Steps already out of the stack whose kept values are not collected yet. */
+  private readonly evicted: Array<(typeof this.undoStack)[number]> = [];
+  private readonly collectBatch: number;
 
   constructor(scope: ConstructorParameters<typeof Y.UndoManager>[0], options: BoundedUndoManagerOptions) {
     const { limit, ...rest } = options;
     super(scope, rest);
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
     this.limit = limit;
+    this.collectBatch = Math.max(1, Math.min(25, Math.floor(limit / 4)));
     this.on('stack-item-added', this.onStackItemAdded);
     this.doc.on('afterAllTransactions', this.trim);
   }
@@ -41,7 +45,11 @@ export class BoundedUndoManager extends Y.UndoManager {
     this.trimQueued = false;
     const excess = this.undoStack.length - this.limit;
     if (excess <= 0) return;
-    const evicted = this.undoStack.splice(0, excess);
+    for (const item of this.undoStack.splice(0, excess)) this.evicted.push(item);
+    // Collecting costs a transaction of its own (about as much as the write that evicted the step), so evicted
+    // steps are collected a batch at a time: the depth of undo stays exact, a few more values stay held a while.
+    if (this.evicted.length < this.collectBatch) return;
+    const evicted = this.evicted.splice(0);
     const doc = this.doc;
     // The same release as UndoManager.clear(): items (and their parents) no longer kept for an undo. Collected
     // inside the transaction that split them at the evicted ranges' edges: at its cleanup Yjs merges split items
