@@ -182,3 +182,22 @@ describe('render budget', () => {
     );
   });
 });
+
+describe('render budget, collapsing', () => {
+  it('collapses only the step lists that the summary makes shorter', () => {
+    const plan = fixedPlan('agent:a', 5);
+    plan.add({
+      title: 'Long task',
+      steps: Array.from({ length: 8 }, (_, i) => ({ title: `a long step description number ${i} to do` })),
+    });
+    plan.add({ title: 'Short task', steps: [{ title: 'x' }] });
+    const whole = renderPlan(plan, { format: 'checklist' });
+    // Room for everything once the long list is summarised, not before.
+    const budget = Math.ceil((whole.length - 250) / 2.5);
+    const text = renderPlan(plan, { format: 'checklist', maxTokens: budget });
+    expect(text).toMatch(/Long task \(0 of 8 steps done\)/);
+    // "x" is shorter than "(0 of 1 step done)": summarising it would have cost tokens.
+    expect(text).toMatch(/\. x\n|\. x$/);
+    expect(text).not.toMatch(/Short task \(0 of 1 step done\)/);
+  });
+});

@@ -110,7 +110,10 @@ const STAGES: readonly Stage[] = [
   },
   {
     set: (omit) => omit.collapsed,
-    candidates: (page) => fromEnd(shownTops(page).filter((t) => page.view.children(t.id).length > 0)),
+    candidates: (page) =>
+      fromEnd(
+        shownTops(page).filter((t) => page.view.children(t.id).length > 0 && page.collapsingShortens(t)),
+      ),
   },
   { set: (omit) => omit.hidden, candidates: (page) => fromEnd(shownTops(page)) },
 ];

@@ -58,6 +58,22 @@ export class Page {
     return text;
   }
 
+  /**
+   * Whether summarising a task's steps as "(n of m steps done)" makes its block shorter than it is now. When its
+   * visible steps are fewer words than the summary, collapsing would cost tokens instead of saving them.
+   */
+  collapsingShortens(top: TaskSnapshot): boolean {
+    const now = this.block(top);
+    const collapsed = this.omit.collapsed;
+    if (collapsed.has(top.id)) return false;
+    collapsed.add(top.id);
+    try {
+      return this.block(top).length < now.length;
+    } finally {
+      collapsed.delete(top.id);
+    }
+  }
+
   /** The section heading a top-level task is listed under; '' in a format without sections. */
   section(top: TaskSnapshot): string {
     let heading = this.sections.get(top.id);
