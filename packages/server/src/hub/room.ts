@@ -382,6 +382,13 @@ export class Room {
     if (!(origin instanceof Connection)) this.docBytes += update.byteLength;
     metrics.updatesTotal.inc();
     metrics.updateBytesTotal.inc({}, update.byteLength);
+    // Relayed before it is stored: peers holding an edit the store has not saved lose nothing (they and the writer
+    // keep it and resend it on reconnect), and acknowledgements wait for the store (see acknowledge).
+    const encoder = encoding.createEncoder();
+    encoding.writeVarUint(encoder, MessageType.Sync);
+    syncProtocol.writeUpdate(encoder, update);
+    const message = encoding.toUint8Array(encoder);
+    for (const conn of this.conns) if (conn !== origin && conn.started) conn.send(message);
     try {
       this.ctx.store.append(this.planId, update);
     } catch (error) {
@@ -389,11 +396,6 @@ export class Room {
       metrics.errorsTotal.inc({ kind: 'store_append' });
       this.ctx.logger.error('could not store an update', { plan: this.planId, error: describeError(error) });
     }
-    const encoder = encoding.createEncoder();
-    encoding.writeVarUint(encoder, MessageType.Sync);
-    syncProtocol.writeUpdate(encoder, update);
-    const message = encoding.toUint8Array(encoder);
-    for (const conn of this.conns) if (conn !== origin && conn.started) conn.send(message);
   };
 }
 
