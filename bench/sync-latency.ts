@@ -71,7 +71,7 @@ export async function run({
 }: {
   quick: boolean;
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
-  const samples = quick ? 100 : 600;
+  const samples = quick ? 100 : 1_200;
   const warmup = quick ? 20 : 50;
   // The systems take turns, in a rotating order, over a few rounds, and each one's samples are pooled: a p99 is
   // a handful of edits, and one system measured in a quieter minute than another would otherwise decide it.
