@@ -121,7 +121,7 @@ export async function run({
   const EDGES = 30_000 / scale;
   const DONE = 3_000 / scale;
   const CHAIN = 5_000 / scale;
-  const runs = quick ? 15 : 60;
+  const runs = quick ? 15 : 200;
   const random = rng(42);
   const edges = makeEdges(TASKS, EDGES, random);
   const rows: Row[] = [];
