@@ -5,20 +5,10 @@ import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CairnError, createPlan, type Plan } from '../src/index.js';
 import { PlanIndex } from '../src/plan-index.js';
+import { seeded } from './tools-fixtures.js';
 
 const SEEDS = Number(process.env['CAIRN_GRAPH_INDEX_SEEDS'] ?? 120);
 const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The views a fresh index computes from the plan's current tasks. */
 function fromScratch(plan: Plan) {
@@ -65,9 +55,9 @@ function randomEdit(plan: Plan, random: () => number): void {
 /** Runs one seed; returns how many checks saw a cycle. */
 function runSeed(seed: number): number {
   let withCycles = 0;
-  const random = prng(seed);
+  const random = seeded(seed);
   const plans = [0, 1, 2].map((i) =>
-    createPlan({ actor: `agent:r${i}`, doc: new Y.Doc(), random: prng(seed * 7 + i) }),
+    createPlan({ actor: `agent:r${i}`, doc: new Y.Doc(), random: seeded(seed * 7 + i) }),
   );
   // A shared start, so concurrent edges among the same tasks can close cycles when they merge.
   plans[0]!.addMany(Array.from({ length: 8 }, (_, i) => ({ title: `t${i}` })));
