@@ -8,35 +8,7 @@ import * as Y from 'yjs';
 import { openIndexedDBPersistence } from '../src/adapters/indexeddb.js';
 import { CairnError } from '../src/errors.js';
 import { runStorageAdapterTests } from '../src/testing/index.js';
-
-/** The records stored under `name`, read with a connection of our own; [] if there is no such database. */
-async function readRecords(factory: IDBFactory, name: string): Promise<Uint8Array[]> {
-  const db = await new Promise<IDBDatabase | null>((resolve, reject) => {
-    const request = factory.open(name);
-    // No database yet: abort the upgrade so reading does not create an empty one.
-    request.onupgradeneeded = () => request.transaction!.abort();
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => (request.error?.name === 'AbortError' ? resolve(null) : reject(request.error));
-  });
-  if (!db) return [];
-  try {
-    const request = db.transaction(['updates'], 'readonly').objectStore('updates').getAll();
-    return await new Promise((resolve, reject) => {
-      request.onsuccess = () => resolve(request.result as Uint8Array[]);
-      request.onerror = () => reject(request.error);
-    });
-  } finally {
-    db.close();
-  }
-}
-
-function deleteDatabase(factory: IDBFactory, name: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const request = factory.deleteDatabase(name);
-    request.onsuccess = () => resolve();
-    request.onerror = () => reject(request.error);
-  });
-}
+import { deleteDatabase, idbHarness, readRecords } from './idb-harness.js';
 
 /** A factory whose connections throw QuotaExceededError from transaction() while `armed`: the browser's edge. */
 function quotaFactory(): { factory: IDBFactory; arm(on: boolean): void } {
@@ -63,26 +35,7 @@ function quotaFactory(): { factory: IDBFactory; arm(on: boolean): void } {
   };
 }
 
-runStorageAdapterTests('indexeddb', () => {
-  const factory = new IDBFactory();
-  const open = openIndexedDBPersistence({ indexedDB: factory });
-  return {
-    open,
-    readStored: (name) => readRecords(factory, name),
-    storedBytes: async (name) => (await readRecords(factory, name)).reduce((sum, r) => sum + r.byteLength, 0),
-    openFailing(name, doc) {
-      const p = open(name, doc);
-      // Another tab deletes the database: this connection must close (or the delete would hang) and say so.
-      const whenLoaded = p.whenLoaded.then(() => deleteDatabase(factory, name));
-      return {
-        whenLoaded,
-        flush: () => p.flush(),
-        close: () => p.close(),
-        onError: (listener) => p.onError(listener),
-      };
-    },
-  };
-});
+runStorageAdapterTests('indexeddb', () => idbHarness(new IDBFactory()));
 
 function json(doc: Y.Doc): unknown {
   return doc.getMap('m').toJSON();
