@@ -1,9 +1,8 @@
 // `cairn agents`: runs N agents on one plan and prints what they do, one line per event, on stdout. Without
 // --server it starts a server of its own (on a free port, plans in --data) that a demo can join meanwhile.
-import { parseArgs } from 'node:util';
-import { CairnError } from '@cairn/core';
 import { llmFromEnv } from './agents/llm.js';
 import { type AgentEvent, runAgents } from './agents.js';
+import { parseOptions, usage } from './cli-args.js';
 import { createConsoleLogger } from './log.js';
 import { createCairnServer } from './node-host.js';
 
@@ -98,28 +97,18 @@ interface AgentsCliOptions {
 }
 
 function parse(args: string[], env: Record<string, string | undefined>): AgentsCliOptions {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        plan: { type: 'string' },
-        count: { type: 'string' },
-        server: { type: 'string' },
-        token: { type: 'string' },
-        data: { type: 'string' },
-        goal: { type: 'string' },
-        tasks: { type: 'string' },
-        'work-ms': { type: 'string' },
-        timeout: { type: 'string' },
-      },
-    }));
-  } catch (error) {
-    throw usage((error as Error).message);
-  }
-  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : null);
+  const values = parseOptions(args, {
+    plan: { type: 'string' },
+    count: { type: 'string' },
+    server: { type: 'string' },
+    token: { type: 'string' },
+    data: { type: 'string' },
+    goal: { type: 'string' },
+    tasks: { type: 'string' },
+    'work-ms': { type: 'string' },
+    timeout: { type: 'string' },
+  });
+  const text = (name: keyof typeof values): string | null => values[name] ?? null;
   const planId = text('plan');
   if (!planId) throw usage('--plan is required: the id of the plan the agents share.');
   const count = integer(text('count'), '--count', 1, 64);
@@ -153,8 +142,4 @@ function integer(value: string | null, name: string, min: number, max: number): 
   if (!Number.isInteger(n) || n < min || n > max)
     throw usage(`${name} must be an integer from ${min} to ${max}.`);
   return n;
-}
-
-function usage(message: string): CairnError {
-  return new CairnError('invalid_argument', message, { usage: true });
 }

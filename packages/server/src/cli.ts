@@ -3,12 +3,12 @@
 // MCP protocol) and `agents` (stdout is its event log) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CairnError, isCairnError } from '@cairn/core';
 import { MCP_USAGE } from '@cairn/mcp/usage';
 import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { judgeFromEnv } from './auto-close.js';
+import { parseOptions, usage } from './cli-args.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
@@ -67,18 +67,6 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
   }
 }
 
-function usage(message: string): CairnError {
-  return new CairnError('invalid_argument', message, { usage: true });
-}
-
-function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw usage((error as Error).message);
-  }
-}
-
 function readSecret(values: { 'secret-file'?: string | boolean }, io: CliIO): string | null {
   const file = values['secret-file'];
   if (typeof file === 'string') {
@@ -99,7 +87,7 @@ function readSecret(values: { 'secret-file'?: string | boolean }, io: CliIO): st
 }
 
 async function serve(args: string[], io: CliIO): Promise<number> {
-  const values = parse(args, {
+  const values = parseOptions(args, {
     port: { type: 'string' },
     host: { type: 'string' },
     data: { type: 'string' },
@@ -155,7 +143,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
 }
 
 async function token(args: string[], io: CliIO): Promise<number> {
-  const values = parse(args, {
+  const values = parseOptions(args, {
     plan: { type: 'string' },
     role: { type: 'string' },
     sub: { type: 'string' },
