@@ -3,14 +3,7 @@
 // the tasks that wait on it; a new edge looks only at what its blocker waits on; a removed edge re-splits only
 // the cycle it was in. Anything harder (a removal, a move, a tree rebuild) falls back to a full rebuild, which
 // is O(tasks + edges). Work is deferred to the next read, so a burst of edits costs one pass.
-import {
-  type BlockedInfo,
-  blockingAncestor,
-  classifyBlocked,
-  findCycles,
-  inherited,
-  ownBlock,
-} from './graph.js';
+import { type BlockedInfo, blockingAncestor, findCycles, inherited, ownBlock } from './graph.js';
 import { isOpenStatus, type TaskSnapshot } from './schema.js';
 
 export interface GraphSource {
@@ -111,9 +104,9 @@ export class GraphIndex {
       const info = this.decideOwn(task);
       if (info) this.own.set(task.id, info);
     }
-    const blocked = classifyBlocked(tasks, this.cycleOf, (id) => this.source.parentOf(id));
     this.blockedMap.clear();
-    for (const [id, info] of blocked) this.blockedMap.set(id, info);
+    const limit = this.source.count();
+    for (const task of tasks) this.settle(task.id, limit);
     this.dirty.clear();
     this.edgeChanged.clear();
     this.built = true;
@@ -267,18 +260,24 @@ export class GraphIndex {
       if (was !== (info !== null)) for (const child of this.source.children(id)) this.subtree(child, redo);
     }
     this.dirty.clear();
-    // Shown parents never form a cycle (the tree breaks them); the bound is a second line of defence.
     const limit = this.source.count();
-    for (const id of redo) {
-      const task = this.source.get(id);
-      const mine = this.own.get(id);
-      if (!task || !isOpenStatus(task.status)) this.blockedMap.delete(id);
-      else if (mine) this.blockedMap.set(id, mine);
-      else {
-        const ancestor = blockingAncestor(id, this.own, (x) => this.source.parentOf(x), limit);
-        if (ancestor) this.blockedMap.set(id, inherited(id, ancestor));
-        else this.blockedMap.delete(id);
-      }
+    for (const id of redo) this.settle(id, limit);
+  }
+
+  /**
+   * Decides what queries see for one task from the own reasons: its own, else its nearest blocked ancestor's
+   * (open tasks only). `limit` bounds the walk up: shown parents never form a cycle (the tree breaks them), so
+   * it is a second line of defence.
+   */
+  private settle(id: string, limit: number): void {
+    const task = this.source.get(id);
+    const mine = this.own.get(id);
+    if (!task || !isOpenStatus(task.status)) this.blockedMap.delete(id);
+    else if (mine) this.blockedMap.set(id, mine);
+    else {
+      const ancestor = blockingAncestor(id, this.own, (x) => this.source.parentOf(x), limit);
+      if (ancestor) this.blockedMap.set(id, inherited(id, ancestor));
+      else this.blockedMap.delete(id);
     }
   }
 

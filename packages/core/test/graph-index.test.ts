@@ -3,6 +3,7 @@
 // merges close and split cycles that no single replica would have allowed.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { classifyBlocked, findCycles } from '../src/graph.js';
 import { CairnError, createPlan, type Plan } from '../src/index.js';
 import { PlanIndex } from '../src/plan-index.js';
 import { seeded } from './tools-fixtures.js';
@@ -10,13 +11,21 @@ import { seeded } from './tools-fixtures.js';
 const SEEDS = Number(process.env['CAIRN_GRAPH_INDEX_SEEDS'] ?? 120);
 const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;
 
-/** The views a fresh index computes from the plan's current tasks. */
+/**
+ * The same views from scratch: the tree order of a fresh index, and the blocked set and cycles from the
+ * one-pass functions (graph.ts), which share none of the incremental code.
+ */
 function fromScratch(plan: Plan) {
   const index = new PlanIndex({ ids: () => plan.doc.getMap('tasks').keys(), get: (id) => plan.get(id) });
+  const tasks = index.ordered();
+  const cycles = findCycles(tasks);
+  const cycleOf = new Map<string, string[]>();
+  for (const cycle of cycles) for (const id of cycle) cycleOf.set(id, cycle);
+  const blocked = classifyBlocked(tasks, cycleOf, (id) => index.effectiveParent(id));
   return {
-    order: index.ordered(),
-    blocked: [...index.blocked().values()].sort((a, b) => (a.id < b.id ? -1 : 1)),
-    cycles: index.cycles(),
+    order: tasks,
+    blocked: [...blocked.values()].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    cycles,
   };
 }
 
