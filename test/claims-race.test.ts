@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ClaimResult, createPlan, type Plan } from '@cairn/core';
+import { until } from '@cairn/core/testing';
 import { connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { type CairnServer, createCairnServer, signToken, silentLogger } from '@cairn/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,16 +73,6 @@ function closeAll(list: Agent[]): void {
 }
 
 /** Resolves once `check` holds on `plan`, checked after every change (no polling). */
-function until(plan: Plan, check: () => boolean): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const off = plan.onChange(() => {
-      if (!check()) return;
-      off();
-      resolve();
-    });
-  });
-}
 
 describe.each([2, 8, 32])('K = %i agents racing for one task', (k) => {
   // About 5 ms per agent and trial on 2 busy cores; the full run needs minutes for K = 32.

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createPlan, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
+import { until } from '@cairn/core/testing';
 import { connectPlan } from '@cairn/core/websocket';
 import { type CairnServer, createCairnServer, signToken, silentLogger } from '@cairn/server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -84,18 +85,6 @@ async function person(url: string, planId: string, token?: string): Promise<Plan
   cleanups.push(() => connection.destroy());
   await connection.whenSynced(10_000);
   return plan;
-}
-
-function until(plan: Plan, check: () => boolean): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((done) => {
-    const off = plan.onChange(() => {
-      if (check()) {
-        off();
-        done();
-      }
-    });
-  });
 }
 
 describe('cairn mcp', () => {

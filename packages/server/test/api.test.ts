@@ -2,11 +2,12 @@
 // rendered context, tool definitions and dispatch, refusals that change nothing, and edits reaching live clients.
 import { readdir } from 'node:fs/promises';
 import { createPlan, type Plan, type TaskInput } from '@cairn/core';
+import { until } from '@cairn/core/testing';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { signToken } from '../src/index.js';
-import { cairnClient, startServer, type TestServer } from './helpers.js';
+import { cairnClient, seedPlan, serverState, startServer, type TestServer } from './helpers.js';
 
 const secret = 'api-test-secret-with-at-least-32-bytes!';
 const token = (plan: string, role: 'read' | 'write' | 'admin', sub = 'ana') =>
@@ -48,31 +49,6 @@ async function call(
   };
 }
 
-/** Writes tasks into a plan on the server, created at increasing times from `start`, as `actor`. */
-async function seed(
-  server: TestServer,
-  planId: string,
-  inputs: TaskInput[],
-  start = 1_000,
-): Promise<string[]> {
-  const handle = await server.server.hub.openPlan(planId);
-  let clock = start;
-  const plan = createPlan({ doc: handle.doc, actor: 'agent:seed', now: () => clock++ });
-  const ids = inputs.map((input) => plan.add(input).id);
-  plan.destroy();
-  await handle.flush();
-  handle.release();
-  return ids;
-}
-
-/** The plan's whole encoded state on the server: byte-for-byte equal means nothing changed. */
-async function stateOf(server: TestServer, planId: string): Promise<Uint8Array> {
-  const handle = await server.server.hub.openPlan(planId);
-  const state = Y.encodeStateAsUpdate(handle.doc);
-  handle.release();
-  return state;
-}
-
 /** A Cairn WebSocket client's view of a plan, once synced. */
 async function watcher(server: TestServer, planId: string, options: { token?: string } = {}): Promise<Plan> {
   const doc = new Y.Doc();
@@ -81,15 +57,10 @@ async function watcher(server: TestServer, planId: string, options: { token?: st
   return createPlan({ doc, actor: 'user:watcher' });
 }
 
-function until(plan: Plan, test: (plan: Plan) => boolean): Promise<void> {
-  if (test(plan)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = plan.onChange(() => {
-      if (!test(plan)) return;
-      stop();
-      resolve();
-    });
-  });
+/** Seeds tasks created at increasing times from `start`, one millisecond apart, so their order is known. */
+function seed(server: TestServer, planId: string, inputs: TaskInput[], start = 1_000): Promise<string[]> {
+  let clock = start;
+  return seedPlan(server, planId, inputs, () => clock++);
 }
 
 describe('GET /api/plans/:plan/tasks', () => {
@@ -206,7 +177,7 @@ describe('PATCH /api/plans/:plan/tasks/:taskId', () => {
     const server = await startServer({ secret });
     const [id] = await seed(server, 'acme:1', [{ title: 'Top level' }]);
     const writer = await token('acme:1', 'write');
-    const before = await stateOf(server, 'acme:1');
+    const before = await serverState(server, 'acme:1');
     const path = `/api/plans/acme%3A1/tasks/${id}`;
 
     const badJson = await call(server, 'PATCH', path, { token: writer, raw: '{"status": "done"' });
@@ -244,7 +215,7 @@ describe('PATCH /api/plans/:plan/tasks/:taskId', () => {
     const wrongMethod = await call(server, 'DELETE', path, { token: writer });
     expect(wrongMethod.status).toBe(405);
 
-    expect(await stateOf(server, 'acme:1')).toEqual(before);
+    expect(await serverState(server, 'acme:1')).toEqual(before);
   });
 });
 
@@ -373,7 +344,7 @@ describe('tools over HTTP', () => {
     const server = await startServer({ secret });
     const [id] = await seed(server, 'acme:1', [{ title: 'Existing' }]);
     const writer = await token('acme:1', 'write', 'scout');
-    const before = await stateOf(server, 'acme:1');
+    const before = await serverState(server, 'acme:1');
 
     const unknownId = await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
       token: writer,
@@ -420,7 +391,7 @@ describe('tools over HTTP', () => {
     });
     expect(system.status).toBe(400);
 
-    expect(await stateOf(server, 'acme:1')).toEqual(before);
+    expect(await serverState(server, 'acme:1')).toEqual(before);
   });
 
   it('runs open on loopback without a secret, as agent:local and user:local', async () => {
@@ -450,8 +421,8 @@ describe('security over HTTP', () => {
     const [id] = await seed(server, 'acme:1', [{ title: 'Guarded' }]);
     const [otherId] = await seed(server, 'acme:2', [{ title: 'Neighbour' }]);
     const neighbour = await watcher(server, 'acme:2', { token: await token('acme:2', 'read', 'viewer') });
-    const before = await stateOf(server, 'acme:1');
-    const otherBefore = await stateOf(server, 'acme:2');
+    const before = await serverState(server, 'acme:1');
+    const otherBefore = await serverState(server, 'acme:2');
 
     const forged = await signToken('another-secret-that-is-also-long-enough!', {
       plan: 'acme:1',
@@ -509,8 +480,8 @@ describe('security over HTTP', () => {
       expect(answer.body.error).toMatchObject({ code: 'forbidden', role: 'read', needs: 'write' });
     }
 
-    expect(await stateOf(server, 'acme:1')).toEqual(before);
-    expect(await stateOf(server, 'acme:2')).toEqual(otherBefore);
+    expect(await serverState(server, 'acme:1')).toEqual(before);
+    expect(await serverState(server, 'acme:2')).toEqual(otherBefore);
     expect(neighbour.list().map((t) => t.id)).toEqual([otherId]);
     // The neighbour's plan still works for its own token.
     const ok = await call(server, 'PATCH', `/api/plans/acme%3A2/tasks/${otherId}`, {

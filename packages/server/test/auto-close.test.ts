@@ -3,11 +3,12 @@
 // `auto_close`, every judgement is logged, and a judge that fails or answers garbage changes nothing.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createChat, createPlan, type Plan, type TaskInput } from '@cairn/core';
+import { createChat, createPlan, type TaskInput } from '@cairn/core';
+import { until } from '@cairn/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { chatCompletionsJudge, type JudgeRun, judgeFromEnv, signToken } from '../src/index.js';
-import { cairnClient, startServer, type TestServer } from './helpers.js';
+import { cairnClient, seedPlan, serverState, startServer, type TestServer } from './helpers.js';
 
 interface JudgeCall {
   headers: IncomingMessage['headers'];
@@ -87,23 +88,6 @@ async function judgedServer(options: { secret?: string } = {}): Promise<TestServ
   });
 }
 
-async function seed(server: TestServer, planId: string, inputs: TaskInput[]): Promise<string[]> {
-  const handle = await server.server.hub.openPlan(planId);
-  const plan = createPlan({ doc: handle.doc, actor: 'agent:seed' });
-  const ids = inputs.map((input) => plan.add(input).id);
-  plan.destroy();
-  await handle.flush();
-  handle.release();
-  return ids;
-}
-
-async function stateOf(server: TestServer, planId: string): Promise<Uint8Array> {
-  const handle = await server.server.hub.openPlan(planId);
-  const state = Y.encodeStateAsUpdate(handle.doc);
-  handle.release();
-  return state;
-}
-
 /** An agent's client: its doc, plan view and chat, synced with the server. */
 async function agent(server: TestServer, planId: string) {
   const doc = new Y.Doc();
@@ -121,17 +105,6 @@ function nextRun(server: TestServer): Promise<JudgeRun> {
   return new Promise((resolve) => server.server.autoClose!.once('judged', resolve));
 }
 
-function until(plan: Plan, test: (plan: Plan) => boolean): Promise<void> {
-  if (test(plan)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = plan.onChange(() => {
-      if (!test(plan)) return;
-      stop();
-      resolve();
-    });
-  });
-}
-
 const TASKS: TaskInput[] = [
   {
     title: "Book a table at Luigi's",
@@ -145,7 +118,7 @@ const TASKS: TaskInput[] = [
 describe('auto-close after a turn', () => {
   it('judges every open task against the latest exchange and closes those at >= 0.75 as auto_close', async () => {
     const server = await judgedServer();
-    const [table, hotel, weather] = await seed(server, 'acme:conv:1', TASKS);
+    const [table, hotel, weather] = await seedPlan(server, 'acme:conv:1', TASKS);
     reply = rate({
       "Book a table at Luigi's": { completed: 0.92, abandoned: 0.02, reason: 'The booking was confirmed.' },
       'Find a hotel in Rome': { completed: 0.05, abandoned: 0.81, reason: 'The user no longer travels.' },
@@ -216,7 +189,7 @@ describe('auto-close after a turn', () => {
 
   it('ignores malformed judge output safely, logs it, and changes nothing', async () => {
     const server = await judgedServer({ secret: 'auto-close-secret-at-least-32-bytes!!' });
-    const [table, hotel] = await seed(server, 'acme:conv:2', TASKS);
+    const [table, hotel] = await seedPlan(server, 'acme:conv:2', TASKS);
     // A turn written on the server side ends too: the hook's run (told to judge nothing) comes first.
     reply = () => ({ content: '{"tasks":[]}' });
     const hooked = nextRun(server);
@@ -236,7 +209,7 @@ describe('auto-close after a turn', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${writer}` },
       });
-    const before = await stateOf(server, 'acme:conv:2');
+    const before = await serverState(server, 'acme:conv:2');
 
     for (const [what, answer] of [
       ['prose', { content: 'I think the booking is probably done.' }],
@@ -253,7 +226,7 @@ describe('auto-close after a turn', () => {
       expect(body.error.message).toMatch(/No task was changed/);
       expect(body.error.run.closed).toEqual([]);
     }
-    expect(await stateOf(server, 'acme:conv:2')).toEqual(before);
+    expect(await serverState(server, 'acme:conv:2')).toEqual(before);
     const warnings = server.logger.lines.filter(
       (l) => l.message === 'auto-close judge output ignored; tasks stay open',
     );
@@ -297,7 +270,7 @@ describe('auto-close after a turn', () => {
   it('answers POST /judge: 404 for an unknown plan, 403 for a reader, nothing to judge without open tasks', async () => {
     const secret = 'auto-close-secret-at-least-32-bytes!!';
     const server = await judgedServer({ secret });
-    await seed(server, 'acme:conv:3', [{ title: 'Closed already', status: 'done' }]);
+    await seedPlan(server, 'acme:conv:3', [{ title: 'Closed already', status: 'done' }]);
     const post = async (planId: string, role: 'read' | 'write') =>
       fetch(`${server.http}/api/plans/${encodeURIComponent(planId)}/judge`, {
         method: 'POST',
@@ -315,7 +288,7 @@ describe('without a judge', () => {
   it('leaves tasks open, and POST /judge says how to configure one', async () => {
     const server = await startServer();
     expect(server.server.autoClose).toBeNull();
-    const [id] = await seed(server, 'acme:conv:4', TASKS.slice(0, 1));
+    const [id] = await seedPlan(server, 'acme:conv:4', TASKS.slice(0, 1));
     const a = await agent(server, 'acme:conv:4');
     a.user.append({ role: 'user', text: 'Thanks, all done!' });
     a.chat.append({ role: 'assistant', text: 'Booked.' });

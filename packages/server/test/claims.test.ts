@@ -2,6 +2,7 @@
 // `lease`, also while the plan is unloaded), release and hand-off, actors bound to the token, tentative claims
 // while offline, and a resent request answered once. The race property itself is in test/claims-race.test.ts.
 import { createPlan, type Plan } from '@cairn/core';
+import { until } from '@cairn/core/testing';
 import {
   ClaimMessageType,
   decodeClaimReply,
@@ -43,18 +44,6 @@ async function agent(s: TestServer, planId: string, actor: string, token?: strin
   });
   await connection.whenSynced(5_000);
   return { plan, connection };
-}
-
-function until(plan: Plan, check: () => boolean): Promise<void> {
-  if (check()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const off = plan.onChange(() => {
-      if (check()) {
-        off();
-        resolve();
-      }
-    });
-  });
 }
 
 describe('leases', () => {

@@ -2,11 +2,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createPlan, type TaskInput } from '@cairn/core';
 import { type ConnectPlanOptions, connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { afterEach } from 'vitest';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
 import {
   type CairnServer,
   type CairnServerOptions,
@@ -64,6 +65,33 @@ export async function startServer(options: CairnServerOptions & { port?: number 
   const info = await server.listen(port, '127.0.0.1');
   onCleanup(() => server.close().catch(() => undefined));
   return { server, url: `ws://127.0.0.1:${info.port}`, http: info.url, port: info.port, dir, logger };
+}
+
+/**
+ * Writes tasks into a plan on the server as `agent:seed`, stamped by `now` (default: the clock), and waits until
+ * the server has stored them. Returns their ids.
+ */
+export async function seedPlan(
+  server: TestServer,
+  planId: string,
+  inputs: TaskInput[],
+  now?: () => number,
+): Promise<string[]> {
+  const handle = await server.server.hub.openPlan(planId);
+  const plan = createPlan({ doc: handle.doc, actor: 'agent:seed', ...(now ? { now } : {}) });
+  const ids = inputs.map((input) => plan.add(input).id);
+  plan.destroy();
+  await handle.flush();
+  handle.release();
+  return ids;
+}
+
+/** The plan's whole encoded state on the server: byte-for-byte equal means nothing changed. */
+export async function serverState(server: TestServer, planId: string): Promise<Uint8Array> {
+  const handle = await server.server.hub.openPlan(planId);
+  const state = Y.encodeStateAsUpdate(handle.doc);
+  handle.release();
+  return state;
 }
 
 /** A stock y-websocket client, exactly as an app without Cairn would use it. */

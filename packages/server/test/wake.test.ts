@@ -5,10 +5,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createChat, createPlan, type Plan, type TaskInput } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
+import { until } from '@cairn/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import type { TaskWokenEvent } from '../src/wake.js';
-import { cairnClient, startServer, type TestServer, tempDir } from './helpers.js';
+import { cairnClient, seedPlan, startServer, type TestServer, tempDir } from './helpers.js';
 
 const T0 = Date.parse('2026-12-02T09:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -19,14 +20,9 @@ function clock(start = T0) {
   return { state, now: () => state.now };
 }
 
-async function seed(server: TestServer, planId: string, inputs: TaskInput[]): Promise<string[]> {
-  const handle = await server.server.hub.openPlan(planId);
-  const plan = createPlan({ doc: handle.doc, actor: 'agent:seed', now: () => T0 });
-  const ids = inputs.map((input) => plan.add(input).id);
-  plan.destroy();
-  await handle.flush();
-  handle.release();
-  return ids;
+/** Seeds tasks stamped at T0, the start of every test's clock. */
+function seed(server: TestServer, planId: string, inputs: TaskInput[]): Promise<string[]> {
+  return seedPlan(server, planId, inputs, () => T0);
 }
 
 async function live(server: TestServer, planId: string): Promise<{ plan: Plan; doc: Y.Doc }> {
@@ -34,17 +30,6 @@ async function live(server: TestServer, planId: string): Promise<{ plan: Plan; d
   const conn = cairnClient(server.url, planId, doc);
   await conn.whenSynced();
   return { plan: createPlan({ doc, actor: 'agent:scout' }), doc };
-}
-
-function until(plan: Plan, test: (plan: Plan) => boolean): Promise<void> {
-  if (test(plan)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = plan.onChange(() => {
-      if (!test(plan)) return;
-      stop();
-      resolve();
-    });
-  });
 }
 
 describe('wake-ups', () => {
