@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { BenchOutput } from '../apps/demo/src/bench/bench.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../apps/demo/test/harness.js';
+import { ms, type Row, speedup } from './lib/report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -25,22 +26,12 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 };
 
-export interface DemoRenderRow {
-  measure: string;
-  cairn: string;
-  baselineName: string;
-  baseline: string;
-  ratio: string;
-  target: string;
-  met: boolean | null;
-}
-
 export interface DemoRenderResult {
   id: 'demo-render';
   number: number;
   title: string;
   method: string;
-  rows: DemoRenderRow[];
+  rows: Row[];
   notes: string[];
 }
 
@@ -86,14 +77,6 @@ const p95 = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil(0.95 * s.length) - 1)]!;
 };
-const ms = (x: number) =>
-  x >= 100 ? `${x.toFixed(0)} ms` : x >= 10 ? `${x.toFixed(1)} ms` : `${x.toFixed(2)} ms`;
-const faster = (a: number, b: number) => {
-  const r = b / a;
-  const f = (v: number) =>
-    v >= 100 ? `${Math.round(v)}x` : v >= 10 ? `${v.toFixed(1)}x` : `${v.toFixed(2)}x`;
-  return r >= 1 ? `${f(r)} faster` : `${f(1 / r)} slower`;
-};
 
 export async function run({ quick = false }: { quick?: boolean } = {}): Promise<DemoRenderResult> {
   await build();
@@ -115,7 +98,7 @@ export async function run({ quick = false }: { quick?: boolean } = {}): Promise<
     await server.close();
   }
 
-  const rows: DemoRenderRow[] = [];
+  const rows: Row[] = [];
   const row = (measure: string, a: number[], b: number[], target: number | null, stat = median) => {
     const x = stat(a);
     const y = stat(b);
@@ -124,7 +107,7 @@ export async function run({ quick = false }: { quick?: boolean } = {}): Promise<
       cairn: ms(x),
       baselineName: 'naive full re-render',
       baseline: ms(y),
-      ratio: faster(x, y),
+      ratio: speedup(x, y),
       target: target === null ? '' : `< ${target} ms`,
       met: target === null ? null : x < target,
     });
@@ -159,7 +142,7 @@ export async function run({ quick = false }: { quick?: boolean } = {}): Promise<
     cairn: ms(cv.mount),
     baselineName: laidOut,
     baseline: ms(all.mount),
-    ratio: faster(cv.mount, all.mount),
+    ratio: speedup(cv.mount, all.mount),
     target: '',
     met: null,
   });
