@@ -1,7 +1,7 @@
 // Seed 000's checklist: "### Current Tasks", then `- [x] 1. text` per task with its integer alias; steps are
 // indented under their task. Finished tasks stay for continuity until the budget or the done policy prunes them.
 import type { TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './page.js';
+import { type FormatRenderer, linesBlock } from './page.js';
 import {
   checkbox,
   collapsedNote,
@@ -18,11 +18,7 @@ export const checklistFormat: FormatRenderer = {
     '### Current Tasks\n\nYour active task list - short-term working memory for tracking plan steps.\n\n',
   between: '\n',
   gap: '\n\n',
-  block(view, omit, top) {
-    const lines: string[] = [];
-    line(view, omit, top, top, 0, lines);
-    return lines.join('\n');
-  },
+  block: linesBlock(line),
 };
 
 function line(

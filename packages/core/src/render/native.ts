@@ -2,7 +2,7 @@
 // what waits on someone, and what is finished; who is here and on what (from awareness, when given); steps
 // nested under their task. Tasks are named by their string ids, which the native tools take.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './page.js';
+import { type FormatRenderer, linesBlock } from './page.js';
 import {
   checkbox,
   collapsedNote,
@@ -44,11 +44,7 @@ export const nativeFormat: FormatRenderer = {
   section: (view, top) => HEADINGS[groupOf(view, top)],
   between: '\n',
   gap: '\n\n',
-  block(view, omit, top) {
-    const lines: string[] = [];
-    line(view, omit, top, top, 0, lines);
-    return lines.join('\n');
-  },
+  block: linesBlock(line),
 };
 
 function line(

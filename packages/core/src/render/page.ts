@@ -20,6 +20,25 @@ export interface FormatRenderer {
   block(view: PlanView, omit: Omissions, top: TaskSnapshot): string;
 }
 
+/** Writes one task's line, then its visible steps' (one deeper), onto `out`. */
+export type LineWriter = (
+  view: PlanView,
+  omit: Omissions,
+  top: TaskSnapshot,
+  task: TaskSnapshot,
+  depth: number,
+  out: string[],
+) => void;
+
+/** A format's `block` for a format that prints a task and its steps a line each, starting at the top task. */
+export function linesBlock(line: LineWriter): FormatRenderer['block'] {
+  return (view, omit, top) => {
+    const lines: string[] = [];
+    line(view, omit, top, top, 0, lines);
+    return lines.join('\n');
+  };
+}
+
 /** How a top-level task is cut down; each gives a different block. */
 type Cut = 'whole' | 'openSteps' | 'collapsed';
 

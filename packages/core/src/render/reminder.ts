@@ -1,7 +1,7 @@
 // Seed 003's todo reminder, as the amplifier hook prints it before each model call: `✓ content` when completed,
 // `→ activeForm` while in progress, `☐ content` when pending; steps indented under their task.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
-import type { FormatRenderer } from './page.js';
+import { type FormatRenderer, linesBlock } from './page.js';
 import { collapsedNote, indent, type Omissions, type PlanView, statusWords, visibleSteps } from './view.js';
 
 export const reminderFormat: FormatRenderer = {
@@ -9,11 +9,7 @@ export const reminderFormat: FormatRenderer = {
   head: () => '',
   between: '\n',
   gap: '\n',
-  block(view, omit, top) {
-    const lines: string[] = [];
-    line(view, omit, top, top, 0, lines);
-    return lines.join('\n');
-  },
+  block: linesBlock(line),
 };
 
 function line(
