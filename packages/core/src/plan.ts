@@ -186,7 +186,7 @@ export class Plan {
     let best: TaskSnapshot | undefined;
     for (const id of ids) {
       const task = this.get(id);
-      if (task && (!best || createdBefore(task, best))) best = task;
+      if (task && (!best || createdOrder(task, best) < 0)) best = task;
     }
     return best;
   }
@@ -1171,10 +1171,6 @@ const NO_IDS: ReadonlySet<string> = new Set();
 /** Creation order, ties broken by id: the earlier task keeps a shared alias. */
 function createdOrder(a: TaskSnapshot, b: TaskSnapshot): number {
   return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
-function createdBefore(a: TaskSnapshot, b: TaskSnapshot): boolean {
-  return createdOrder(a, b) < 0;
 }
 
 /** Who removed a task and when, and the alias it had (so it is never given to another task). */
