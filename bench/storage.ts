@@ -18,7 +18,7 @@ import { writeFresh, writeHistory } from './lib/history.js';
 import { type IdbColdLoadResult, idbColdLoad } from './lib/idb-cold-load.js';
 import { collectGarbage, now, progress, type Summary, summarize } from './lib/measure.js';
 import { profile } from './lib/profile.js';
-import { type BenchResult, bytes, fmtRatio, ms, type Row, speedup } from './lib/report.js';
+import { type BenchResult, bytes, cairnOnly, fmtRatio, ms, type Row, speedup } from './lib/report.js';
 
 const TARGET_MS = 100;
 
@@ -381,15 +381,10 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
         target: '',
         met: null,
       },
-      {
-        measure: `of which: open, read and checksum the log (${bytes(written.bytes)}, ${written.stats.records} record${written.stats.records > 1 ? 's' : ''})`,
-        cairn: ms(parse!.median),
-        baselineName: '',
-        baseline: '',
-        ratio: '',
-        target: '',
-        met: null,
-      },
+      cairnOnly(
+        `of which: open, read and checksum the log (${bytes(written.bytes)}, ${written.stats.records} record${written.stats.records > 1 ? 's' : ''})`,
+        ms(parse!.median),
+      ),
       {
         measure: 'of which: Y.applyUpdate of the snapshot',
         cairn: ms(applyPlain!.median),
@@ -408,15 +403,10 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
         target: '',
         met: null,
       },
-      {
-        measure: `the same ${n(TASKS)} tasks written fresh, no history (${bytes(freshBytes)}): cold load`,
-        cairn: ms(freshLoad!.median),
-        baselineName: '',
-        baseline: '',
-        ratio: '',
-        target: '',
-        met: null,
-      },
+      cairnOnly(
+        `the same ${n(TASKS)} tasks written fresh, no history (${bytes(freshBytes)}): cold load`,
+        ms(freshLoad!.median),
+      ),
       {
         measure: `fix 1: Y.applyUpdate of the snapshot with no 'update' listener attached (the adapters now attach theirs after the load)`,
         cairn: ms(applyPlain!.median),
@@ -519,15 +509,12 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
       met: idb.total.median < TARGET_MS,
     });
     if (idb.parts) {
-      rows.push({
-        measure: 'of which: IndexedDB alone (open + getAll) / Y.applyUpdate of what it read',
-        cairn: `${ms(idb.parts.read.median)} / ${ms(idb.parts.apply.median)}`,
-        baselineName: '',
-        baseline: '',
-        ratio: '',
-        target: '',
-        met: null,
-      });
+      rows.push(
+        cairnOnly(
+          'of which: IndexedDB alone (open + getAll) / Y.applyUpdate of what it read',
+          `${ms(idb.parts.read.median)} / ${ms(idb.parts.apply.median)}`,
+        ),
+      );
     }
 
     // ---- IndexedDB in real Chromium: the same module, bundled into a page
@@ -557,15 +544,12 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
         met: chromium.total.median < TARGET_MS,
       });
       if (chromium.parts) {
-        rows.push({
-          measure: 'of which (in Chromium): IndexedDB alone (open + getAll) / Y.applyUpdate of what it read',
-          cairn: `${ms(chromium.parts.read.median)} / ${ms(chromium.parts.apply.median)}`,
-          baselineName: '',
-          baseline: '',
-          ratio: '',
-          target: '',
-          met: null,
-        });
+        rows.push(
+          cairnOnly(
+            'of which (in Chromium): IndexedDB alone (open + getAll) / Y.applyUpdate of what it read',
+            `${ms(chromium.parts.read.median)} / ${ms(chromium.parts.apply.median)}`,
+          ),
+        );
       }
       notes.push(
         `Real Chromium: ${chromium.where}, launched by this benchmark through playwright-core with a new empty profile ` +

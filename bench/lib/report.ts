@@ -16,6 +16,11 @@ export interface Row {
   met: boolean | null;
 }
 
+/** A row with Cairn's figure alone: a breakdown or context for the comparisons around it, held to no target. */
+export function cairnOnly(measure: string, cairn: string): Row {
+  return { measure, cairn, baselineName: '', baseline: '', ratio: '', target: '', met: null };
+}
+
 export interface BenchResult {
   id: string;
   /** The benchmark's number in the issue (1 to 7). */
