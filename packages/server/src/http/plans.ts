@@ -9,6 +9,7 @@ import {
   createToolkit,
   DEFINITION_FORMATS,
   type DefinitionFormat,
+  FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
   isOpenStatus,
@@ -21,6 +22,7 @@ import {
   StatusSchema,
   type TaskSnapshot,
   toCairnError,
+  toDefinition,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
 import * as z from 'zod';
@@ -56,35 +58,25 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await authorize(hub, req, planId, 'read');
     const includeClosed = queryFlag(url, 'includeClosed');
     const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: 'system' });
-      try {
-        const all = plan
-          .children(null)
-          .filter((t) => includeClosed || isOpenStatus(t.status))
-          .sort(openFirstNewestFirst);
-        sendJson(res, 200, {
-          plan: planId,
-          tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
-          total: all.length,
-          limit,
-        });
-      } finally {
-        plan.destroy();
-      }
+    await withPlan(hub, options, planId, { actor: 'system' }, (plan) => {
+      const all = plan
+        .children(null)
+        .filter((t) => includeClosed || isOpenStatus(t.status))
+        .sort(openFirstNewestFirst);
+      sendJson(res, 200, {
+        plan: planId,
+        tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
+        total: all.length,
+        limit,
+      });
     });
   });
 
   router.get('/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
     const planId = params.plan!;
     await authorize(hub, req, planId, 'read');
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: 'system' });
-      try {
-        sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
-      } finally {
-        plan.destroy();
-      }
+    await withPlan(hub, options, planId, { actor: 'system' }, (plan) => {
+      sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
     });
   });
 
@@ -93,20 +85,15 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const grant = await authorize(hub, req, planId, 'write');
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(req, false));
-    await withPlan(hub, options, planId, async (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor });
-      try {
-        const task = plan.require(params.taskId!);
-        const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
-        const updated = plan.update(task.id, {
-          status: body.status,
-          ...(note !== undefined ? { note } : {}),
-        });
-        await handle.flush();
-        sendJson(res, 200, { task: withSteps(plan, updated) });
-      } finally {
-        plan.destroy();
-      }
+    await withPlan(hub, options, planId, { actor }, async (plan, handle) => {
+      const task = plan.require(params.taskId!);
+      const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
+      const updated = plan.update(task.id, {
+        status: body.status,
+        ...(note !== undefined ? { note } : {}),
+      });
+      await handle.flush();
+      sendJson(res, 200, { task: withSteps(plan, updated) });
     });
   });
 
@@ -116,24 +103,19 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: reader });
-      try {
-        const text = renderPlan(plan, {
-          format: format as RenderFormat,
-          presence: presenceOf(hub, planId),
-          now: now(),
-          ...(maxTokens !== undefined ? { maxTokens } : {}),
-        });
-        res.writeHead(200, {
-          'content-type': 'text/plain; charset=utf-8',
-          'content-length': Buffer.byteLength(text),
-          'cache-control': 'no-store',
-        });
-        res.end(text);
-      } finally {
-        plan.destroy();
-      }
+    await withPlan(hub, options, planId, { actor: reader }, (plan) => {
+      const text = renderPlan(plan, {
+        format: format as RenderFormat,
+        presence: presenceOf(hub, planId),
+        now: now(),
+        ...(maxTokens !== undefined ? { maxTokens } : {}),
+      });
+      res.writeHead(200, {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+        'cache-control': 'no-store',
+      });
+      res.end(text);
     });
   });
 
@@ -142,9 +124,11 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await authorize(hub, req, planId, 'read');
     const format = (queryEnum(url, 'format', DEFINITION_FORMATS) ?? 'openai') as DefinitionFormat;
     const families = queryFamilies(url) ?? ['cairn'];
-    // Definitions do not depend on the plan's content: a blank plan stands in, nothing is loaded.
-    const toolkit = createToolkit(createPlan(), { families });
-    sendJson(res, 200, { format, families, tools: toolkit.definitions(format) });
+    // Definitions do not depend on the plan's content: read from the families, nothing is loaded.
+    const definitions = families.flatMap((family) =>
+      FAMILIES[family].tools.map((t) => toDefinition(t, format)),
+    );
+    sendJson(res, 200, { format, families, tools: definitions });
   });
 
   router.add('POST', '/api/plans/:plan/tools/:name', async ({ req, res, url, params }) => {
@@ -169,8 +153,8 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     }
     const args = await readBody(req, true);
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
-    const run = async (handle: PlanHandle) => {
-      const plan = createPlan({ doc: handle.doc, actor });
+    const create = !offered.readOnly;
+    await withPlan(hub, options, planId, { actor, create }, async (plan, handle) => {
       const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
       try {
         const result = await toolkit.dispatch(name, args);
@@ -179,19 +163,8 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
         sendJson(res, status, result ?? null);
       } finally {
         toolkit.destroy();
-        plan.destroy();
       }
-    };
-    if (offered.readOnly) {
-      await withPlan(hub, options, planId, run);
-      return;
-    }
-    const handle = await hub.openPlan(planId);
-    try {
-      await run(handle);
-    } finally {
-      handle.release();
-    }
+    });
   });
 
   router.add('POST', '/api/plans/:plan/judge', async ({ req, res, params }) => {
@@ -205,7 +178,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
           'CAIRN_JUDGE_URL and CAIRN_JUDGE_MODEL (and CAIRN_JUDGE_KEY) set.',
       );
     }
-    await withPlan(hub, options, planId, async () => {
+    await withPlan(hub, options, planId, { actor: 'auto_close' }, async () => {
       const run = await autoClose.run(planId);
       if (run.error) {
         throw new CairnError('internal', `${run.error} No task was changed.`, { status: 502, run });
@@ -281,20 +254,28 @@ function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
 // ------------------------------------------------------------------ plans
 
 /**
- * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created. The
- * plan is released afterwards.
+ * Opens the plan, runs `fn` on a Plan of it that writes as `actor`, then destroys that Plan and releases the
+ * plan. An unknown (never written) plan is a 404 and nothing is created, unless `create` (a write may create it).
  */
 async function withPlan(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
-  fn: (handle: PlanHandle) => void | Promise<void>,
+  { actor, create = false }: { actor: string; create?: boolean },
+  fn: (plan: Plan, handle: PlanHandle) => void | Promise<void>,
 ): Promise<void> {
-  if (!hub.isLoaded(planId) && options.planExists && !options.planExists(planId)) throw unknownPlan(planId);
+  if (!create && !hub.isLoaded(planId) && options.planExists && !options.planExists(planId)) {
+    throw unknownPlan(planId);
+  }
   const handle = await hub.openPlan(planId);
   try {
-    if (handle.doc.store.clients.size === 0) throw unknownPlan(planId);
-    await fn(handle);
+    if (!create && handle.doc.store.clients.size === 0) throw unknownPlan(planId);
+    const plan = createPlan({ doc: handle.doc, actor });
+    try {
+      await fn(plan, handle);
+    } finally {
+      plan.destroy();
+    }
   } finally {
     handle.release();
   }
@@ -340,9 +321,8 @@ function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId
 function toolCatalog(): Map<string, { family: FamilyName; readOnly: boolean }> {
   const catalog = new Map<string, { family: FamilyName; readOnly: boolean }>();
   for (const family of FAMILY_NAMES) {
-    const toolkit = createToolkit(createPlan(), { families: [family] });
-    for (const definition of toolkit.definitions('mcp')) {
-      catalog.set(definition.name, { family, readOnly: definition.annotations?.readOnlyHint === true });
+    for (const tool of FAMILIES[family].tools) {
+      catalog.set(tool.name, { family, readOnly: tool.annotations?.readOnlyHint === true });
     }
   }
   return catalog;
