@@ -10,8 +10,9 @@ import type { PlanStore } from '../store/store.js';
 import { CloseCode, encodeKeepAlive } from '../wire.js';
 import { Connection, type HubConnection, type HubSocket } from './connection.js';
 import { type Limits, resolveLimits } from './limits.js';
+import { type CairnMessageHandler, handleMessage, type MessageContext } from './messages.js';
 import { createHubMetrics, type HubMetrics } from './metrics.js';
-import { type CairnMessageHandler, Room, type RoomContext } from './room.js';
+import { Room, type RoomContext } from './room.js';
 
 export interface HubOptions {
   store: PlanStore;
@@ -66,6 +67,7 @@ export class SyncHub {
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly connections = new Set<Connection>();
   private readonly roomContext: RoomContext;
+  private readonly messageContext: MessageContext;
   private readonly cairnHandlers = new Map<number, CairnMessageHandler>();
   private readonly keepAlive: ReturnType<typeof setInterval> | null;
   private readonly unsubscribeStore: () => void;
@@ -84,12 +86,18 @@ export class SyncHub {
       store: () => this.store.metrics(),
     });
     this.roomContext = {
-      cairnHandlers: this.cairnHandlers,
       store: this.store,
       limits: this.limits,
       metrics: this.metrics,
       logger: this.logger,
       timed: (op, run) => this.timed(op, run),
+    };
+    this.messageContext = {
+      limits: this.limits,
+      metrics: this.metrics,
+      logger: this.logger,
+      flush: (planId) => this.flush(planId),
+      cairnHandler: (subType) => this.cairnHandlers.get(subType),
     };
     this.unsubscribeStore =
       this.store.onError?.((error, planId) => {
@@ -197,7 +205,7 @@ export class SyncHub {
       limits: this.limits,
       metrics: this.metrics,
       logger: this.logger,
-      handle: (c, data) => room?.handle(c, data),
+      handle: (c, data) => room && handleMessage(this.messageContext, room, c, data),
       ended: (c) => this.ended(room, c),
     });
     if (!room) {
@@ -215,22 +223,19 @@ export class SyncHub {
     if (this.closing) throw new CairnError('storage', 'The server is shutting down.');
     this.validatePlanId(planId);
     const room = this.room(planId);
-    room.holds++;
+    const unhold = room.hold();
     try {
       await room.loaded;
     } catch (error) {
-      room.holds--;
+      unhold();
       throw toStorageError(error, planId);
     }
-    let released = false;
     return {
       planId,
       doc: room.doc,
-      flush: () => this.timed('flush', () => this.store.flush(planId)),
+      flush: () => this.flush(planId),
       release: () => {
-        if (released) return;
-        released = true;
-        room.holds--;
+        unhold();
         this.maybeIdle(room);
       },
     };
@@ -247,7 +252,7 @@ export class SyncHub {
     this.claims?.close();
     const rooms = [...this.rooms.values()];
     for (const room of rooms) {
-      if (room.idleTimer) clearTimeout(room.idleTimer);
+      room.cancelIdle();
       for (const conn of [...room.conns]) conn.close(CloseCode.GoingAway, 'Server shutting down.');
     }
     const results = await Promise.allSettled(
@@ -282,8 +287,7 @@ export class SyncHub {
   private room(planId: string): Room {
     const existing = this.rooms.get(planId);
     if (existing) {
-      if (existing.idleTimer) clearTimeout(existing.idleTimer);
-      existing.idleTimer = null;
+      existing.cancelIdle();
       return existing;
     }
     const room = new Room(planId, this.roomContext, this.releasing.get(planId));
@@ -308,14 +312,12 @@ export class SyncHub {
   }
 
   private maybeIdle(room: Room): void {
-    if (!room.idle || room.state !== 'ready' || room.idleTimer || this.closing) return;
-    room.idleTimer = setTimeout(() => void this.unload(room), this.idleUnloadMs);
-    room.idleTimer.unref?.();
+    if (this.closing) return;
+    room.whenIdle(this.idleUnloadMs, () => void this.unload(room));
   }
 
   // Flushed while still in the map (a client may join meanwhile and keep it), then removed and released.
   private async unload(room: Room): Promise<void> {
-    room.idleTimer = null;
     const current = () =>
       room.idle && room.state === 'ready' && this.rooms.get(room.planId) === room && !this.closing;
     if (!current()) return;

@@ -1,48 +1,21 @@
-// One loaded plan: its Y.Doc, its Awareness and the connections on it. Speaks the y-websocket protocol (sync +
-// awareness) plus Cairn's acknowledgement message; refuses read-only writes; relays without echo.
-import { CairnError } from '@cairn/core';
-import * as decoding from 'lib0/decoding';
-import * as encoding from 'lib0/encoding';
+// One loaded plan: its Y.Doc, its Awareness, the connections on it and who holds it. Relays updates and
+// presence without echo and stores updates; the protocol that feeds it is in messages.ts.
 import * as awarenessProtocol from 'y-protocols/awareness';
-import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import type { Logger } from '../log.js';
 import { describeError } from '../log.js';
 import type { PlanStore } from '../store/store.js';
-import {
-  AUTH_PERMISSION_DENIED,
-  CloseCode,
-  decodeCairnBody,
-  encodeAck,
-  encodeCairnError,
-  isAckMessageType,
-  MessageType,
-  SyncMessageType,
-} from '../wire.js';
-import { type AwarenessEntry, decodeAwarenessUpdate, encodeAwarenessEntries } from './awareness.js';
+import { CloseCode } from '../wire.js';
+import { type AwarenessEntry, encodeAwarenessEntries } from './awareness.js';
 import { Connection } from './connection.js';
 import type { Limits } from './limits.js';
+import { awarenessMessage, greeting, type MessageRoom, updateMessage } from './messages.js';
 import type { HubMetrics } from './metrics.js';
-import { changesDoc, type DecodedUpdate } from './updates.js';
 
 /** Origin of the transaction that applies stored updates: never stored again, never relayed. */
 export const LOAD_ORIGIN = Symbol('cairn:load');
 
-/**
- * Handles a Cairn message of an extension's sub-type (3 and up; claims use 3 to 7), its sub-type already read.
- * Called in the socket's message order once the plan has loaded. Reply with `conn.send`. Throw for bad input
- * (the connection is closed with 4400).
- */
-export type CairnMessageHandler = (
-  room: Room,
-  conn: Connection,
-  subType: number,
-  decoder: decoding.Decoder,
-) => void;
-
 export interface RoomContext {
-  /** Extensions' Cairn message handlers, by sub-type. */
-  cairnHandlers: ReadonlyMap<number, CairnMessageHandler>;
   store: PlanStore;
   limits: Limits;
   metrics: HubMetrics;
@@ -51,34 +24,15 @@ export interface RoomContext {
   timed<T>(op: 'load' | 'flush' | 'release', run: () => Promise<T>): Promise<T>;
 }
 
-/** A frame the protocol does not allow: the connection is closed with CloseCode.BadMessage. */
-class BadMessage extends Error {}
-
-function read<T>(what: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    throw new BadMessage(`${what}: ${describeError(error)}`);
-  }
-}
-
-const TYPE_NAMES: Record<number, string> = {
-  [MessageType.Sync]: 'sync',
-  [MessageType.Awareness]: 'awareness',
-  [MessageType.Auth]: 'auth',
-  [MessageType.QueryAwareness]: 'query_awareness',
-  [MessageType.Cairn]: 'cairn',
-};
-
-export class Room {
+export class Room implements MessageRoom {
   readonly planId: string;
   readonly doc = new Y.Doc();
   readonly awareness: awarenessProtocol.Awareness;
-  readonly conns = new Set<Connection>();
-  state: 'loading' | 'ready' | 'failed' | 'closed' = 'loading';
+  private readonly connections = new Set<Connection>();
+  private current: 'loading' | 'ready' | 'failed' | 'closed' = 'loading';
   /** Server-side users of the doc (openPlan): the room stays loaded while any hold it. */
-  holds = 0;
-  idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private holds = 0;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
   readonly loaded: Promise<void>;
   /** Estimated size of the plan: its encoded state at load plus every update since (recomputed near the limit). */
   private docBytes = 0;
@@ -97,8 +51,44 @@ export class Room {
     this.loaded = this.load(previous);
   }
 
+  get state(): 'loading' | 'ready' | 'failed' | 'closed' {
+    return this.current;
+  }
+
+  get conns(): ReadonlySet<Connection> {
+    return this.connections;
+  }
+
+  /** Nobody uses it: no connection, no hold. */
   get idle(): boolean {
-    return this.conns.size === 0 && this.holds === 0;
+    return this.connections.size === 0 && this.holds === 0;
+  }
+
+  /** A server-side user starts using the doc; returns the (idempotent) end of that use. */
+  hold(): () => void {
+    this.holds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.holds--;
+    };
+  }
+
+  /** Calls `unload` once the room has been idle and ready for `ms`, unless used again before. */
+  whenIdle(ms: number, unload: () => void): void {
+    if (!this.idle || this.current !== 'ready' || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      unload();
+    }, ms);
+    this.idleTimer.unref?.();
+  }
+
+  /** Used again (or closing): no idle unload is pending. */
+  cancelIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
   }
 
   private async load(previous: Promise<void> | undefined): Promise<void> {
@@ -118,223 +108,62 @@ export class Room {
     );
     this.doc.on('update', this.onUpdate);
     this.awareness.on('update', this.onAwareness);
-    this.state = 'ready';
-    for (const conn of this.conns) this.start(conn);
+    this.current = 'ready';
+    for (const conn of this.connections) this.start(conn);
   }
 
   add(conn: Connection): void {
-    this.conns.add(conn);
-    if (this.state === 'ready') this.start(conn);
+    this.connections.add(conn);
+    if (this.current === 'ready') this.start(conn);
   }
 
   /** The connection ended: its presence goes with it. */
   remove(conn: Connection): void {
-    if (!this.conns.delete(conn)) return;
+    if (!this.connections.delete(conn)) return;
     const ids = [...conn.awarenessClients].filter((id) => this.owners.get(id) === conn);
     for (const id of ids) this.owners.delete(id);
     conn.awarenessClients.clear();
-    if (ids.length > 0 && this.state === 'ready')
+    if (ids.length > 0 && this.current === 'ready')
       awarenessProtocol.removeAwarenessStates(this.awareness, ids, 'close');
   }
 
   /** The store could not load the plan: every waiting client is told to retry later. */
   fail(error: unknown): void {
-    this.state = 'failed';
-    for (const conn of [...this.conns]) {
+    this.current = 'failed';
+    for (const conn of [...this.connections]) {
       conn.close(CloseCode.Unavailable, `Plan could not be loaded: ${describeError(error)}`);
     }
   }
 
   destroy(): void {
-    this.state = 'closed';
+    this.current = 'closed';
+    this.cancelIdle();
     this.doc.off('update', this.onUpdate);
     this.awareness.off('update', this.onAwareness);
     this.awareness.destroy();
     this.doc.destroy();
   }
 
-  // Server -> client, first: our state vector (so the client sends what we lack), then everyone's presence.
   private start(conn: Connection): void {
     conn.start(() => {
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MessageType.Sync);
-      syncProtocol.writeSyncStep1(encoder, this.doc);
-      conn.send(encoding.toUint8Array(encoder));
-      const clients = [...this.awareness.getStates().keys()];
-      if (clients.length > 0) {
-        conn.send(awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, clients)));
-      }
+      for (const message of greeting(this.doc, this.awareness)) conn.send(message);
     });
   }
 
-  /** One message from a started connection. */
-  handle(conn: Connection, data: Uint8Array): void {
-    try {
-      this.dispatch(conn, data);
-    } catch (error) {
-      if (error instanceof BadMessage) {
-        this.ctx.metrics.errorsTotal.inc({ kind: 'bad_message' });
-        conn.close(CloseCode.BadMessage, `Bad message: ${error.message}`);
-        return;
-      }
-      this.ctx.metrics.errorsTotal.inc({ kind: 'internal' });
-      this.ctx.logger.error('failed to handle a message', { plan: this.planId, error: describeError(error) });
-      conn.close(CloseCode.Internal, 'Internal error.');
-    }
-  }
-
-  private dispatch(conn: Connection, data: Uint8Array): void {
-    const decoder = decoding.createDecoder(data);
-    const type = read('message type', () => decoding.readVarUint(decoder));
-    this.ctx.metrics.messagesTotal.inc({ type: TYPE_NAMES[type] ?? 'unknown' });
-    switch (type) {
-      case MessageType.Sync:
-        this.sync(conn, decoder);
-        return;
-      case MessageType.Awareness: {
-        const update = read('awareness message', () => decoding.readVarUint8Array(decoder));
-        this.receiveAwareness(conn, update);
-        return;
-      }
-      case MessageType.QueryAwareness: {
-        const clients = [...this.awareness.getStates().keys()];
-        conn.send(awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, clients)));
-        return;
-      }
-      case MessageType.Auth:
-        return; // only the server sends these
-      case MessageType.Cairn: {
-        const subType = read('Cairn message type', () => decoding.readVarUint(decoder));
-        if (isAckMessageType(subType)) {
-          const message = read('Cairn message', () => decodeCairnBody(subType, decoder));
-          if (message.type !== 'ack-request')
-            throw new BadMessage(`a client does not send "${message.type}"`);
-          this.acknowledge(conn, message.reqId);
-          return;
-        }
-        const extension = this.ctx.cairnHandlers.get(subType);
-        if (!extension) throw new BadMessage(`unknown Cairn message type ${subType}`);
-        this.runExtension(extension, conn, subType, decoder);
-        return;
-      }
-      default:
-        throw new BadMessage(`unknown message type ${type}`);
-    }
-  }
-
-  // An extension's own input errors (a lib0 decoding error, an invalid_argument) are the client's fault: 4400.
-  private runExtension(
-    handler: CairnMessageHandler,
-    conn: Connection,
-    subType: number,
-    decoder: decoding.Decoder,
-  ) {
-    try {
-      handler(this, conn, subType, decoder);
-    } catch (error) {
-      if (error instanceof CairnError && error.code !== 'invalid_argument') throw error;
-      throw new BadMessage(`Cairn message type ${subType}: ${describeError(error)}`);
-    }
-  }
-
-  private sync(conn: Connection, decoder: decoding.Decoder): void {
-    const step = read('sync message type', () => decoding.readVarUint(decoder));
-    const payload = read('sync message', () => decoding.readVarUint8Array(decoder));
-    if (step === SyncMessageType.Step1) {
-      const diff = read('state vector', () => Y.encodeStateAsUpdate(this.doc, payload));
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MessageType.Sync);
-      encoding.writeVarUint(encoder, SyncMessageType.Step2);
-      encoding.writeVarUint8Array(encoder, diff);
-      conn.send(encoding.toUint8Array(encoder));
-      return;
-    }
-    if (step !== SyncMessageType.Step2 && step !== SyncMessageType.Update) {
-      throw new BadMessage(`unknown sync message type ${step}`);
-    }
-    // Decoded in full before anything is applied, so a truncated update changes nothing.
-    const decoded = read('update', () => Y.decodeUpdate(payload));
-    if (!conn.canWrite) {
-      this.refuseReadOnly(conn, decoded);
-      return;
-    }
+  fits(bytes: number): boolean {
     const { maxDocBytes } = this.ctx.limits;
-    if (this.docBytes + payload.byteLength > maxDocBytes) {
-      this.docBytes = Y.encodeStateAsUpdate(this.doc).byteLength;
-      if (this.docBytes + payload.byteLength > maxDocBytes) {
-        this.ctx.metrics.refusedUpdatesTotal.inc({ reason: 'plan_too_large' });
-        conn.refusal = new CairnError('limit', `The plan would exceed ${maxDocBytes} bytes.`, {
-          maxDocBytes,
-        });
-        conn.close(CloseCode.PlanTooLarge, `Update refused: the plan would exceed ${maxDocBytes} bytes.`);
-        return;
-      }
-    }
-    read('update', () => Y.applyUpdate(this.doc, payload, conn));
+    if (this.docBytes + bytes <= maxDocBytes) return true;
+    this.docBytes = Y.encodeStateAsUpdate(this.doc).byteLength;
+    return this.docBytes + bytes <= maxDocBytes;
+  }
+
+  applyFrom(conn: Connection, update: Uint8Array): void {
+    Y.applyUpdate(this.doc, update, conn);
     // Counted whole: parts still waiting for a missing dependency are held in memory too.
-    this.docBytes += payload.byteLength;
+    this.docBytes += update.byteLength;
   }
 
-  private refuseReadOnly(conn: Connection, update: DecodedUpdate): void {
-    if (!changesDoc(this.doc, update)) return; // a sync step 2 that repeats what we have is not a write
-    this.ctx.metrics.refusedUpdatesTotal.inc({ reason: 'read_only' });
-    if (conn.refusal) return; // told once per connection
-    const reason = `This connection is read-only (role "${conn.grant.role}"): its edits are neither stored nor relayed.`;
-    conn.refusal = new CairnError('forbidden', reason, { role: conn.grant.role });
-    const encoder = encoding.createEncoder();
-    encoding.writeVarUint(encoder, MessageType.Auth);
-    encoding.writeVarUint(encoder, AUTH_PERMISSION_DENIED);
-    encoding.writeVarString(encoder, reason);
-    conn.send(encoding.toUint8Array(encoder));
-  }
-
-  // Everything this connection sent before is applied (messages are handled in order): wait for the store to make
-  // it durable, then tell the client which state is safe.
-  private acknowledge(conn: Connection, reqId: number): void {
-    const { metrics } = this.ctx;
-    if (conn.refusal) {
-      metrics.acksTotal.inc({ result: 'refused' });
-      conn.send(encodeCairnError(reqId, conn.refusal.code, conn.refusal.message));
-      return;
-    }
-    if (conn.pendingAcks >= this.ctx.limits.maxPendingAcks) {
-      metrics.acksTotal.inc({ result: 'refused' });
-      conn.send(
-        encodeCairnError(
-          reqId,
-          'limit',
-          `More than ${this.ctx.limits.maxPendingAcks} acknowledgements pending.`,
-        ),
-      );
-      return;
-    }
-    const stateVector = Y.encodeStateVector(this.doc);
-    conn.pendingAcks++;
-    this.ctx
-      .timed('flush', () => this.ctx.store.flush(this.planId))
-      .then(
-        () => {
-          metrics.acksTotal.inc({ result: 'ok' });
-          conn.send(encodeAck(reqId, stateVector));
-        },
-        (error: unknown) => {
-          metrics.acksTotal.inc({ result: 'error' });
-          conn.send(
-            encodeCairnError(
-              reqId,
-              'storage',
-              `The server could not store the plan: ${describeError(error)}`,
-            ),
-          );
-        },
-      )
-      .finally(() => {
-        conn.pendingAcks--;
-      });
-  }
-
-  private receiveAwareness(conn: Connection, update: Uint8Array): void {
-    const entries = read('awareness update', () => decodeAwarenessUpdate(update));
+  receiveAwareness(conn: Connection, update: Uint8Array, entries: readonly AwarenessEntry[]): void {
     const allowed = entries.filter((entry) => this.maySpeakFor(conn, entry));
     if (allowed.length === 0) return;
     const filtered = allowed.length === entries.length ? update : encodeAwarenessEntries(allowed);
@@ -373,7 +202,7 @@ export class Room {
     }
     const changed = [...added, ...updated, ...removed];
     const message = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
-    for (const conn of this.conns) if (conn !== from && conn.started) conn.send(message);
+    for (const conn of this.connections) if (conn !== from && conn.started) conn.send(message);
   };
 
   private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
@@ -384,11 +213,8 @@ export class Room {
     metrics.updateBytesTotal.inc({}, update.byteLength);
     // Relayed before it is stored: peers holding an edit the store has not saved lose nothing (they and the writer
     // keep it and resend it on reconnect), and acknowledgements wait for the store (see acknowledge).
-    const encoder = encoding.createEncoder();
-    encoding.writeVarUint(encoder, MessageType.Sync);
-    syncProtocol.writeUpdate(encoder, update);
-    const message = encoding.toUint8Array(encoder);
-    for (const conn of this.conns) if (conn !== origin && conn.started) conn.send(message);
+    const message = updateMessage(update);
+    for (const conn of this.connections) if (conn !== origin && conn.started) conn.send(message);
     try {
       this.ctx.store.append(this.planId, update);
     } catch (error) {
@@ -397,11 +223,4 @@ export class Room {
       this.ctx.logger.error('could not store an update', { plan: this.planId, error: describeError(error) });
     }
   };
-}
-
-function awarenessMessage(update: Uint8Array): Uint8Array {
-  const encoder = encoding.createEncoder();
-  encoding.writeVarUint(encoder, MessageType.Awareness);
-  encoding.writeVarUint8Array(encoder, update);
-  return encoding.toUint8Array(encoder);
 }

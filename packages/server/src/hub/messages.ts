@@ -1,0 +1,265 @@
+// The sync protocol of a room, lib0 style: one handler per message type in a table, the encoders of what the
+// server sends, and the mapping of bad input to close codes. y-websocket's sync + awareness, plus Cairn's
+// acknowledgement (message 100); other Cairn sub-types go to the hub's extensions.
+import { CairnError } from '@cairn/core';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import * as awarenessProtocol from 'y-protocols/awareness';
+import * as syncProtocol from 'y-protocols/sync';
+import * as Y from 'yjs';
+import { describeError, type Logger } from '../log.js';
+import {
+  AUTH_PERMISSION_DENIED,
+  CloseCode,
+  decodeCairnBody,
+  encodeAck,
+  encodeCairnError,
+  isAckMessageType,
+  MessageType,
+  SyncMessageType,
+} from '../wire.js';
+import { type AwarenessEntry, decodeAwarenessUpdate } from './awareness.js';
+import type { Connection } from './connection.js';
+import type { Limits } from './limits.js';
+import type { HubMetrics } from './metrics.js';
+import { changesDoc, type DecodedUpdate } from './updates.js';
+
+/** What the handlers may read and do in a room (hub/room.ts). */
+export interface MessageRoom {
+  readonly planId: string;
+  readonly doc: Y.Doc;
+  readonly awareness: awarenessProtocol.Awareness;
+  readonly conns: ReadonlySet<Connection>;
+  /** Whether an update of `bytes` keeps the plan under `maxDocBytes`. */
+  fits(bytes: number): boolean;
+  /** Applies a client's update (throws on a malformed one). */
+  applyFrom(conn: Connection, update: Uint8Array): void;
+  /** Applies the entries of an awareness update `conn` may speak for. */
+  receiveAwareness(conn: Connection, update: Uint8Array, entries: readonly AwarenessEntry[]): void;
+}
+
+/**
+ * Handles a Cairn message of an extension's sub-type (3 and up; claims use 3 to 7), its sub-type already read.
+ * Called in the socket's message order once the plan has loaded. Reply with `conn.send`. Throw for bad input
+ * (the connection is closed with 4400).
+ */
+export type CairnMessageHandler = (
+  room: MessageRoom,
+  conn: Connection,
+  subType: number,
+  decoder: decoding.Decoder,
+) => void;
+
+export interface MessageContext {
+  limits: Limits;
+  metrics: HubMetrics;
+  logger: Logger;
+  /** Resolves once every edit of the plan so far is durably stored. */
+  flush(planId: string): Promise<void>;
+  /** The handler of an extension's Cairn sub-type, if one is routed. */
+  cairnHandler(subType: number): CairnMessageHandler | undefined;
+}
+
+type Handler = (ctx: MessageContext, room: MessageRoom, conn: Connection, decoder: decoding.Decoder) => void;
+
+/** A frame the protocol does not allow: the connection is closed with CloseCode.BadMessage. */
+class BadMessage extends Error {}
+
+function read<T>(what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw new BadMessage(`${what}: ${describeError(error)}`);
+  }
+}
+
+const TYPE_NAMES: Record<number, string> = {
+  [MessageType.Sync]: 'sync',
+  [MessageType.Awareness]: 'awareness',
+  [MessageType.Auth]: 'auth',
+  [MessageType.QueryAwareness]: 'query_awareness',
+  [MessageType.Cairn]: 'cairn',
+};
+
+const handlers: Record<number, Handler> = {
+  [MessageType.Sync]: (ctx, room, conn, decoder) => sync(ctx, room, conn, decoder),
+  [MessageType.Awareness]: (_ctx, room, conn, decoder) => {
+    const update = read('awareness message', () => decoding.readVarUint8Array(decoder));
+    const entries = read('awareness update', () => decodeAwarenessUpdate(update));
+    room.receiveAwareness(conn, update, entries);
+  },
+  [MessageType.QueryAwareness]: (_ctx, room, conn) => {
+    const clients = [...room.awareness.getStates().keys()];
+    conn.send(awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(room.awareness, clients)));
+  },
+  [MessageType.Auth]: () => {}, // only the server sends these
+  [MessageType.Cairn]: (ctx, room, conn, decoder) => {
+    const subType = read('Cairn message type', () => decoding.readVarUint(decoder));
+    if (isAckMessageType(subType)) {
+      const message = read('Cairn message', () => decodeCairnBody(subType, decoder));
+      if (message.type !== 'ack-request') throw new BadMessage(`a client does not send "${message.type}"`);
+      acknowledge(ctx, room, conn, message.reqId);
+      return;
+    }
+    const extension = ctx.cairnHandler(subType);
+    if (!extension) throw new BadMessage(`unknown Cairn message type ${subType}`);
+    runExtension(extension, room, conn, subType, decoder);
+  },
+};
+
+/** One message from a started connection: handled, or the connection closed with the matching code. */
+export function handleMessage(
+  ctx: MessageContext,
+  room: MessageRoom,
+  conn: Connection,
+  data: Uint8Array,
+): void {
+  try {
+    const decoder = decoding.createDecoder(data);
+    const type = read('message type', () => decoding.readVarUint(decoder));
+    ctx.metrics.messagesTotal.inc({ type: TYPE_NAMES[type] ?? 'unknown' });
+    const handler = handlers[type];
+    if (!handler) throw new BadMessage(`unknown message type ${type}`);
+    handler(ctx, room, conn, decoder);
+  } catch (error) {
+    if (error instanceof BadMessage) {
+      ctx.metrics.errorsTotal.inc({ kind: 'bad_message' });
+      conn.close(CloseCode.BadMessage, `Bad message: ${error.message}`);
+      return;
+    }
+    ctx.metrics.errorsTotal.inc({ kind: 'internal' });
+    ctx.logger.error('failed to handle a message', { plan: room.planId, error: describeError(error) });
+    conn.close(CloseCode.Internal, 'Internal error.');
+  }
+}
+
+// An extension's own input errors (a lib0 decoding error, an invalid_argument) are the client's fault: 4400.
+function runExtension(
+  handler: CairnMessageHandler,
+  room: MessageRoom,
+  conn: Connection,
+  subType: number,
+  decoder: decoding.Decoder,
+) {
+  try {
+    handler(room, conn, subType, decoder);
+  } catch (error) {
+    if (error instanceof CairnError && error.code !== 'invalid_argument') throw error;
+    throw new BadMessage(`Cairn message type ${subType}: ${describeError(error)}`);
+  }
+}
+
+function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder: decoding.Decoder): void {
+  const step = read('sync message type', () => decoding.readVarUint(decoder));
+  const payload = read('sync message', () => decoding.readVarUint8Array(decoder));
+  if (step === SyncMessageType.Step1) {
+    const diff = read('state vector', () => Y.encodeStateAsUpdate(room.doc, payload));
+    const encoder = encoding.createEncoder();
+    encoding.writeVarUint(encoder, MessageType.Sync);
+    encoding.writeVarUint(encoder, SyncMessageType.Step2);
+    encoding.writeVarUint8Array(encoder, diff);
+    conn.send(encoding.toUint8Array(encoder));
+    return;
+  }
+  if (step !== SyncMessageType.Step2 && step !== SyncMessageType.Update) {
+    throw new BadMessage(`unknown sync message type ${step}`);
+  }
+  // Decoded in full before anything is applied, so a truncated update changes nothing.
+  const decoded = read('update', () => Y.decodeUpdate(payload));
+  if (!conn.canWrite) {
+    refuseReadOnly(ctx, room, conn, decoded);
+    return;
+  }
+  const { maxDocBytes } = ctx.limits;
+  if (!room.fits(payload.byteLength)) {
+    ctx.metrics.refusedUpdatesTotal.inc({ reason: 'plan_too_large' });
+    conn.refusal = new CairnError('limit', `The plan would exceed ${maxDocBytes} bytes.`, {
+      maxDocBytes,
+    });
+    conn.close(CloseCode.PlanTooLarge, `Update refused: the plan would exceed ${maxDocBytes} bytes.`);
+    return;
+  }
+  read('update', () => room.applyFrom(conn, payload));
+}
+
+function refuseReadOnly(
+  ctx: MessageContext,
+  room: MessageRoom,
+  conn: Connection,
+  update: DecodedUpdate,
+): void {
+  if (!changesDoc(room.doc, update)) return; // a sync step 2 that repeats what we have is not a write
+  ctx.metrics.refusedUpdatesTotal.inc({ reason: 'read_only' });
+  if (conn.refusal) return; // told once per connection
+  const reason = `This connection is read-only (role "${conn.grant.role}"): its edits are neither stored nor relayed.`;
+  conn.refusal = new CairnError('forbidden', reason, { role: conn.grant.role });
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, MessageType.Auth);
+  encoding.writeVarUint(encoder, AUTH_PERMISSION_DENIED);
+  encoding.writeVarString(encoder, reason);
+  conn.send(encoding.toUint8Array(encoder));
+}
+
+// Everything this connection sent before is applied (messages are handled in order): wait for the store to make
+// it durable, then tell the client which state is safe.
+function acknowledge(ctx: MessageContext, room: MessageRoom, conn: Connection, reqId: number): void {
+  const { metrics } = ctx;
+  if (conn.refusal) {
+    metrics.acksTotal.inc({ result: 'refused' });
+    conn.send(encodeCairnError(reqId, conn.refusal.code, conn.refusal.message));
+    return;
+  }
+  if (conn.pendingAcks >= ctx.limits.maxPendingAcks) {
+    metrics.acksTotal.inc({ result: 'refused' });
+    conn.send(
+      encodeCairnError(reqId, 'limit', `More than ${ctx.limits.maxPendingAcks} acknowledgements pending.`),
+    );
+    return;
+  }
+  const stateVector = Y.encodeStateVector(room.doc);
+  conn.pendingAcks++;
+  ctx
+    .flush(room.planId)
+    .then(
+      () => {
+        metrics.acksTotal.inc({ result: 'ok' });
+        conn.send(encodeAck(reqId, stateVector));
+      },
+      (error: unknown) => {
+        metrics.acksTotal.inc({ result: 'error' });
+        conn.send(
+          encodeCairnError(reqId, 'storage', `The server could not store the plan: ${describeError(error)}`),
+        );
+      },
+    )
+    .finally(() => {
+      conn.pendingAcks--;
+    });
+}
+
+/** The server's first messages to a client: its state vector (so the client sends what we lack), then presence. */
+export function greeting(doc: Y.Doc, awareness: awarenessProtocol.Awareness): Uint8Array[] {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, MessageType.Sync);
+  syncProtocol.writeSyncStep1(encoder, doc);
+  const messages: Uint8Array[] = [encoding.toUint8Array(encoder)];
+  const clients = [...awareness.getStates().keys()];
+  if (clients.length > 0) {
+    messages.push(awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(awareness, clients)));
+  }
+  return messages;
+}
+
+export function updateMessage(update: Uint8Array): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, MessageType.Sync);
+  syncProtocol.writeUpdate(encoder, update);
+  return encoding.toUint8Array(encoder);
+}
+
+export function awarenessMessage(update: Uint8Array): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, MessageType.Awareness);
+  encoding.writeVarUint8Array(encoder, update);
+  return encoding.toUint8Array(encoder);
+}
