@@ -45,12 +45,22 @@ export { bearerToken, Router, readJson, STATUS_BY_CODE, sendError, sendJson } fr
 export { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 export { serveStatic } from './http/static.js';
 export type { Connection, HubConnection, HubSocket } from './hub/connection.js';
-export type { AuthDecision, HubOptions, PlanHandle } from './hub/hub.js';
+export type {
+  AuthRequest,
+  Extension,
+  ExtensionHost,
+  LoadingRoom,
+  PlanHandle,
+  PlanRoom,
+  RoomChange,
+  RoomConnection,
+  RoomMessage,
+  UpdateOrigin,
+} from './hub/extension.js';
+export type { AuthDecision, CairnMessageHandler, HubOptions } from './hub/hub.js';
 export { SyncHub } from './hub/hub.js';
 export type { Limits } from './hub/limits.js';
 export { DEFAULT_LIMITS } from './hub/limits.js';
-export type { CairnMessageHandler, MessageRoom } from './hub/messages.js';
-export type { Room } from './hub/room.js';
 export type { LogFields, Logger } from './log.js';
 export { createConsoleLogger, silentLogger } from './log.js';
 export { MetricsRegistry } from './metrics.js';

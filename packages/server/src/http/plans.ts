@@ -29,7 +29,8 @@ import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
 import { mayActAs } from '../claims.js';
-import type { PlanHandle, SyncHub } from '../hub/hub.js';
+import type { PlanHandle } from '../hub/extension.js';
+import type { SyncHub } from '../hub/hub.js';
 import { type Router, STATUS_BY_CODE, sendJson } from './router.js';
 import { authorizeRequest } from './routes.js';
 

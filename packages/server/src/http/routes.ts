@@ -34,6 +34,5 @@ export async function authorizeRequest(
   planId: string,
   needs: Role,
 ): Promise<Grant> {
-  hub.validatePlanId(planId);
-  return hub.auth.authorize(bearerToken(req), planId, needs);
+  return hub.grant(planId, bearerToken(req), needs);
 }

@@ -1,7 +1,8 @@
 // The transport-agnostic sync hub: rooms keyed by plan id, auth decisions, loading before the first sync,
-// persistence through a PlanStore, unloading idle plans. A host (node-host.ts, a Worker, a test) feeds it sockets.
+// unloading idle plans, and the extensions that do the rest (the store first). A host (node-host.ts, a Worker,
+// a test) feeds it sockets.
 import { CairnError, toCairnError } from '@cairn/core';
-import type * as Y from 'yjs';
+import type * as decoding from 'lib0/decoding';
 import { type Authenticator, createAuthenticator, type Grant, type Role } from '../auth.js';
 import { type ClaimArbiterService, type ClaimOptions, installClaims } from '../claims.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
@@ -9,10 +10,13 @@ import { MetricsRegistry } from '../metrics.js';
 import type { PlanStore } from '../store/store.js';
 import { CloseCode, encodeKeepAlive } from '../wire.js';
 import { Connection, type HubConnection, type HubSocket } from './connection.js';
+import type { Extension, ExtensionHost, PlanHandle, PlanRoom, RoomConnection } from './extension.js';
+import { Extensions } from './extensions.js';
 import { type Limits, resolveLimits } from './limits.js';
-import { type CairnMessageHandler, handleMessage, type MessageContext } from './messages.js';
-import { createHubMetrics, type HubMetrics } from './metrics.js';
-import { Room, type RoomContext } from './room.js';
+import { handleMessage, type MessageContext } from './messages.js';
+import { createHubMetrics, type HubMetrics, updateMetrics } from './metrics.js';
+import { Room } from './room.js';
+import { StoreExtension } from './store-extension.js';
 
 export interface HubOptions {
   store: PlanStore;
@@ -39,16 +43,16 @@ export type AuthDecision =
   | { ok: true; grant: Grant }
   | { ok: false; code: number; reason: string; error: CairnError };
 
-/** A server-side user of a plan's doc (the HTTP API, a sweeper): edits are stored and relayed like a client's. */
-export interface PlanHandle {
-  readonly planId: string;
-  /** Write with a transaction origin naming the actor (`user:x`, `wake`): the hub relays it to every client. */
-  readonly doc: Y.Doc;
-  /** Resolves once every edit made so far is durably stored. */
-  flush(): Promise<void>;
-  /** Lets the plan unload once no one uses it. Idempotent. */
-  release(): void;
-}
+/**
+ * Handles a Cairn message of a routed sub-type (`handleCairnMessages`), its sub-type already read. Reply with
+ * `conn.send`; throw for bad input (the connection is closed with 4400).
+ */
+export type CairnMessageHandler = (
+  room: PlanRoom,
+  conn: RoomConnection,
+  subType: number,
+  decoder: decoding.Decoder,
+) => void;
 
 const MAX_PLAN_ID_LENGTH = 256;
 
@@ -66,12 +70,14 @@ export class SyncHub {
   /** Plans whose store is being released; a new room of the same plan loads after it. */
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly connections = new Set<Connection>();
-  private readonly roomContext: RoomContext;
+  private readonly extensions: Extensions;
+  /** What extensions may use of the hub. */
+  private readonly host: ExtensionHost;
   private readonly messageContext: MessageContext;
-  private readonly cairnHandlers = new Map<number, CairnMessageHandler>();
   private readonly keepAlive: ReturnType<typeof setInterval> | null;
-  private readonly unsubscribeStore: () => void;
   private closing: Promise<void> | null = null;
+  /** Set once the extensions have closed: no plan opens after it. */
+  private stopped = false;
 
   constructor(options: HubOptions) {
     this.store = options.store;
@@ -83,27 +89,26 @@ export class SyncHub {
     this.metrics = createHubMetrics(this.registry, {
       connections: () => this.connections.size,
       rooms: () => this.rooms.size,
-      store: () => this.store.metrics(),
     });
-    this.roomContext = {
-      store: this.store,
-      limits: this.limits,
-      metrics: this.metrics,
+    this.extensions = new Extensions(this.logger, this.metrics);
+    this.host = {
+      open: this.auth.open,
       logger: this.logger,
-      timed: (op, run) => this.timed(op, run),
+      registry: this.registry,
+      metrics: this.metrics,
+      room: (planId) => this.loadedRoom(planId),
+      openPlan: (planId) => this.openPlan(planId),
+      flush: (planId) => this.flush(planId),
     };
     this.messageContext = {
       limits: this.limits,
       metrics: this.metrics,
       logger: this.logger,
       flush: (planId) => this.flush(planId),
-      cairnHandler: (subType) => this.cairnHandlers.get(subType),
+      cairnHandler: (subType) => this.extensions.forMessage(subType),
     };
-    this.unsubscribeStore =
-      this.store.onError?.((error, planId) => {
-        this.metrics.errorsTotal.inc({ kind: 'store_background' });
-        this.logger.error('store error', { plan: planId, error: describeError(error) });
-      }) ?? (() => {});
+    this.use(() => new StoreExtension(this.store, this.metrics, this.logger));
+    this.use(() => updateMetrics(this.metrics));
     const keepAliveMs = options.keepAliveMs ?? 15_000;
     this.keepAlive =
       keepAliveMs > 0 ? setInterval(() => this.sendKeepAlives(keepAliveMs), keepAliveMs / 3) : null;
@@ -130,29 +135,40 @@ export class SyncHub {
   }
 
   /** The plan's room if it is loaded and ready (for extensions: its doc, awareness and connections). */
-  loadedRoom(planId: string): Room | undefined {
+  loadedRoom(planId: string): PlanRoom | undefined {
     const room = this.rooms.get(planId);
     return room?.state === 'ready' ? room : undefined;
   }
 
-  /** Resolves once every edit of a loaded plan so far is durably stored. */
+  /** Resolves once every edit of a loaded plan so far is durably stored (every extension's `store`). */
   flush(planId: string): Promise<void> {
-    return this.timed('flush', () => this.store.flush(planId));
+    return this.extensions.store(planId);
+  }
+
+  /**
+   * Adds an extension, made by `create` from what the hub lends it; returns it. Its hooks run for every plan
+   * loaded from now on, and its `loaded` at once for the plans loaded already. Throws CairnError
+   * `invalid_argument` when it routes a Cairn sub-type that is reserved or taken.
+   */
+  use<E extends Extension>(create: (host: ExtensionHost) => E): E {
+    const extension = create(this.host);
+    this.extensions.add(extension);
+    for (const room of this.rooms.values()) {
+      if (room.state === 'ready') this.extensions.loaded(room, extension);
+    }
+    return extension;
   }
 
   /**
    * Routes Cairn messages (type 100) of these sub-types to `handler`. Sub-types 0 to 2 are the acknowledgement's;
-   * an unrouted sub-type closes the connection with 4400.
+   * an unrouted sub-type closes the connection with 4400. (An extension with `cairnMessages` does the same.)
    */
   handleCairnMessages(subTypes: readonly number[], handler: CairnMessageHandler): void {
-    for (const subType of subTypes) {
-      if (subType <= 2 || this.cairnHandlers.has(subType)) {
-        throw new CairnError('invalid_argument', `Cairn message sub-type ${subType} is reserved or taken.`, {
-          subType,
-        });
-      }
-    }
-    for (const subType of subTypes) this.cairnHandlers.set(subType, handler);
+    this.use(() => ({
+      name: `Cairn messages ${subTypes.join(', ')}`,
+      cairnMessages: subTypes,
+      message: ({ room, connection, subType, decoder }) => handler(room, connection, subType, decoder),
+    }));
   }
 
   /** Throws CairnError `invalid_argument` for an id no plan can have. */
@@ -169,6 +185,17 @@ export class SyncHub {
   }
 
   /**
+   * The grant of a request on `planId` with `token`: the id checked, the token authorized, then every
+   * extension's `authenticate`. Throws CairnError `invalid_argument`, `unauthorized` or `forbidden`.
+   */
+  async grant(planId: string, token: string | null | undefined, needs: Role = 'read'): Promise<Grant> {
+    this.validatePlanId(planId);
+    const grant = await this.auth.authorize(token, planId, needs);
+    await this.extensions.authenticate({ planId, grant, needs });
+    return grant;
+  }
+
+  /**
    * Decides whether a socket for `planId` with `token` may be accepted. Call it before completing the upgrade;
    * refuse with `code` / `reason` (4400 bad plan id, 4401 unauthorized, 4403 forbidden, 4500 internal).
    */
@@ -179,8 +206,7 @@ export class SyncHub {
   ): Promise<AuthDecision> {
     let decision: AuthDecision;
     try {
-      this.validatePlanId(planId);
-      decision = { ok: true, grant: await this.auth.authorize(token, planId, needs) };
+      decision = { ok: true, grant: await this.grant(planId, token, needs) };
     } catch (caught) {
       const error = toCairnError(caught);
       const code =
@@ -220,7 +246,7 @@ export class SyncHub {
 
   /** Loads a plan for server-side use; it stays loaded until `release()`. Rejects with CairnError `storage`. */
   async openPlan(planId: string): Promise<PlanHandle> {
-    if (this.closing) throw new CairnError('storage', 'The server is shutting down.');
+    if (this.stopped) throw new CairnError('storage', 'The server is shutting down.');
     this.validatePlanId(planId);
     const room = this.room(planId);
     const unhold = room.hold();
@@ -241,7 +267,10 @@ export class SyncHub {
     };
   }
 
-  /** Closes every connection (1001), flushes and releases every plan, then closes the store. */
+  /**
+   * Closes the extensions (their background jobs finish their writes), then every connection (1001), flushes and
+   * releases every plan, and destroys the extensions (the store closes last).
+   */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
@@ -250,6 +279,8 @@ export class SyncHub {
   private async shutdown(): Promise<void> {
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.claims?.close();
+    await this.extensions.close();
+    this.stopped = true;
     const rooms = [...this.rooms.values()];
     for (const room of rooms) {
       room.cancelIdle();
@@ -263,7 +294,7 @@ export class SyncHub {
           return; // never loaded: nothing to flush
         }
         try {
-          await this.timed('release', () => this.store.release(room.planId));
+          await this.extensions.unload(room);
         } finally {
           this.rooms.delete(room.planId);
           room.destroy();
@@ -273,11 +304,10 @@ export class SyncHub {
     await Promise.allSettled([...this.releasing.values()]);
     let failure: unknown = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
     try {
-      await this.store.close();
+      await this.extensions.destroy();
     } catch (error) {
       failure ??= error;
     }
-    this.unsubscribeStore();
     if (failure) {
       this.logger.error('shutdown could not flush everything', { error: describeError(failure) });
       throw toStorageError(failure, null);
@@ -290,7 +320,11 @@ export class SyncHub {
       existing.cancelIdle();
       return existing;
     }
-    const room = new Room(planId, this.roomContext, this.releasing.get(planId));
+    const room = new Room(
+      planId,
+      { limits: this.limits, extensions: this.extensions },
+      this.releasing.get(planId),
+    );
     this.rooms.set(planId, room);
     room.loaded.then(
       () => this.maybeIdle(room),
@@ -322,7 +356,7 @@ export class SyncHub {
       room.idle && room.state === 'ready' && this.rooms.get(room.planId) === room && !this.closing;
     if (!current()) return;
     try {
-      await this.timed('flush', () => this.store.flush(room.planId));
+      await this.flush(room.planId);
     } catch (error) {
       this.logger.error('could not flush an idle plan; it stays loaded', {
         plan: room.planId,
@@ -334,7 +368,8 @@ export class SyncHub {
     if (!current()) return;
     this.rooms.delete(room.planId);
     const planId = room.planId;
-    const released: Promise<void> = this.timed('release', () => this.store.release(planId))
+    const released: Promise<void> = this.extensions
+      .unload(room)
       .catch((error: unknown) => {
         this.logger.error('could not release a plan', { plan: planId, error: describeError(error) });
       })
@@ -350,18 +385,6 @@ export class SyncHub {
     const message = encodeKeepAlive();
     for (const conn of this.connections) {
       if (conn.started && now - conn.lastSentAt >= keepAliveMs) conn.send(message);
-    }
-  }
-
-  private async timed<T>(op: 'load' | 'flush' | 'release', run: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    try {
-      return await run();
-    } catch (error) {
-      this.metrics.errorsTotal.inc({ kind: `store_${op}` });
-      throw error;
-    } finally {
-      this.metrics.storeSeconds.observe((performance.now() - started) / 1000, { op });
     }
   }
 }

@@ -20,16 +20,14 @@ import {
 } from '../wire.js';
 import { type AwarenessEntry, decodeAwarenessUpdate } from './awareness.js';
 import type { Connection } from './connection.js';
+import type { PlanRoom, RoomMessage } from './extension.js';
 import type { Limits } from './limits.js';
 import type { HubMetrics } from './metrics.js';
 import { changesDoc, type DecodedUpdate } from './updates.js';
 
 /** What the handlers may read and do in a room (hub/room.ts). */
-export interface MessageRoom {
-  readonly planId: string;
-  readonly doc: Y.Doc;
+export interface MessageRoom extends PlanRoom {
   readonly awareness: awarenessProtocol.Awareness;
-  readonly conns: ReadonlySet<Connection>;
   /** Whether an update of `bytes` keeps the plan under `maxDocBytes`. */
   fits(bytes: number): boolean;
   /** Applies a client's update (throws on a malformed one). */
@@ -38,18 +36,6 @@ export interface MessageRoom {
   receiveAwareness(conn: Connection, update: Uint8Array, entries: readonly AwarenessEntry[]): void;
 }
 
-/**
- * Handles a Cairn message of an extension's sub-type (3 and up; claims use 3 to 7), its sub-type already read.
- * Called in the socket's message order once the plan has loaded. Reply with `conn.send`. Throw for bad input
- * (the connection is closed with 4400).
- */
-export type CairnMessageHandler = (
-  room: MessageRoom,
-  conn: Connection,
-  subType: number,
-  decoder: decoding.Decoder,
-) => void;
-
 export interface MessageContext {
   limits: Limits;
   metrics: HubMetrics;
@@ -57,7 +43,7 @@ export interface MessageContext {
   /** Resolves once every edit of the plan so far is durably stored. */
   flush(planId: string): Promise<void>;
   /** The handler of an extension's Cairn sub-type, if one is routed. */
-  cairnHandler(subType: number): CairnMessageHandler | undefined;
+  cairnHandler(subType: number): ((message: RoomMessage) => void) | undefined;
 }
 
 type Handler = (ctx: MessageContext, room: MessageRoom, conn: Connection, decoder: decoding.Decoder) => void;
@@ -135,14 +121,14 @@ export function handleMessage(
 
 // An extension's own input errors (a lib0 decoding error, an invalid_argument) are the client's fault: 4400.
 function runExtension(
-  handler: CairnMessageHandler,
+  handler: (message: RoomMessage) => void,
   room: MessageRoom,
   conn: Connection,
   subType: number,
   decoder: decoding.Decoder,
 ) {
   try {
-    handler(room, conn, subType, decoder);
+    handler({ room, connection: conn, subType, decoder });
   } catch (error) {
     if (error instanceof CairnError && error.code !== 'invalid_argument') throw error;
     throw new BadMessage(`Cairn message type ${subType}: ${describeError(error)}`);

@@ -1,32 +1,17 @@
-// The hub's metrics, in one place so /metrics and the code that counts agree on names.
+// The hub's metrics, in one place so /metrics and the code that counts agree on names; the update counters
+// are an extension of the hub.
 import { LATENCY_BUCKETS, type MetricsRegistry } from '../metrics.js';
 import type { StoreMetrics } from '../store/store.js';
+import type { Extension } from './extension.js';
 
 export type HubMetrics = ReturnType<typeof createHubMetrics>;
 
 export function createHubMetrics(
   registry: MetricsRegistry,
-  read: { connections: () => number; rooms: () => number; store: () => StoreMetrics },
+  read: { connections: () => number; rooms: () => number },
 ) {
   registry.gauge('cairn_connections', 'Open sync connections.', read.connections);
   registry.gauge('cairn_rooms', 'Plans loaded in memory.', read.rooms);
-  registry.gauge('cairn_store_plans', 'Plans the store holds open.', () => read.store().plans);
-  registry.gauge('cairn_store_bytes', 'Bytes the store holds for open plans.', () => read.store().bytes);
-  registry.counterFrom(
-    'cairn_store_appends_total',
-    'Updates appended to the store.',
-    () => read.store().appends,
-  );
-  registry.counterFrom(
-    'cairn_store_compactions_total',
-    'Compactions the store ran.',
-    () => read.store().compactions,
-  );
-  registry.counterFrom(
-    'cairn_store_errors_total',
-    'Failed store writes, fsyncs and compactions.',
-    () => read.store().errors,
-  );
   return {
     registry,
     connectionsTotal: registry.counter('cairn_connections_total', 'Sync connections accepted.'),
@@ -49,5 +34,33 @@ export function createHubMetrics(
       'Latency of store operations, by operation.',
       LATENCY_BUCKETS,
     ),
+  };
+}
+
+/** The store's own figures, read when /metrics is rendered. */
+export function registerStoreMetrics(registry: MetricsRegistry, read: () => StoreMetrics): void {
+  registry.gauge('cairn_store_plans', 'Plans the store holds open.', () => read().plans);
+  registry.gauge('cairn_store_bytes', 'Bytes the store holds for open plans.', () => read().bytes);
+  registry.counterFrom('cairn_store_appends_total', 'Updates appended to the store.', () => read().appends);
+  registry.counterFrom(
+    'cairn_store_compactions_total',
+    'Compactions the store ran.',
+    () => read().compactions,
+  );
+  registry.counterFrom(
+    'cairn_store_errors_total',
+    'Failed store writes, fsyncs and compactions.',
+    () => read().errors,
+  );
+}
+
+/** Counts every update applied to a loaded plan, whatever its origin. */
+export function updateMetrics(metrics: HubMetrics): Extension {
+  return {
+    name: 'metrics',
+    change({ update }) {
+      metrics.updatesTotal.inc();
+      metrics.updateBytesTotal.inc({}, update.byteLength);
+    },
   };
 }

@@ -1,27 +1,19 @@
 // One loaded plan: its Y.Doc, its Awareness, the connections on it and who holds it. Relays updates and
-// presence without echo and stores updates; the protocol that feeds it is in messages.ts.
+// presence without echo and hands every update to the extensions; the protocol that feeds it is in messages.ts.
 import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
-import type { Logger } from '../log.js';
 import { describeError } from '../log.js';
-import type { PlanStore } from '../store/store.js';
 import { CloseCode } from '../wire.js';
 import { type AwarenessEntry, encodeAwarenessEntries } from './awareness.js';
 import { Connection } from './connection.js';
+import type { Extensions } from './extensions.js';
 import type { Limits } from './limits.js';
 import { awarenessMessage, greeting, type MessageRoom, updateMessage } from './messages.js';
-import type { HubMetrics } from './metrics.js';
-
-/** Origin of the transaction that applies stored updates: never stored again, never relayed. */
-export const LOAD_ORIGIN = Symbol('cairn:load');
+import { LOAD_ORIGIN, originOf, RemoteOrigin } from './origin.js';
 
 export interface RoomContext {
-  store: PlanStore;
   limits: Limits;
-  metrics: HubMetrics;
-  logger: Logger;
-  /** Times a store call into the latency histogram and counts its failure. */
-  timed<T>(op: 'load' | 'flush' | 'release', run: () => Promise<T>): Promise<T>;
+  extensions: Extensions;
 }
 
 export class Room implements MessageRoom {
@@ -93,22 +85,27 @@ export class Room implements MessageRoom {
 
   private async load(previous: Promise<void> | undefined): Promise<void> {
     await previous;
-    const updates = await this.ctx.timed('load', () =>
-      this.ctx.store.load(this.planId, () => Y.encodeStateAsUpdate(this.doc)),
-    );
-    Y.transact(
-      this.doc,
-      () => {
-        for (const update of updates) {
-          Y.applyUpdate(this.doc, update, LOAD_ORIGIN);
-          this.docBytes += update.byteLength;
-        }
-      },
-      LOAD_ORIGIN,
-    );
+    const loading = {
+      planId: this.planId,
+      snapshot: () => Y.encodeStateAsUpdate(this.doc),
+      apply: (updates: readonly Uint8Array[]) =>
+        Y.transact(
+          this.doc,
+          () => {
+            for (const update of updates) {
+              Y.applyUpdate(this.doc, update, LOAD_ORIGIN);
+              this.docBytes += update.byteLength;
+            }
+          },
+          LOAD_ORIGIN,
+        ),
+    };
+    await this.ctx.extensions.load(loading, this);
     this.doc.on('update', this.onUpdate);
     this.awareness.on('update', this.onAwareness);
     this.current = 'ready';
+    // Before the first client's messages are handled, so extensions watching the doc miss nothing.
+    this.ctx.extensions.loaded(this);
     for (const conn of this.connections) this.start(conn);
   }
 
@@ -155,6 +152,10 @@ export class Room implements MessageRoom {
     if (this.docBytes + bytes <= maxDocBytes) return true;
     this.docBytes = Y.encodeStateAsUpdate(this.doc).byteLength;
     return this.docBytes + bytes <= maxDocBytes;
+  }
+
+  applyRemote(update: Uint8Array, via: string): void {
+    Y.applyUpdate(this.doc, update, new RemoteOrigin(via));
   }
 
   applyFrom(conn: Connection, update: Uint8Array): void {
@@ -205,22 +206,14 @@ export class Room implements MessageRoom {
     for (const conn of this.connections) if (conn !== from && conn.started) conn.send(message);
   };
 
-  private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
-    if (origin === LOAD_ORIGIN) return;
-    const { metrics } = this.ctx;
-    if (!(origin instanceof Connection)) this.docBytes += update.byteLength;
-    metrics.updatesTotal.inc();
-    metrics.updateBytesTotal.inc({}, update.byteLength);
+  private readonly onUpdate = (update: Uint8Array, yOrigin: unknown): void => {
+    if (yOrigin === LOAD_ORIGIN) return;
+    const origin = originOf(yOrigin);
+    if (origin.source !== 'connection') this.docBytes += update.byteLength;
     // Relayed before it is stored: peers holding an edit the store has not saved lose nothing (they and the writer
     // keep it and resend it on reconnect), and acknowledgements wait for the store (see acknowledge).
     const message = updateMessage(update);
-    for (const conn of this.connections) if (conn !== origin && conn.started) conn.send(message);
-    try {
-      this.ctx.store.append(this.planId, update);
-    } catch (error) {
-      // The doc keeps the edit and the store repairs itself by a rewrite; until then acknowledgements fail.
-      metrics.errorsTotal.inc({ kind: 'store_append' });
-      this.ctx.logger.error('could not store an update', { plan: this.planId, error: describeError(error) });
-    }
+    for (const conn of this.connections) if (conn !== yOrigin && conn.started) conn.send(message);
+    this.ctx.extensions.change({ room: this, update, origin });
   };
 }
