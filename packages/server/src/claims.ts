@@ -1,6 +1,7 @@
-// The claim arbiter on the server: decides claim messages on the plan's authoritative doc in arrival order (so K
-// racing agents get exactly one winner, and every replica receives that write by normal sync), and keeps leases:
-// a claim lapses when its holder has been gone from the plan's awareness, or has not renewed it, for too long.
+// The claim arbiter on the server, a hub extension: decides claim messages on the plan's authoritative doc in
+// arrival order (so K racing agents get exactly one winner, and every replica receives that write by normal sync),
+// and keeps leases: a claim lapses when its holder has been gone from the plan's awareness, or has not renewed it,
+// for too long.
 import {
   ActorSchema,
   CairnError,
@@ -18,8 +19,8 @@ import {
   encodeClaimReply,
 } from '@cairn/core/websocket';
 import type * as Y from 'yjs';
-import type { SyncHub } from './hub/hub.js';
-import { describeError, type Logger, silentLogger } from './log.js';
+import type { Extension, RoomMessage } from './hub/extension.js';
+import { describeError, type Logger } from './log.js';
 
 export interface ClaimOptions {
   /**
@@ -54,7 +55,7 @@ export interface ClaimConnection {
   send(data: Uint8Array): void;
 }
 
-/** What the hub gives the arbiter. */
+/** What the hub gives the arbiter (its ExtensionHost). */
 export interface ClaimHost {
   /** True when the server has no auth: a request's actor is then taken as given. */
   readonly open: boolean;
@@ -92,7 +93,9 @@ interface PlanClaims {
   decided: Map<string, { at: number; decision: Promise<Decision> }>;
 }
 
-export class ClaimArbiterService {
+export class ClaimArbiterService implements Extension {
+  readonly name = 'claims';
+  readonly cairnMessages = CLAIM_REQUEST_TYPES;
   readonly absentMs: number;
   readonly renewMs: number;
   private readonly now: () => number;
@@ -134,6 +137,11 @@ export class ClaimArbiterService {
     void this.decide(room, conn, request)
       .then(reply)
       .finally(() => this.pending.set(conn, (this.pending.get(conn) ?? 1) - 1));
+  }
+
+  /** Claim messages of the plan's clients (sub-types 3 to 6). */
+  message({ room, connection, subType, decoder }: RoomMessage): void {
+    this.handle(room, connection, decodeClaimRequestBody(subType, decoder));
   }
 
   /** The leases of a plan now (for tests and the HTTP API). */
@@ -390,27 +398,6 @@ export class ClaimArbiterService {
     }
     return plan;
   }
-}
-
-/** Makes `hub` decide the claim messages of its clients (sub-types 3 to 6) and keep their leases. */
-export function installClaims(
-  hub: SyncHub,
-  options: ClaimOptions & { logger?: Logger } = {},
-): ClaimArbiterService {
-  const service = new ClaimArbiterService(
-    {
-      open: hub.auth.open,
-      room: (planId) => hub.loadedRoom(planId),
-      openPlan: (planId) => hub.openPlan(planId),
-      flush: (planId) => hub.flush(planId),
-      logger: options.logger ?? silentLogger,
-    },
-    options,
-  );
-  hub.handleCairnMessages(CLAIM_REQUEST_TYPES, (room, conn, subType, decoder) =>
-    service.handle(room, conn, decodeClaimRequestBody(subType, decoder)),
-  );
-  return service;
 }
 
 /** The actors a token's subject is: `agent:<sub>` and `user:<sub>`, or the sub when it names an actor itself. */

@@ -37,7 +37,7 @@ export {
   parseJudgements,
 } from './auto-close.js';
 export type { ClaimHost, ClaimOptions, Lease } from './claims.js';
-export { actorsOfSubject, ClaimArbiterService, installClaims, mayActAs } from './claims.js';
+export { actorsOfSubject, ClaimArbiterService, mayActAs } from './claims.js';
 export type { PlanRoutesOptions } from './http/plans.js';
 export { registerPlanRoutes, TASK_LIST_LIMIT } from './http/plans.js';
 export type { Handler, RequestContext } from './http/router.js';

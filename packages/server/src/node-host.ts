@@ -9,6 +9,7 @@ import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { ClaimArbiterService, type ClaimOptions } from './claims.js';
 import { registerPlanRoutes } from './http/plans.js';
 import { Router } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
@@ -36,6 +37,8 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   pingIntervalMs?: number;
   /** Default: warnings and errors to stderr. */
   logger?: Logger;
+  /** Claim arbitration and leases (docs/PROTOCOL.md, "Claims"). `false`: claim messages are refused (4400). */
+  claims?: ClaimOptions | false;
   /**
    * The wake-up sweeper (docs/decisions/008). With the disk store its index is `<dataDir>/.cairn-wake.json`.
    * `false` turns wake-ups off.
@@ -57,6 +60,8 @@ export interface ListenInfo {
 
 export interface CairnServer {
   readonly hub: SyncHub;
+  /** Decides claims and keeps leases. Null when turned off. */
+  readonly claims: ClaimArbiterService | null;
   /** Register more HTTP routes here. */
   readonly router: Router;
   /** Emits `task_woken`; `sweep()` runs a sweep now. Null when turned off. */
@@ -104,6 +109,9 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const loads = new PlanLoads(logger);
   const hub = new SyncHub({ ...options, store: loads.wrap(baseStore), auth, logger });
   loads.attach(hub);
+  const claimOptions = options.claims;
+  const claims =
+    claimOptions === false ? null : hub.use((host) => new ClaimArbiterService(host, claimOptions));
   const wake =
     options.wake === false
       ? null
@@ -236,6 +244,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   let closing: Promise<void> | null = null;
   return {
     hub,
+    claims,
     router,
     wake,
     autoClose,

@@ -26,7 +26,7 @@ class Clock {
 async function server(claims: ClaimOptions = {}, extra: Parameters<typeof startServer>[0] = {}) {
   const clock = new Clock();
   const s = await startServer({ claims: { sweepMs: 3_600_000, now: clock.now, ...claims }, ...extra });
-  return { ...s, clock, claims: s.server.hub.claims! };
+  return { ...s, clock, claims: s.server.claims! };
 }
 
 interface Agent {

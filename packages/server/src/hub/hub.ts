@@ -4,7 +4,6 @@
 import { CairnError, toCairnError } from '@cairn/core';
 import type * as decoding from 'lib0/decoding';
 import { type Authenticator, createAuthenticator, type Grant, type Role } from '../auth.js';
-import { type ClaimArbiterService, type ClaimOptions, installClaims } from '../claims.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
 import { MetricsRegistry } from '../metrics.js';
 import type { PlanStore } from '../store/store.js';
@@ -34,8 +33,6 @@ export interface HubOptions {
   logger?: Logger;
   /** Where the hub registers its metrics; a new registry by default. */
   registry?: MetricsRegistry;
-  /** Claim arbitration and leases (docs/PROTOCOL.md, "Claims"). `false`: claim messages are refused (4400). */
-  claims?: ClaimOptions | false;
 }
 
 /** The outcome of `authorize`: a grant, or the close code and reason to refuse the socket with. */
@@ -62,8 +59,6 @@ export class SyncHub {
   readonly metrics: HubMetrics;
   readonly auth: Authenticator;
   readonly store: PlanStore;
-  /** Decides claims and keeps leases; null when turned off. */
-  readonly claims: ClaimArbiterService | null;
   private readonly logger: Logger;
   private readonly idleUnloadMs: number;
   private readonly rooms = new Map<string, Room>();
@@ -113,8 +108,6 @@ export class SyncHub {
     this.keepAlive =
       keepAliveMs > 0 ? setInterval(() => this.sendKeepAlives(keepAliveMs), keepAliveMs / 3) : null;
     this.keepAlive?.unref?.();
-    this.claims =
-      options.claims === false ? null : installClaims(this, { ...options.claims, logger: this.logger });
   }
 
   get connectionCount(): number {
@@ -278,7 +271,6 @@ export class SyncHub {
 
   private async shutdown(): Promise<void> {
     if (this.keepAlive) clearInterval(this.keepAlive);
-    this.claims?.close();
     await this.extensions.close();
     this.stopped = true;
     const rooms = [...this.rooms.values()];
