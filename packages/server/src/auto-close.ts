@@ -14,10 +14,9 @@ import {
 } from '@cairn/core';
 import type * as Y from 'yjs';
 import * as z from 'zod';
-import type { SyncHub } from './hub/hub.js';
+import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
-import type { PlanLoads } from './plan-loads.js';
 
 /** A task as the judge sees it. */
 export interface JudgeTask {
@@ -187,7 +186,9 @@ function finalReply(messages: readonly ChatEntry[]): ChatEntry | null {
 
 const MAX_REMEMBERED_PLANS = 10_000;
 
-export class AutoCloser extends EventEmitter<AutoCloseEvents> {
+/** Auto-close is a hub extension: it watches each plan's chat as the plan loads, and stops when the hub closes. */
+export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extension {
+  readonly name = 'auto_close';
   readonly judgeName: string;
   private readonly judge: Judge;
   private readonly threshold: number;
@@ -200,13 +201,11 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly running = new Map<string, Promise<JudgeRun>>();
   private readonly chats = new WeakMap<Y.Doc, Chat>();
-  private readonly unsubscribe: () => void;
   private readonly decisions: Counter;
   private closed = false;
 
   constructor(
-    private readonly hub: SyncHub,
-    loads: PlanLoads,
+    private readonly hub: ExtensionHost,
     options: AutoCloseOptions,
   ) {
     super();
@@ -226,7 +225,6 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
       'cairn_auto_close_judgements_total',
       'Tasks judged by auto-close, by decision (done, cancelled, open, error).',
     );
-    this.unsubscribe = loads.onLoad((planId, doc) => this.watch(planId, doc));
   }
 
   /**
@@ -247,13 +245,16 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.unsubscribe();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     await Promise.allSettled([...this.running.values()]);
   }
 
   // ------------------------------------------------------------------ the trigger
+
+  loaded({ planId, doc }: PlanRoom): void {
+    this.watch(planId, doc);
+  }
 
   /** Watches a loaded plan's chat: a final reply that then stays quiet for `settleMs` ends a turn. */
   private watch(planId: string, doc: Y.Doc): void {

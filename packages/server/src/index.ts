@@ -68,8 +68,6 @@ export type { ModelProxyOptions } from './model-proxy.js';
 export { modelProxyFromEnv, registerModelRoutes } from './model-proxy.js';
 export type { CairnServer, CairnServerOptions, ListenInfo } from './node-host.js';
 export { createCairnServer, isLoopback, upgradeToken } from './node-host.js';
-export type { PlanLoadListener } from './plan-loads.js';
-export { PlanLoads } from './plan-loads.js';
 export type { DiskStoreOptions } from './store/disk.js';
 export { DiskStore } from './store/disk.js';
 export { diskPlanExists, listDiskPlans } from './store/disk-plans.js';

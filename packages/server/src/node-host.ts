@@ -17,7 +17,6 @@ import { serveStatic } from './http/static.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
-import { PlanLoads } from './plan-loads.js';
 import { DiskStore } from './store/disk.js';
 import { diskPlanExists, listDiskPlans } from './store/disk-plans.js';
 import type { PlanStore } from './store/store.js';
@@ -106,23 +105,25 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const auth = createAuthenticator({ secret: options.secret ?? null });
   const baseStore = options.store ?? DiskStore.open(options.dataDir ?? './data');
   const disk = baseStore instanceof DiskStore ? baseStore : null;
-  const loads = new PlanLoads(logger);
-  const hub = new SyncHub({ ...options, store: loads.wrap(baseStore), auth, logger });
-  loads.attach(hub);
+  const hub = new SyncHub({ ...options, store: baseStore, auth, logger });
   const claimOptions = options.claims;
   const claims =
     claimOptions === false ? null : hub.use((host) => new ClaimArbiterService(host, claimOptions));
   const wake =
     options.wake === false
       ? null
-      : new WakeSweeper(hub, loads, {
-          indexPath: disk ? join(disk.dir, '.cairn-wake.json') : null,
-          listPlans: disk ? () => listDiskPlans(disk.dir) : null,
-          ...options.wake,
-          logger,
-        });
-  const autoClose = options.judge
-    ? new AutoCloser(hub, loads, { ...options.autoClose, judge: options.judge, logger })
+      : hub.use(
+          (host) =>
+            new WakeSweeper(host, {
+              indexPath: disk ? join(disk.dir, '.cairn-wake.json') : null,
+              listPlans: disk ? () => listDiskPlans(disk.dir) : null,
+              ...options.wake,
+              logger,
+            }),
+        );
+  const judge = options.judge;
+  const autoClose = judge
+    ? hub.use((host) => new AutoCloser(host, { ...options.autoClose, judge, logger }))
     : null;
   const router = new Router();
   registerCoreRoutes(router, hub);
@@ -282,8 +283,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         clearInterval(heartbeat);
         const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         try {
-          // Their last writes go through the hub, which flushes them.
-          await Promise.allSettled([wake?.close(), autoClose?.close()]);
+          // The hub closes its extensions first (wake-ups, auto-close), so their last writes are flushed.
           await hub.close();
         } finally {
           // Sockets got a 1001 close frame; give them a moment to answer it before cutting what is left.

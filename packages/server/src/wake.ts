@@ -6,10 +6,9 @@ import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { createChat, createPlan, DOC_KEYS, isWaitingStatus, toCairnError } from '@cairn/core';
 import * as Y from 'yjs';
-import type { SyncHub } from './hub/hub.js';
+import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
-import type { PlanLoads } from './plan-loads.js';
 
 export interface WakeOptions {
   /** Clock in ms since the epoch. Default `Date.now`. */
@@ -70,7 +69,9 @@ function wakeTimeOf(task: unknown): number | null {
   return Number.isFinite(at) ? at : null;
 }
 
-export class WakeSweeper extends EventEmitter<WakeEvents> {
+/** The sweeper is a hub extension: it watches each plan as it loads, and stops when the hub closes. */
+export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
+  readonly name = 'wake';
   /** Resolves once the index is loaded or rebuilt. */
   readonly ready: Promise<void>;
   private readonly now: () => number;
@@ -82,7 +83,6 @@ export class WakeSweeper extends EventEmitter<WakeEvents> {
   /** planId -> taskId -> wake time (ms). Only plans with waiting tasks that have a wake time. */
   private readonly index = new Map<string, Map<string, number>>();
   private readonly retryAt = new Map<string, number>();
-  private readonly unsubscribe: () => void;
   private readonly wokenTotal: Counter;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private sweeping: Promise<TaskWokenEvent[]> | null = null;
@@ -91,8 +91,7 @@ export class WakeSweeper extends EventEmitter<WakeEvents> {
   private closed = false;
 
   constructor(
-    private readonly hub: SyncHub,
-    loads: PlanLoads,
+    private readonly hub: ExtensionHost,
     options: WakeOptions = {},
   ) {
     super();
@@ -103,7 +102,6 @@ export class WakeSweeper extends EventEmitter<WakeEvents> {
     this.maxIntervalMs = options.maxIntervalMs ?? 60_000;
     this.retryMs = options.retryMs ?? 5_000;
     this.wokenTotal = hub.registry.counter('cairn_tasks_woken_total', 'Waiting tasks woken by the sweeper.');
-    this.unsubscribe = loads.onLoad((planId, doc) => this.watch(planId, doc));
     this.ready = this.start(options.listPlans ?? null);
   }
 
@@ -176,10 +174,14 @@ export class WakeSweeper extends EventEmitter<WakeEvents> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.unsubscribe();
     await this.sweeping?.catch(() => undefined);
     await this.ready.catch(() => undefined);
     await this.persist();
+  }
+
+  /** A plan loaded: its entries are kept current while it stays loaded. */
+  loaded({ planId, doc }: PlanRoom): void {
+    this.watch(planId, doc);
   }
 
   /** Resolves once every change to the index so far is written to its file. */
@@ -384,7 +386,7 @@ export class WakeSweeper extends EventEmitter<WakeEvents> {
           });
         }
       }, 'wake');
-      // The index follows the doc (a plan loaded just now may not be watched yet).
+      // The index follows the doc even where it no longer watches it (a plan loaded once the sweeper closed).
       this.refresh(planId, handle.doc);
       await handle.flush();
     } finally {
