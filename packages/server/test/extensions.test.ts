@@ -1,0 +1,197 @@
+// The hub's extension hooks against real servers: their order and the origins they see, a relay that shares a
+// plan between two servers without echo (the shape of a pub/sub extension), a veto in authenticate, a failed load
+// that lets go of the store, and writes made while the hub closes.
+import { CairnError, createPlan } from '@cairn/core';
+import { describe, expect, it, vi } from 'vitest';
+import * as Y from 'yjs';
+import { CloseCode, type Extension, type ExtensionHost, type RoomChange } from '../src/index.js';
+import { cairnClient, rawClient, serverState, startServer } from './helpers.js';
+
+/** Records every hook call as `name:hook`, and each change's origin. */
+function recorder(name: string, log: string[], priority?: number): Extension & { changes: RoomChange[] } {
+  const changes: RoomChange[] = [];
+  return {
+    name,
+    ...(priority !== undefined ? { priority } : {}),
+    changes,
+    load: (room) => void log.push(`${name}:load:${room.planId}`),
+    loaded: (room) => void log.push(`${name}:loaded:${room.planId}`),
+    change: (change) => {
+      log.push(`${name}:change`);
+      changes.push(change);
+    },
+    store: ({ planId }) => {
+      log.push(`${name}:store:${planId}`);
+      return Promise.resolve();
+    },
+    unload: (room) => void log.push(`${name}:unload:${room.planId}`),
+    close: () => void log.push(`${name}:close`),
+    destroy: () => void log.push(`${name}:destroy`),
+  };
+}
+
+/**
+ * A relay between servers through an in-process bus, as a Redis extension would do it: every update a server
+ * applies from its own clients or code is published; an update from the bus is applied as `remote` and never
+ * published again.
+ */
+function bus() {
+  const members: Array<{ host: ExtensionHost; id: number }> = [];
+  let published = 0;
+  return {
+    get published() {
+      return published;
+    },
+    member(id: number) {
+      return (host: ExtensionHost): Extension => {
+        members.push({ host, id });
+        return {
+          name: 'relay',
+          change({ room, update, origin }) {
+            if (origin.source === 'remote' && origin.via === 'bus') return;
+            published++;
+            for (const other of members) {
+              if (other.id !== id) other.host.room(room.planId)?.applyRemote(update, 'bus');
+            }
+          },
+        };
+      };
+    },
+  };
+}
+
+describe('hub extensions', () => {
+  it('runs hooks in priority order and tells each change where it came from', async () => {
+    const log: string[] = [];
+    const server = await startServer({ idleUnloadMs: 50 });
+    server.server.hub.use(() => recorder('low', log, 10));
+    const high = server.server.hub.use(() => recorder('high', log, 500));
+
+    const doc = new Y.Doc();
+    const client = cairnClient(server.url, 'acme:1', doc);
+    await client.whenSynced();
+    // The plan was loaded for the client: every load before every loaded, higher priority first.
+    expect(log).toEqual(['high:load:acme:1', 'low:load:acme:1', 'high:loaded:acme:1', 'low:loaded:acme:1']);
+
+    log.length = 0;
+    createPlan({ doc, actor: 'agent:a' }).add({ title: 'from a client' });
+    await client.whenAcknowledged();
+    expect(log).toEqual(['high:change', 'low:change', 'high:store:acme:1', 'low:store:acme:1']);
+    const fromClient = high.changes[0]!.origin;
+    expect(fromClient.source).toBe('connection');
+    expect(fromClient.source === 'connection' && fromClient.connection.actor).toBe('user:anonymous');
+
+    const handle = await server.server.hub.openPlan('acme:1');
+    createPlan({ doc: handle.doc, actor: 'agent:server' }).add({ title: 'from the server' });
+    expect(high.changes[1]!.origin).toEqual({ source: 'local', actor: 'agent:server' });
+
+    const other = new Y.Doc();
+    createPlan({ doc: other, actor: 'agent:far' }).add({ title: 'from elsewhere' });
+    server.server.hub.loadedRoom('acme:1')!.applyRemote(Y.encodeStateAsUpdate(other), 'test');
+    expect(high.changes[2]!.origin).toEqual({ source: 'remote', via: 'test' });
+    // A remote update reaches the clients and the store like any other.
+    await vi.waitFor(() => expect(doc.getMap('tasks').size).toBe(3), { timeout: 10_000 });
+    handle.release();
+
+    log.length = 0;
+    client.destroy();
+    await vi.waitFor(() => expect(server.server.hub.isLoaded('acme:1')).toBe(false), { timeout: 10_000 });
+    expect(log).toEqual(['high:store:acme:1', 'low:store:acme:1', 'high:unload:acme:1', 'low:unload:acme:1']);
+
+    log.length = 0;
+    await server.server.close();
+    expect(log).toEqual(['high:close', 'low:close', 'high:destroy', 'low:destroy']);
+  });
+
+  it('relays a plan between two servers without echo', async () => {
+    const relay = bus();
+    const one = await startServer();
+    const two = await startServer();
+    one.server.hub.use(relay.member(1));
+    two.server.hub.use(relay.member(2));
+    const docA = new Y.Doc();
+    const docB = new Y.Doc();
+    const a = cairnClient(one.url, 'shared', docA);
+    const b = cairnClient(two.url, 'shared', docB);
+    await Promise.all([a.whenSynced(), b.whenSynced()]);
+
+    const planA = createPlan({ doc: docA, actor: 'agent:a' });
+    const planB = createPlan({ doc: docB, actor: 'agent:b' });
+    const first = planA.add({ title: 'written on one' });
+    await vi.waitFor(() => expect(planB.get(first.id)?.title).toBe('written on one'), { timeout: 10_000 });
+    planB.update(first.id, { status: 'in_progress' });
+    await vi.waitFor(() => expect(planA.get(first.id)?.status).toBe('in_progress'), { timeout: 10_000 });
+    await Promise.all([a.whenAcknowledged(), b.whenAcknowledged()]);
+
+    // One publication per edit: an update that came from the bus is never sent back to it.
+    expect(relay.published).toBe(2);
+    // Each server stored what it received from the other.
+    expect(await serverState(one, 'shared')).toEqual(await serverState(two, 'shared'));
+  });
+
+  it('lets an extension refuse a request in authenticate, on sockets and over HTTP', async () => {
+    const server = await startServer();
+    server.server.hub.use(() => ({
+      name: 'no-archive',
+      authenticate({ planId }) {
+        if (planId.startsWith('archive:')) throw new CairnError('forbidden', 'Archived plans are closed.');
+      },
+    }));
+    const refused = rawClient(server.url, 'archive:1');
+    expect(await refused.closed).toEqual({ code: CloseCode.Forbidden, reason: 'Archived plans are closed.' });
+    const response = await fetch(`${server.http}/api/plans/archive%3A1/tasks`);
+    expect(response.status).toBe(403);
+    const allowed = cairnClient(server.url, 'open:1', new Y.Doc());
+    await allowed.whenSynced();
+    expect(server.server.hub.isLoaded('archive:1')).toBe(false);
+  });
+
+  it('releases the store when a later extension fails the load, so the plan loads next time', async () => {
+    const server = await startServer();
+    let failures = 1;
+    server.server.hub.use(() => ({
+      name: 'flaky',
+      load() {
+        if (failures-- > 0) throw new Error('not yet');
+      },
+    }));
+    const first = rawClient(server.url, 'acme:2');
+    expect((await first.closed).code).toBe(CloseCode.Unavailable);
+    expect(server.server.hub.store.metrics().plans).toBe(0);
+    const doc = new Y.Doc();
+    const client = cairnClient(server.url, 'acme:2', doc);
+    await client.whenSynced();
+    createPlan({ doc, actor: 'agent:a' }).add({ title: 'after a failed load' });
+    await client.whenAcknowledged();
+    expect(server.server.hub.isLoaded('acme:2')).toBe(true);
+  });
+
+  it('lets an extension finish a write while the hub closes, before plans unload', async () => {
+    const first = await startServer();
+    first.server.hub.use((host) => ({
+      name: 'last-word',
+      async close() {
+        const handle = await host.openPlan('acme:3');
+        createPlan({ doc: handle.doc, actor: 'agent:closing' }).add({ title: 'written while closing' });
+        await handle.flush();
+        handle.release();
+      },
+    }));
+    await first.server.close();
+    const second = await startServer({ dataDir: first.dir });
+    const handle = await second.server.hub.openPlan('acme:3');
+    const titles = createPlan({ doc: handle.doc, actor: 'agent:check' })
+      .children(null)
+      .map((t) => t.title);
+    handle.release();
+    expect(titles).toEqual(['written while closing']);
+  });
+
+  it('refuses an extension that routes a Cairn sub-type already taken', async () => {
+    const server = await startServer();
+    // Claims answer sub-types 3 to 6.
+    expect(() => server.server.hub.use(() => ({ name: 'clash', cairnMessages: [4] }))).toThrow(
+      /reserved or taken/,
+    );
+  });
+});
