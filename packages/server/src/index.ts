@@ -2,8 +2,9 @@
  * @cairn/server: the Node sync server of Cairn plans.
  *
  * - `createCairnServer(options)` runs the whole thing on node:http + ws (what `cairn serve` runs).
- * - `SyncHub` is the transport-agnostic core (rooms, auth decisions, persistence, awareness relay, limits), for
- *   another host: feed it sockets with `authorize` + `connect`.
+ * - `SyncHub` is the transport-agnostic core (rooms, auth decisions, awareness relay, limits), for another host:
+ *   feed it sockets with `authorize` + `connect`. Features are `Extension`s added with `hub.use` (decision 015):
+ *   the store, claims (`ClaimArbiterService`), wake-ups and auto-close among them.
  * - `PlanStore` is the storage contract; `DiskStore` (append logs) and `MemoryStore` implement it.
  * - The plan API (`registerPlanRoutes`), wake-ups (`WakeSweeper`, event `task_woken`) and auto-close
  *   (`AutoCloser` with a pluggable `Judge`, e.g. `chatCompletionsJudge`): docs/PROTOCOL.md, decisions/008.

@@ -78,16 +78,8 @@ export class Extensions {
   }
 
   /** Every extension's `unload`, all of them even when one fails; rejects with the first failure. */
-  async unload(room: PlanRoom): Promise<void> {
-    let failure: unknown = null;
-    for (const extension of this.list) {
-      try {
-        await extension.unload?.(room);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-    if (failure) throw failure;
+  unload(room: PlanRoom): Promise<void> {
+    return this.every((extension) => extension.unload?.(room));
   }
 
   /** Every extension's `close` at once; failures are logged. */
@@ -96,11 +88,15 @@ export class Extensions {
   }
 
   /** Every extension's `destroy`, in order, all of them; rejects with the first failure. */
-  async destroy(): Promise<void> {
+  destroy(): Promise<void> {
+    return this.every((extension) => extension.destroy?.());
+  }
+
+  private async every(run: (extension: Extension) => unknown): Promise<void> {
     let failure: unknown = null;
     for (const extension of this.list) {
       try {
-        await extension.destroy?.();
+        await run(extension);
       } catch (error) {
         failure ??= error;
       }
