@@ -140,7 +140,7 @@ export class ClaimArbiterService implements Extension {
   }
 
   /** Claim messages of the plan's clients (sub-types 3 to 6). */
-  message({ room, connection, subType, decoder }: RoomMessage): void {
+  message({ room, connection, subType, decoder }: RoomMessage): undefined {
     this.handle(room, connection, decodeClaimRequestBody(subType, decoder));
   }
 

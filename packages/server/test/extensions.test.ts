@@ -2,6 +2,7 @@
 // plan between two servers without echo (the shape of a pub/sub extension), a veto in authenticate, a failed load
 // that lets go of the store, and writes made while the hub closes.
 import { CairnError, createPlan } from '@cairn/core';
+import { CLAIM_REQUEST_TYPES, decodeClaimRequestBody, encodeClaimReply } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { CloseCode, type Extension, type ExtensionHost, type RoomChange } from '../src/index.js';
@@ -187,11 +188,45 @@ describe('hub extensions', () => {
     expect(titles).toEqual(['written while closing']);
   });
 
-  it('refuses an extension that routes a Cairn sub-type already taken', async () => {
+  it('lets an extension veto claims before the arbiter decides the rest', async () => {
     const server = await startServer();
-    // Claims answer sub-types 3 to 6.
-    expect(() => server.server.hub.use(() => ({ name: 'clash', cairnMessages: [4] }))).toThrow(
-      /reserved or taken/,
-    );
+    // Ahead of the arbiter (priority 100): refuses claims on frozen tasks, passes every other request on.
+    server.server.hub.use(() => ({
+      name: 'freeze',
+      priority: 200,
+      cairnMessages: CLAIM_REQUEST_TYPES,
+      message({ room, connection, subType, decoder }) {
+        const request = decodeClaimRequestBody(subType, decoder);
+        const task = request.taskId
+          ? createPlan({ doc: room.doc, actor: 'agent:freeze' }).get(request.taskId)
+          : null;
+        if (!task?.title.startsWith('frozen')) return 'pass';
+        connection.send(
+          encodeClaimReply({
+            reqId: request.reqId,
+            outcome: 'error',
+            taskId: task.id,
+            holder: null,
+            message: 'This task is frozen.',
+            code: 'forbidden',
+          }),
+        );
+        return undefined;
+      },
+    }));
+    const doc = new Y.Doc();
+    const plan = createPlan({ doc, actor: 'agent:a' });
+    const client = cairnClient(server.url, 'acme:4', doc, { plan });
+    await client.whenSynced();
+    const frozen = plan.add({ title: 'frozen: do not touch' });
+    const open = plan.add({ title: 'open for work' });
+    await expect(plan.claim(frozen.id)).rejects.toMatchObject({
+      code: 'forbidden',
+      message: 'This task is frozen.',
+    });
+    expect(await plan.claim(open.id)).toMatchObject({ outcome: 'won', arbitrated: true });
+    expect(server.server.claims!.leases('acme:4').map((l) => l.taskId)).toEqual([open.id]);
+    // The reserved sub-types of the acknowledgement cannot be routed.
+    expect(() => server.server.hub.use(() => ({ name: 'ack', cairnMessages: [1] }))).toThrow(/reserved/);
   });
 });

@@ -111,7 +111,10 @@ export interface Extension {
   /** For logs and errors. */
   readonly name: string;
   readonly priority?: number;
-  /** Cairn message sub-types (3 and up) this extension answers in `message`; one extension per sub-type. */
+  /**
+   * Cairn message sub-types (3 and up) this extension answers in `message`. Several extensions may route one
+   * sub-type: the highest priority sees the message first and may answer it or pass it on.
+   */
   readonly cairnMessages?: readonly number[];
   /** After the authenticator granted a request: throw a CairnError (e.g. `forbidden`) to refuse it. */
   authenticate?(request: AuthRequest): void | Promise<void>;
@@ -121,8 +124,12 @@ export interface Extension {
   loaded?(room: PlanRoom): void;
   /** Every update applied to a loaded plan, in order, synchronously, once relayed to the room's clients. */
   change?(change: RoomChange): void;
-  /** A Cairn message of one of `cairnMessages`, in the socket's order. Throw for bad input (closes with 4400). */
-  message?(message: RoomMessage): void;
+  /**
+   * A Cairn message of one of `cairnMessages`, in the socket's order. Return `'pass'` to hand it to the next
+   * extension routing the sub-type (each reads it from the start); e.g. veto some claims, let the arbiter decide
+   * the rest. Throw for bad input (closes with 4400).
+   */
+  message?(message: RoomMessage): 'pass' | undefined;
   /** Make every change of the plan so far durable (a write acknowledgement, a flush, an unload wait for it). */
   store?(room: { readonly planId: string }): Promise<void>;
   /** The plan is being unloaded (idle, or the hub closing), after `store`; its doc is destroyed afterwards. */

@@ -1,15 +1,17 @@
 // Runs the hub's extensions' hooks in priority order, and decides what a failing hook means: a refusal
 // (authenticate), a failed load, a failed flush, or a logged error that leaves the room and the others alone.
 import { CairnError } from '@cairn/core';
+import * as decoding from 'lib0/decoding';
 import { describeError, type Logger } from '../log.js';
 import type { AuthRequest, Extension, LoadingRoom, PlanRoom, RoomChange, RoomMessage } from './extension.js';
 import type { HubMetrics } from './metrics.js';
 
 const DEFAULT_PRIORITY = 100;
+const priority = (extension: Extension) => extension.priority ?? DEFAULT_PRIORITY;
 
 export class Extensions {
   private list: Extension[] = [];
-  private readonly byMessage = new Map<number, Extension>();
+  private readonly byMessage = new Map<number, Extension[]>();
 
   constructor(
     private readonly logger: Logger,
@@ -20,24 +22,39 @@ export class Extensions {
     return this.list;
   }
 
-  /** Adds one; among equal priorities, in the order added. Throws if it routes a sub-type that is reserved or taken. */
+  /** Adds one; among equal priorities, in the order added. Throws if it routes a reserved sub-type (0 to 2). */
   add(extension: Extension): void {
     for (const subType of extension.cairnMessages ?? []) {
-      if (subType <= 2 || this.byMessage.has(subType)) {
-        throw new CairnError('invalid_argument', `Cairn message sub-type ${subType} is reserved or taken.`, {
+      if (subType <= 2) {
+        throw new CairnError('invalid_argument', `Cairn message sub-type ${subType} is reserved.`, {
           subType,
         });
       }
     }
-    for (const subType of extension.cairnMessages ?? []) this.byMessage.set(subType, extension);
-    const priority = (e: Extension) => e.priority ?? DEFAULT_PRIORITY;
     this.list = [...this.list, extension].sort((a, b) => priority(b) - priority(a));
+    for (const subType of extension.cairnMessages ?? []) {
+      this.byMessage.set(
+        subType,
+        this.list.filter((e) => e.cairnMessages?.includes(subType)),
+      );
+    }
   }
 
-  /** The extension that answers a Cairn sub-type. */
+  /**
+   * What answers a Cairn sub-type: its extensions in order until one does not pass. Undefined when none routes
+   * it; throws when every one passed.
+   */
   forMessage(subType: number): ((message: RoomMessage) => void) | undefined {
-    const extension = this.byMessage.get(subType);
-    return extension?.message ? (message) => extension.message?.(message) : undefined;
+    const extensions = this.byMessage.get(subType);
+    if (!extensions) return undefined;
+    return (message) => {
+      const body = message.decoder.arr.subarray(message.decoder.pos);
+      for (const extension of extensions) {
+        const verdict = extension.message?.({ ...message, decoder: decoding.createDecoder(body) });
+        if (verdict !== 'pass') return;
+      }
+      throw new CairnError('invalid_argument', `no extension answered Cairn message type ${subType}`);
+    };
   }
 
   async authenticate(request: AuthRequest): Promise<void> {

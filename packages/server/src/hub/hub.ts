@@ -141,7 +141,7 @@ export class SyncHub {
   /**
    * Adds an extension, made by `create` from what the hub lends it; returns it. Its hooks run for every plan
    * loaded from now on, and its `loaded` at once for the plans loaded already. Throws CairnError
-   * `invalid_argument` when it routes a Cairn sub-type that is reserved or taken.
+   * `invalid_argument` when it routes a reserved Cairn sub-type (0 to 2).
    */
   use<E extends Extension>(create: (host: ExtensionHost) => E): E {
     const extension = create(this.host);
@@ -160,7 +160,7 @@ export class SyncHub {
     this.use(() => ({
       name: `Cairn messages ${subTypes.join(', ')}`,
       cairnMessages: subTypes,
-      message: ({ room, connection, subType, decoder }) => handler(room, connection, subType, decoder),
+      message: ({ room, connection, subType, decoder }) => void handler(room, connection, subType, decoder),
     }));
   }
 
