@@ -88,7 +88,8 @@ describe('hub extensions', () => {
 
     const other = new Y.Doc();
     createPlan({ doc: other, actor: 'agent:far' }).add({ title: 'from elsewhere' });
-    server.server.hub.loadedRoom('acme:1')!.applyRemote(Y.encodeStateAsUpdate(other), 'test');
+    const room = server.server.hub.loadedRoom('acme:1')!;
+    room.applyRemote(Y.encodeStateAsUpdate(other), 'test');
     expect(high.changes[2]!.origin).toEqual({ source: 'remote', via: 'test' });
     // A remote update reaches the clients and the store like any other.
     await vi.waitFor(() => expect(doc.getMap('tasks').size).toBe(3), { timeout: 10_000 });
@@ -98,6 +99,8 @@ describe('hub extensions', () => {
     client.destroy();
     await vi.waitFor(() => expect(server.server.hub.isLoaded('acme:1')).toBe(false), { timeout: 10_000 });
     expect(log).toEqual(['high:store:acme:1', 'low:store:acme:1', 'high:unload:acme:1', 'low:unload:acme:1']);
+    // A room kept past its unload takes no more updates.
+    expect(() => room.applyRemote(Y.encodeStateAsUpdate(other), 'test')).toThrow(/not loaded here any more/);
 
     log.length = 0;
     await server.server.close();

@@ -40,7 +40,8 @@ export interface PlanRoom {
   readonly conns: ReadonlySet<RoomConnection>;
   /**
    * Applies an update that comes from outside this hub (another server): relayed to every client and given to
-   * every extension's `change` with origin `{ source: 'remote', via }`. Throws on a malformed update.
+   * every extension's `change` with origin `{ source: 'remote', via }`. Throws on a malformed update, and
+   * CairnError `conflict` once the plan has unloaded (look the room up again with `host.room`).
    */
   applyRemote(update: Uint8Array, via: string): void;
 }

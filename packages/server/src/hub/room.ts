@@ -1,5 +1,6 @@
 // One loaded plan: its Y.Doc, its Awareness, the connections on it and who holds it. Relays updates and
 // presence without echo and hands every update to the extensions; the protocol that feeds it is in messages.ts.
+import { CairnError } from '@cairn/core';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import { describeError } from '../log.js';
@@ -155,6 +156,11 @@ export class Room implements MessageRoom {
   }
 
   applyRemote(update: Uint8Array, via: string): void {
+    if (this.current !== 'ready') {
+      throw new CairnError('conflict', `Plan "${this.planId}" is not loaded here any more.`, {
+        planId: this.planId,
+      });
+    }
     Y.applyUpdate(this.doc, update, new RemoteOrigin(via));
   }
 
