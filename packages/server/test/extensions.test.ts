@@ -4,9 +4,12 @@
 import { CairnError, createPlan } from '@cairn/core';
 import { CLAIM_REQUEST_TYPES, decodeClaimRequestBody, encodeClaimReply } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
+import { applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import { CloseCode, type Extension, type ExtensionHost, type RoomChange } from '../src/index.js';
 import { cairnClient, rawClient, serverState, startServer } from './helpers.js';
+
+type AwarenessChanges = { added: number[]; updated: number[]; removed: number[] };
 
 /** Records every hook call as `name:hook`, and each change's origin. */
 function recorder(name: string, log: string[], priority?: number): Extension & { changes: RoomChange[] } {
@@ -34,7 +37,7 @@ function recorder(name: string, log: string[], priority?: number): Extension & {
 /**
  * A relay between servers through an in-process bus, as a Redis extension would do it: every update a server
  * applies from its own clients or code is published; an update from the bus is applied as `remote` and never
- * published again.
+ * published again. Presence goes the same way through each room's awareness.
  */
 function bus() {
   const members: Array<{ host: ExtensionHost; id: number }> = [];
@@ -48,6 +51,17 @@ function bus() {
         members.push({ host, id });
         return {
           name: 'relay',
+          loaded(room) {
+            room.awareness.on('update', (changes: AwarenessChanges, origin: unknown) => {
+              if (origin === 'bus') return;
+              const clients = [...changes.added, ...changes.updated, ...changes.removed];
+              const update = encodeAwarenessUpdate(room.awareness, clients);
+              for (const other of members) {
+                const there = other.id !== id ? other.host.room(room.planId) : undefined;
+                if (there) applyAwarenessUpdate(there.awareness, update, 'bus');
+              }
+            });
+          },
           change({ room, update, origin }) {
             if (origin.source === 'remote' && origin.via === 'bus') return;
             published++;
@@ -115,8 +129,8 @@ describe('hub extensions', () => {
     two.server.hub.use(relay.member(2));
     const docA = new Y.Doc();
     const docB = new Y.Doc();
-    const a = cairnClient(one.url, 'shared', docA);
-    const b = cairnClient(two.url, 'shared', docB);
+    const a = cairnClient(one.url, 'shared', docA, { presence: { id: 'agent:a', name: 'A', kind: 'agent' } });
+    const b = cairnClient(two.url, 'shared', docB, { presence: { id: 'agent:b', name: 'B', kind: 'agent' } });
     await Promise.all([a.whenSynced(), b.whenSynced()]);
 
     const planA = createPlan({ doc: docA, actor: 'agent:a' });
@@ -131,6 +145,13 @@ describe('hub extensions', () => {
     expect(relay.published).toBe(2);
     // Each server stored what it received from the other.
     expect(await serverState(one, 'shared')).toEqual(await serverState(two, 'shared'));
+    // Each client sees the other's presence, though they are on different servers.
+    await vi.waitFor(() => expect([...a.peers().values()].map((p) => p.id)).toContain('agent:b'), {
+      timeout: 10_000,
+    });
+    await vi.waitFor(() => expect([...b.peers().values()].map((p) => p.id)).toContain('agent:a'), {
+      timeout: 10_000,
+    });
   });
 
   it('lets an extension refuse a request in authenticate, on sockets and over HTTP', async () => {

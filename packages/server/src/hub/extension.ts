@@ -2,6 +2,7 @@
 // view of what it may touch. The store, metrics, claims, wake-ups and auto-close are extensions; so is a relay
 // that shares plans between servers. Order and guarantees: docs/decisions/015-hub-extensions.md.
 import type * as decoding from 'lib0/decoding';
+import type { Awareness } from 'y-protocols/awareness';
 import type * as Y from 'yjs';
 import type { Grant, Role } from '../auth.js';
 import type { Logger } from '../log.js';
@@ -36,7 +37,11 @@ export interface PlanRoom {
   readonly planId: string;
   /** Write with a transaction origin naming the actor: stored and relayed like a client's edit (`local`). */
   readonly doc: Y.Doc;
-  readonly awareness: { getStates(): Map<number, Record<string, unknown>> };
+  /**
+   * The plan's presence. A relay may observe its `update` event and apply other servers' presence with
+   * `applyAwarenessUpdate(awareness, update, origin)`: the room relays it to its clients like a client's.
+   */
+  readonly awareness: Awareness;
   readonly conns: ReadonlySet<RoomConnection>;
   /**
    * Applies an update that comes from outside this hub (another server): relayed to every client and given to

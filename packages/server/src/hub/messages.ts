@@ -27,7 +27,6 @@ import { changesDoc, type DecodedUpdate } from './updates.js';
 
 /** What the handlers may read and do in a room (hub/room.ts). */
 export interface MessageRoom extends PlanRoom {
-  readonly awareness: awarenessProtocol.Awareness;
   /** Whether an update of `bytes` keeps the plan under `maxDocBytes`. */
   fits(bytes: number): boolean;
   /** Applies a client's update (throws on a malformed one). */
