@@ -22,6 +22,12 @@ export interface Limits {
   maxPendingAcks: number;
   /** Awareness client ids one connection may speak for. Default 8. */
   maxAwarenessClients: number;
+  /** Entries in one awareness message; a larger one is refused unread and closes the connection (4400). Default 64. */
+  maxAwarenessEntries: number;
+  /** Bytes of one client's awareness state (its JSON); a larger state is dropped. Default 16 KiB. */
+  maxAwarenessStateBytes: number;
+  /** Bytes of every awareness state of one plan together; states that would exceed it are dropped. Default 1 MiB. */
+  maxPresenceBytes: number;
   /** Bytes queued for a client that does not read; above it the connection is closed (4503). Default 64 MiB. */
   maxBufferedBytes: number;
 }
@@ -37,6 +43,9 @@ export const DEFAULT_LIMITS: Limits = {
   maxQueuedBytes: 16 * 1024 * 1024,
   maxPendingAcks: 64,
   maxAwarenessClients: 8,
+  maxAwarenessEntries: 64,
+  maxAwarenessStateBytes: 16 * 1024,
+  maxPresenceBytes: 1024 * 1024,
   maxBufferedBytes: 64 * 1024 * 1024,
 };
 
