@@ -38,8 +38,18 @@ export interface Authenticator {
 /** Shortest secret accepted: HS256 wants at least 256 bits of key. */
 export const MIN_SECRET_BYTES = 32;
 
+/** Bounds of a token's plan claim, checked when a token is signed and when one is read. */
+export const PLAN_PATTERN_LIMITS = { maxLength: 256, maxStars: 8 } as const;
+const PATTERN_RULE = `at most ${PLAN_PATTERN_LIMITS.maxLength} characters with at most ${PLAN_PATTERN_LIMITS.maxStars} "*"`;
+
+const PlanPatternSchema = z
+  .string()
+  .min(1)
+  .max(PLAN_PATTERN_LIMITS.maxLength)
+  .refine((plan) => plan.split('*').length - 1 <= PLAN_PATTERN_LIMITS.maxStars);
+
 const ClaimsSchema = z.object({
-  plan: z.string().min(1),
+  plan: PlanPatternSchema,
   role: z.enum(ROLES),
   sub: z.string().min(1).optional(),
 });
@@ -86,7 +96,7 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
       if (!claims.success) {
         throw new CairnError(
           'unauthorized',
-          'Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }.',
+          `Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }, the plan ${PATTERN_RULE}.`,
         );
       }
       const { plan, role, sub } = claims.data;
@@ -122,15 +132,24 @@ function tokenProblem(error: unknown): string {
 
 /**
  * `pattern` is a plan id, or a glob where `*` matches any run of characters (`acme:*` matches `acme:1:conv:2`,
- * `*` matches every plan). Nothing else is special.
+ * `*` matches every plan). Nothing else is special. Linear in the id's length: the literal parts between stars are
+ * found left to right, each at its first place after the previous one (no backtracking, whatever the pattern).
  */
 export function planMatches(pattern: string, planId: string): boolean {
-  if (!pattern.includes('*')) return pattern === planId;
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 's').test(planId);
+  const parts = pattern.split('*');
+  if (parts.length === 1) return pattern === planId;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (first.length + last.length > planId.length) return false;
+  if (!planId.startsWith(first) || !planId.endsWith(last)) return false;
+  let at = first.length;
+  const end = planId.length - last.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = planId.indexOf(part, at);
+    if (found === -1 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
 }
 
 export function roleAllows(role: Role, needs: Role): boolean {
@@ -147,8 +166,8 @@ export async function signToken(
   if (!parsed.success) {
     throw new CairnError(
       'invalid_argument',
-      'Token claims need plan (an id or a pattern like "acme:*") and role (read, write or admin).',
-      { valid: { role: ROLES } },
+      `Token claims need plan (an id or a pattern like "acme:*"; ${PATTERN_RULE}) and role (read, write or admin).`,
+      { valid: { role: ROLES }, ...PLAN_PATTERN_LIMITS },
     );
   }
   const ttl = options.ttl ?? '1h';

@@ -112,6 +112,64 @@ describe('tokens', () => {
     expect(planMatches('acme:1', 'acme:10')).toBe(false);
   });
 
+  it('matches patterns as a backtracking glob would, on every small pattern and id', () => {
+    // The reference: the regular expression the glob means (fine on inputs this small).
+    const reference = (pattern: string, id: string) =>
+      new RegExp(`^${pattern.split('*').join('.*')}$`, 's').test(id);
+    const words = (alphabet: string, max: number): string[] => {
+      const out = [''];
+      for (let n = 1; n <= max; n++) {
+        for (const w of out.filter((x) => x.length === n - 1)) for (const c of alphabet) out.push(w + c);
+      }
+      return out;
+    };
+    const ids = words('ab', 5);
+    for (const pattern of words('ab*', 4)) {
+      for (const id of ids)
+        expect(planMatches(pattern, id), `${pattern} ~ ${id}`).toBe(reference(pattern, id));
+    }
+  });
+
+  it('matches a many-star pattern against a long id in linear time, at minting and at reading', async () => {
+    const pattern = 'acme-*-*-*-*-*-end';
+    const id = `acme-${'-'.repeat(185)}`; // 190 characters that never end in "-end"
+    const started = performance.now();
+    expect(planMatches(pattern, id)).toBe(false);
+    expect(planMatches(pattern, `${id}-end`)).toBe(true);
+    // The same through a real server: a valid token with this pattern, a socket on that long plan id.
+    const { url } = await startServer({ secret });
+    const refused = rawClient(url, id, { token: await signToken(secret, { plan: pattern, role: 'read' }) });
+    expect((await refused.closed).code).toBe(CloseCode.Forbidden);
+    expect(performance.now() - started).toBeLessThan(5_000); // a backtracking regex took 22.7 s here
+  });
+
+  it('bounds a plan pattern when a token is signed and when one is read', async () => {
+    const nineStars = 'a*b*c*d*e*f*g*h*i*j';
+    const long = `acme:${'x'.repeat(260)}`;
+    for (const plan of [nineStars, long]) {
+      await expect(signToken(secret, { plan, role: 'read' })).rejects.toMatchObject({
+        code: 'invalid_argument',
+        message: expect.stringMatching(/at most 256 characters with at most 8 "\*"/),
+      });
+    }
+    let err = '';
+    const io = { stdout: () => undefined, stderr: (t: string) => (err += t), env: { CAIRN_SECRET: secret } };
+    expect(await main(['token', '--plan', nineStars, '--role', 'read'], io)).toBe(2);
+    expect(err).toMatch(/at most 8 "\*"/);
+    // A token signed with the secret by other means is still refused when read.
+    const auth = createAuthenticator({ secret });
+    for (const plan of [nineStars, long]) {
+      const token = await new SignJWT({ plan, role: 'admin' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(secret));
+      await expect(auth.authorize(token, 'abcdefghij')).rejects.toMatchObject({
+        code: 'unauthorized',
+        message: expect.stringMatching(/malformed.*at most 8 "\*"/),
+      });
+    }
+  });
+
   it('`cairn token` prints a token the server accepts', async () => {
     let out = '';
     const io = { stdout: (t: string) => (out += t), stderr: () => undefined, env: { CAIRN_SECRET: secret } };
