@@ -38,6 +38,8 @@ export {
 } from './auto-close.js';
 export type { ClaimHost, ClaimOptions, Lease } from './claims.js';
 export { actorsOfSubject, ClaimArbiterService, installClaims, mayActAs } from './claims.js';
+export type { OriginOptions } from './http/origin.js';
+export { isLoopback } from './http/origin.js';
 export type { PlanRoutesOptions } from './http/plans.js';
 export { registerPlanRoutes, TASK_LIST_LIMIT } from './http/plans.js';
 export type { Handler, RequestContext } from './http/router.js';
@@ -56,7 +58,7 @@ export { MetricsRegistry } from './metrics.js';
 export type { ModelProxyOptions } from './model-proxy.js';
 export { modelProxyFromEnv, registerModelRoutes } from './model-proxy.js';
 export type { CairnServer, CairnServerOptions, ListenInfo } from './node-host.js';
-export { createCairnServer, isLoopback, upgradeToken } from './node-host.js';
+export { createCairnServer, upgradeToken } from './node-host.js';
 export type { PlanLoadListener } from './plan-loads.js';
 export { PlanLoads } from './plan-loads.js';
 export type { DiskStoreOptions } from './store/disk.js';

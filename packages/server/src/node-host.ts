@@ -9,8 +9,9 @@ import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
 import { registerPlanRoutes } from './http/plans.js';
-import { Router } from './http/router.js';
+import { Router, sendError } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 import { serveStatic } from './http/static.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
@@ -23,7 +24,7 @@ import type { PlanStore } from './store/store.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
 import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
 
-export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'> {
+export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'>, OriginOptions {
   /** Where the disk store keeps plans. Default `./data`. Ignored when `store` is given. */
   dataDir?: string;
   /** Another PlanStore instead of the disk store. */
@@ -71,16 +72,6 @@ export interface CairnServer {
   listen(port?: number, host?: string): Promise<ListenInfo>;
   /** Stops accepting, closes every socket (1001), flushes and releases every plan. */
   close(): Promise<void>;
-}
-
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    h === 'localhost' ||
-    h === '::1' ||
-    /^127\.\d+\.\d+\.\d+$/.test(h) ||
-    /^::ffff:127\.\d+\.\d+\.\d+$/.test(h)
-  );
 }
 
 /** The token of an upgrade: `?token=` or the subprotocol `cairn.token.<jwt>`. */
@@ -141,7 +132,19 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   }
   if (options.staticDir) router.fallback(serveStatic(options.staticDir));
 
+  let listeningOn: string | null = null;
+  const origins = createOriginPolicy({
+    open: auth.open,
+    listening: () => listeningOn,
+    allowedHosts: options.allowedHosts ?? null,
+    allowedOrigins: options.allowedOrigins ?? null,
+  });
   const httpServer = createServer((req, res) => {
+    const refusal = origins.check(req);
+    if (refusal) {
+      sendError(res, refusal);
+      return;
+    }
     void router.handle(req, res);
   });
   const wss = new WebSocketServer({
@@ -163,6 +166,13 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   });
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // A page of another site never gets a socket, not even a refused one.
+    const refusal = origins.check(req);
+    if (refusal) {
+      hub.metrics.refusedTotal.inc({ reason: 'origin' });
+      refuseHttp(socket, 403, 'Forbidden', refusal.message);
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!url.pathname.startsWith(SYNC_PATH_PREFIX)) {
       refuseHttp(socket, 404, 'Not Found', 'WebSocket sync is at /sync/<planId>.');
@@ -263,6 +273,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         httpServer.listen(port, host, () => {
           httpServer.off('error', onError);
           const address = httpServer.address() as AddressInfo;
+          listeningOn = address.address;
           const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
           resolve({ host: address.address, port: address.port, url: `http://${shown}:${address.port}` });
         });

@@ -30,9 +30,8 @@ async function call(
     method,
     headers: {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      ...(options.body !== undefined || options.raw !== undefined
-        ? { 'content-type': 'application/json' }
-        : {}),
+      // Every write says it is JSON, even without a body (the server refuses it otherwise: 415).
+      ...(method !== 'GET' ? { 'content-type': 'application/json' } : {}),
     },
     ...(options.raw !== undefined
       ? { body: options.raw }

@@ -207,7 +207,7 @@ describe('auto-close after a turn', () => {
     const judgeNow = () =>
       fetch(`${server.http}/api/plans/acme%3Aconv%3A2/judge`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${writer}` },
+        headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' },
       });
     const before = await serverState(server, 'acme:conv:2');
 
@@ -274,7 +274,10 @@ describe('auto-close after a turn', () => {
     const post = async (planId: string, role: 'read' | 'write') =>
       fetch(`${server.http}/api/plans/${encodeURIComponent(planId)}/judge`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${await signToken(secret, { plan: 'acme:*', role })}` },
+        headers: {
+          authorization: `Bearer ${await signToken(secret, { plan: 'acme:*', role })}`,
+          'content-type': 'application/json',
+        },
       });
     expect((await post('acme:none', 'write')).status).toBe(404);
     expect((await post('acme:conv:3', 'read')).status).toBe(403);
@@ -292,7 +295,10 @@ describe('without a judge', () => {
     const a = await agent(server, 'acme:conv:4');
     a.user.append({ role: 'user', text: 'Thanks, all done!' });
     a.chat.append({ role: 'assistant', text: 'Booked.' });
-    const response = await fetch(`${server.http}/api/plans/acme%3Aconv%3A4/judge`, { method: 'POST' });
+    const response = await fetch(`${server.http}/api/plans/acme%3Aconv%3A4/judge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(409);
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
       /CAIRN_JUDGE_URL and CAIRN_JUDGE_MODEL/,

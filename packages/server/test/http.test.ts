@@ -1,6 +1,7 @@
 // The HTTP side of the server: health, Prometheus metrics, the static app with its index.html fallback, JSON
 // errors for everything else.
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -87,5 +88,59 @@ describe('http', () => {
     expect(await reader.json()).toMatchObject({ error: { code: 'forbidden', message: /needs role write/ } });
     const ok = await call(await signToken(secret, { plan: 'acme:*', role: 'write', sub: 'ana' }));
     expect(await ok.json()).toEqual({ plan: 'acme:1', sub: 'ana' });
+  });
+
+  it('closes a kept-alive connection whose body it refused unread (413, 415), so the next request is answered', async () => {
+    const server = await startServer();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, headers: Record<string, string>, body?: Buffer | string) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: server.port, method, path, headers, agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
+      const tooLarge = await send(
+        'POST',
+        '/api/plans/p/tools/add_tasks',
+        { 'content-type': 'application/json' },
+        big,
+      );
+      expect(tooLarge).toEqual({ status: 413, connection: 'close' });
+      const started = performance.now();
+      expect((await send('GET', '/healthz', {})).status).toBe(200);
+      const notJson = await send(
+        'POST',
+        '/api/plans/p/tools/add_tasks',
+        { 'content-type': 'text/plain' },
+        'x'.repeat(100_000),
+      );
+      expect(notJson).toEqual({ status: 415, connection: 'close' });
+      expect((await send('GET', '/healthz', {})).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(3_000); // a dead kept-alive socket waited about 6 s here
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers a path that is not valid percent-encoding with 400, on HTTP as on WebSocket', async () => {
+    const server = await startServer();
+    const api = await fetch(`${server.http}/api/plans/%ZZ/tasks`);
+    expect(api.status).toBe(400);
+    expect(await api.json()).toMatchObject({
+      error: { code: 'invalid_argument', message: /percent-encoding/ },
+    });
+    const socket = connect(server.port, '127.0.0.1');
+    const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+    socket.write(
+      'GET /sync/%ZZ HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    expect(await reply).toMatch(/^HTTP\/1.1 400/);
+    socket.destroy();
   });
 });

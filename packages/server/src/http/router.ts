@@ -3,6 +3,7 @@
 // API (tasks, context, tools) can drop in beside /healthz and /metrics.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CairnError, type ErrorCode, toCairnError } from '@cairn/core';
+import { requireJsonBody } from './origin.js';
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -65,6 +66,10 @@ export class Router {
         const params = match(route.parts, segments);
         if (!params) continue;
         if (route.method === req.method || (route.method === 'GET' && req.method === 'HEAD')) {
+          if (route.method !== 'GET') {
+            const refusal = requireJsonBody(req);
+            if (refusal) throw refusal;
+          }
           await route.handler({ req, res, url, params });
           return;
         }
@@ -114,7 +119,11 @@ function match(parts: string[], segments: string[]): Record<string, string> | nu
       try {
         params[part.slice(1)] = decodeURIComponent(segment);
       } catch {
-        return null;
+        throw new CairnError(
+          'invalid_argument',
+          `The path segment "${segment}" is not valid percent-encoding (e.g. acme%3Aconv%3A7).`,
+          { field: part.slice(1) },
+        );
       }
     } else if (part !== segment) {
       return null;
@@ -141,7 +150,16 @@ export function sendError(res: ServerResponse, caught: unknown): void {
   const error = toCairnError(caught);
   const status = typeof error.details.status === 'number' ? error.details.status : STATUS_BY_CODE[error.code];
   const { status: _status, ...details } = error.details;
+  // A body left unread (too large, refused before reading) would be taken for the next request on a kept-alive
+  // connection: close it after this answer instead.
+  if (!res.headersSent && hasUnreadBody(res.req)) res.setHeader('connection', 'close');
   sendJson(res, status, { error: { ...details, code: error.code, message: error.message } });
+}
+
+function hasUnreadBody(req: IncomingMessage | undefined): boolean {
+  if (!req || req.readableEnded) return false;
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** Reads a JSON body of at most `maxBytes`; bad JSON or a larger body is a CairnError (400 / 429). */
