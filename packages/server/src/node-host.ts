@@ -9,6 +9,7 @@ import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { createOnFirstWrite } from './create-on-write.js';
 import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
 import { registerPlanRoutes } from './http/plans.js';
 import { Router, sendError } from './http/router.js';
@@ -93,7 +94,9 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const baseStore = options.store ?? DiskStore.open(options.dataDir ?? './data');
   const disk = baseStore instanceof DiskStore ? baseStore : null;
   const loads = new PlanLoads(logger);
-  const hub = new SyncHub({ ...options, store: loads.wrap(baseStore), auth, logger });
+  // A disk plan gets its file with its first write, not when a reader (or an idle writer) opens it.
+  const store = disk ? createOnFirstWrite(disk, (planId) => diskPlanExists(disk.dir, planId)) : baseStore;
+  const hub = new SyncHub({ ...options, store: loads.wrap(store), auth, logger });
   loads.attach(hub);
   const wake =
     options.wake === false

@@ -1,5 +1,7 @@
 // Auth through the real server: refused sockets get named close codes before reaching a room, tokens are bound to
 // plans, read-only connections never write, open mode stays on loopback.
+
+import { readdir } from 'node:fs/promises';
 import { CloseCode } from '@cairn/core/websocket';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
@@ -244,6 +246,34 @@ describe('read-only connections', () => {
     await vi.waitFor(() => expect(readerDoc.getMap('tasks').get('c')).toBe(3));
     expect(errors).toEqual([]);
     expect(server.hub.metrics.refusedUpdatesTotal.get({ reason: 'read_only' })).toBe(0);
+  });
+
+  it('leave no file behind for plans that do not exist; the first write creates the plan, durably', async () => {
+    const server = await startServer({ secret, idleUnloadMs: 50 });
+    const readers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const c = rawClient(server.url, `acme:ghost:${i}`, { token: await read('acme:*') });
+        await c.next((m) => m[0] === 0);
+        return c;
+      }),
+    );
+    for (const c of readers) c.ws.close();
+    await vi.waitFor(() => expect(server.server.hub.roomCount).toBe(0), { timeout: 10_000 });
+    expect((await readdir(server.dir)).filter((f) => !f.startsWith('.'))).toEqual([]);
+
+    // A writer's first acknowledged edit creates the plan; a new server reads it back.
+    const doc = new Y.Doc();
+    const writer = cairnClient(server.url, 'acme:born', doc, { token: await write('acme:born') });
+    await writer.whenSynced();
+    expect(await readdir(server.dir)).not.toContain('acme%3Aborn.log');
+    doc.getMap('tasks').set('t1', 'first');
+    doc.getMap('tasks').set('t2', 'second');
+    await writer.whenAcknowledged();
+    expect((await readdir(server.dir)).filter((f) => f.endsWith('.log'))).toHaveLength(1);
+    writer.destroy();
+    await server.server.close();
+    const again = await startServer({ secret, dataDir: server.dir });
+    expect(await stored(again.server, 'acme:born')).toEqual({ t1: 'first', t2: 'second' });
   });
 
   it('a stock client with a read token cannot change the plan', async () => {
