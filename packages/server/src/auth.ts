@@ -15,7 +15,7 @@ export interface Grant {
   sub: string;
   /** The plan claim the grant came from (an id or a pattern). */
   pattern: string;
-  /** Expiry of the token in ms since the epoch, or null. */
+  /** When the grant ends, in ms since the epoch (the token's `exp` plus the tolerance); null in open mode. */
   expiresAt: number | null;
 }
 
@@ -34,6 +34,12 @@ export interface Authenticator {
    */
   authorize(token: string | null | undefined, planId: string, needs?: Role): Promise<Grant>;
 }
+
+/**
+ * Seconds a token is still accepted after its `exp` (clocks of the issuer and the server differ): the same on
+ * HTTP, on the WebSocket upgrade and for the connection's own expiry.
+ */
+export const EXPIRY_TOLERANCE_SECONDS = 5;
 
 /** Shortest secret accepted: HS256 wants at least 256 bits of key. */
 export const MIN_SECRET_BYTES = 32;
@@ -88,7 +94,12 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
       }
       let payload: unknown;
       try {
-        ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], clockTolerance: 5 }));
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          clockTolerance: EXPIRY_TOLERANCE_SECONDS,
+          // A token without an expiry would be valid forever: `cairn token` always sets one.
+          requiredClaims: ['exp'],
+        }));
       } catch (error) {
         throw new CairnError('unauthorized', tokenProblem(error), {}, { cause: error });
       }
@@ -109,13 +120,13 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
           needs,
         });
       }
-      const exp = (payload as { exp?: unknown }).exp;
+      const exp = (payload as { exp: number }).exp;
       return {
         planId,
         role,
         sub: sub ?? 'anonymous',
         pattern: plan,
-        expiresAt: typeof exp === 'number' ? exp * 1000 : null,
+        expiresAt: (exp + EXPIRY_TOLERANCE_SECONDS) * 1000,
       };
     },
   };
@@ -126,6 +137,13 @@ function tokenProblem(error: unknown): string {
   if (error instanceof errors.JWSSignatureVerificationFailed)
     return 'Token signature is not valid for this server.';
   if (error instanceof errors.JOSEAlgNotAllowed) return 'Token must be signed with HS256.';
+  if (
+    error instanceof errors.JWTClaimValidationFailed &&
+    error.claim === 'exp' &&
+    error.reason === 'missing'
+  ) {
+    return 'Token has no expiry (exp): tokens without one are refused; `cairn token --ttl` sets it.';
+  }
   if (error instanceof errors.JWTClaimValidationFailed) return `Token rejected: ${error.message}.`;
   return 'Token is malformed (not a signed JWT).';
 }

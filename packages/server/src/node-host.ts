@@ -156,7 +156,11 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     // by ws before it is buffered (1009).
     maxPayload: hub.limits.maxMessageBytes * 2,
     perMessageDeflate: false,
-    handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : ([...offered][0] ?? false)),
+    // Never the token's own subprotocol: echoing it would put the token in the response headers.
+    handleProtocols: (offered) =>
+      offered.has(SUBPROTOCOL)
+        ? SUBPROTOCOL
+        : ([...offered].find((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? false),
   });
   const alive = new Map<WebSocket, boolean>();
 

@@ -162,8 +162,15 @@ function hasUnreadBody(req: IncomingMessage | undefined): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
-/** Reads a JSON body of at most `maxBytes`; bad JSON or a larger body is a CairnError (400 / 429). */
-export async function readJson(req: IncomingMessage, maxBytes = 1024 * 1024): Promise<unknown> {
+/**
+ * Reads a JSON body of at most `maxBytes`; an empty body is `undefined` when `optional` (a tool without
+ * arguments). Bad JSON, a key `__proto__` or a larger body is a CairnError (400 / 413).
+ */
+export async function readJson(
+  req: IncomingMessage,
+  maxBytes = 1024 * 1024,
+  optional = false,
+): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -174,11 +181,35 @@ export async function readJson(req: IncomingMessage, maxBytes = 1024 * 1024): Pr
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new CairnError('invalid_argument', 'The body is not valid JSON.', { field: 'body' });
+  if (text.trim() === '') {
+    if (optional) return undefined;
+    throw new CairnError('invalid_argument', 'The body is empty; send a JSON object.', { field: 'body' });
   }
+  let protoKey = false;
+  let value: unknown;
+  try {
+    value = JSON.parse(text, (key, v) => {
+      if (key === '__proto__') protoKey = true;
+      return v;
+    });
+  } catch (error) {
+    throw new CairnError(
+      'invalid_argument',
+      `The body is not valid JSON (${(error as Error).message}); send a JSON object.`,
+      { field: 'body' },
+    );
+  }
+  // A JavaScript object cannot keep such a key: it would be accepted and then silently lost.
+  if (protoKey) {
+    throw new CairnError(
+      'invalid_argument',
+      'The body has a key "__proto__", which is never accepted; rename it.',
+      {
+        field: 'body',
+      },
+    );
+  }
+  return value;
 }
 
 /** The token of `Authorization: Bearer <token>`, or null. */
