@@ -12,6 +12,7 @@ import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
 import { createOnFirstWrite } from './create-on-write.js';
 import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
 import { registerPlanRoutes } from './http/plans.js';
+import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
 import { Router, sendError } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 import { serveStatic } from './http/static.js';
@@ -48,6 +49,8 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   autoClose?: Omit<AutoCloseOptions, 'judge' | 'logger'>;
   /** Mounts the model proxy (`/api/model`); with auth on, a call needs a write token for its `x-cairn-plan`. */
   model?: ModelProxyOptions | null;
+  /** Per-token (or per-address) limits of `/api/` requests; `false` turns them off. Defaults: DEFAULT_HTTP_RATE_LIMITS. */
+  httpRateLimits?: Partial<HttpRateLimits> | false;
 }
 
 export interface ListenInfo {
@@ -142,10 +145,14 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     allowedHosts: options.allowedHosts ?? null,
     allowedOrigins: options.allowedOrigins ?? null,
   });
+  const rateLimiter = options.httpRateLimits === false ? null : new HttpRateLimiter(options.httpRateLimits);
   const httpServer = createServer((req, res) => {
-    const refusal = origins.check(req);
-    if (refusal) {
-      sendError(res, refusal);
+    try {
+      const refusal = origins.check(req);
+      if (refusal) throw refusal;
+      if (req.url?.startsWith('/api/')) rateLimiter?.check(req);
+    } catch (error) {
+      sendError(res, error);
       return;
     }
     void router.handle(req, res);

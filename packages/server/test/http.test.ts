@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { authorizeRequest, sendJson, signToken } from '../src/index.js';
 import { cairnClient, startServer, tempDir } from './helpers.js';
@@ -142,5 +142,44 @@ describe('http', () => {
     );
     expect(await reply).toMatch(/^HTTP\/1.1 400/);
     socket.destroy();
+  });
+
+  it('limits /api/ requests per token (429 with Retry-After), as the WebSocket side limits each connection', async () => {
+    const secret = 'http-test-secret-long-enough-for-hs256!';
+    const server = await startServer({ secret, httpRateLimits: { requestsPerSecond: 2, requestBurst: 5 } });
+    const ann = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'ann' });
+    const bob = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'bob' });
+    const tools = (token: string) =>
+      fetch(`${server.http}/api/plans/acme%3A1/tools`, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 5; i++) expect((await tools(ann)).status).toBe(200);
+    const limited = await tools(ann);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toMatchObject({ error: { code: 'limit', message: /at most 2 per second/ } });
+    // Another token, and the server's own endpoints, are not affected.
+    expect((await tools(bob)).status).toBe(200);
+    expect((await fetch(`${server.http}/healthz`)).status).toBe(200);
+    // The bucket refills at the sustained rate.
+    await vi.waitFor(async () => expect((await tools(ann)).status).toBe(200), {
+      timeout: 10_000,
+      interval: 250,
+    });
+  });
+
+  it('counts callers without a token by address, and body bytes by Content-Length', async () => {
+    const server = await startServer({
+      httpRateLimits: { requestsPerSecond: 100, requestBurst: 100, bytesPerSecond: 1000, byteBurst: 3000 },
+    });
+    const post = () =>
+      fetch(`${server.http}/api/plans/p/tools/list_tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ pad: 'x'.repeat(1400) }),
+      });
+    expect((await post()).status).not.toBe(429);
+    expect((await post()).status).not.toBe(429);
+    const third = await post();
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 });

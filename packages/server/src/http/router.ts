@@ -153,6 +153,8 @@ export function sendError(res: ServerResponse, caught: unknown): void {
   // A body left unread (too large, refused before reading) would be taken for the next request on a kept-alive
   // connection: close it after this answer instead.
   if (!res.headersSent && hasUnreadBody(res.req)) res.setHeader('connection', 'close');
+  if (!res.headersSent && typeof details.retryAfter === 'number')
+    res.setHeader('retry-after', `${details.retryAfter}`);
   sendJson(res, status, { error: { ...details, code: error.code, message: error.message } });
 }
 

@@ -70,11 +70,28 @@ export class TokenBucket {
   }
 
   take(n = 1): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
-    this.last = t;
+    this.refill();
     if (this.tokens < n) return false;
     this.tokens -= n;
     return true;
+  }
+
+  /** Milliseconds until `n` could be taken (0: now; Infinity: never, `n` is above the burst). */
+  waitMs(n = 1): number {
+    if (n > this.burst) return Number.POSITIVE_INFINITY;
+    this.refill();
+    return this.tokens >= n ? 0 : ((n - this.tokens) / this.rate) * 1000;
+  }
+
+  /** Whether the bucket is full again (an idle caller: its bucket can be forgotten). */
+  get full(): boolean {
+    this.refill();
+    return this.tokens >= this.burst;
+  }
+
+  private refill(): void {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
+    this.last = t;
   }
 }
