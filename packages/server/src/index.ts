@@ -44,7 +44,7 @@ export type { PlanRoutesOptions } from './http/plans.js';
 export { registerPlanRoutes, TASK_LIST_LIMIT } from './http/plans.js';
 export type { HttpRateLimits } from './http/rate-limit.js';
 export { DEFAULT_HTTP_RATE_LIMITS } from './http/rate-limit.js';
-export type { Handler, RequestContext } from './http/router.js';
+export type { Handler, ReadJsonOptions, RequestContext } from './http/router.js';
 export { bearerToken, Router, readJson, STATUS_BY_CODE, sendError, sendJson } from './http/router.js';
 export { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 export { serveStatic } from './http/static.js';

@@ -393,6 +393,33 @@ describe('tools over HTTP', () => {
     expect(await serverState(server, 'acme:1')).toEqual(before);
   });
 
+  it('bounds the work one request may ask for: at most 2,000 objects and arrays in a body (413), changing nothing', async () => {
+    const server = await startServer();
+    await seed(server, 'p', [{ title: 'T' }]);
+    const before = await serverState(server, 'p');
+    const tasks = Array.from({ length: 200 }, (_, i) => ({
+      title: `t${i}`,
+      steps: Array.from({ length: 200 }, (_, j) => ({ title: `s${j}` })),
+    }));
+    const started = performance.now();
+    const huge = await call(server, 'POST', '/api/plans/p/tools/add_tasks', { body: { tasks } });
+    expect(huge.status).toBe(413);
+    expect(huge.body.error).toMatchObject({
+      code: 'limit',
+      maxNodes: 2000,
+      message: expect.stringMatching(/split the call/),
+    });
+    expect(performance.now() - started).toBeLessThan(5_000); // it held the server for about 10 s before
+    expect(await serverState(server, 'p')).toEqual(before);
+    const fits = Array.from({ length: 20 }, (_, i) => ({
+      title: `u${i}`,
+      steps: [{ title: 'a' }, { title: 'b' }],
+    }));
+    expect(
+      (await call(server, 'POST', '/api/plans/p/tools/add_tasks', { body: { tasks: fits } })).status,
+    ).toBe(200);
+  });
+
   it('runs open on loopback without a secret, as agent:local and user:local', async () => {
     const server = await startServer();
     const added = await call(server, 'POST', '/api/plans/demo/tools/add_tasks', {

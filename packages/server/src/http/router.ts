@@ -164,15 +164,28 @@ function hasUnreadBody(req: IncomingMessage | undefined): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
+export interface ReadJsonOptions {
+  /** Largest body, in bytes (413 above). Default 1 MiB. */
+  maxBytes?: number;
+  /** Most objects and arrays in the body (413 above): the work a request may ask for. Default: no bound. */
+  maxNodes?: number;
+  /** An empty body is `undefined` (a tool without arguments) instead of a 400. */
+  optional?: boolean;
+}
+
 /**
- * Reads a JSON body of at most `maxBytes`; an empty body is `undefined` when `optional` (a tool without
- * arguments). Bad JSON, a key `__proto__` or a larger body is a CairnError (400 / 413).
+ * Reads a JSON body (see ReadJsonOptions; a number is `maxBytes`). Bad JSON or a key `__proto__` is a CairnError
+ * `invalid_argument` (400), a body over a bound a CairnError `limit` (413).
  */
 export async function readJson(
   req: IncomingMessage,
-  maxBytes = 1024 * 1024,
-  optional = false,
+  options: ReadJsonOptions | number = {},
 ): Promise<unknown> {
+  const {
+    maxBytes = 1024 * 1024,
+    maxNodes = Number.POSITIVE_INFINITY,
+    optional = false,
+  } = typeof options === 'number' ? { maxBytes: options } : options;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -188,10 +201,12 @@ export async function readJson(
     throw new CairnError('invalid_argument', 'The body is empty; send a JSON object.', { field: 'body' });
   }
   let protoKey = false;
+  let nodes = 0;
   let value: unknown;
   try {
     value = JSON.parse(text, (key, v) => {
       if (key === '__proto__') protoKey = true;
+      if (typeof v === 'object' && v !== null) nodes++;
       return v;
     });
   } catch (error) {
@@ -209,6 +224,13 @@ export async function readJson(
       {
         field: 'body',
       },
+    );
+  }
+  if (nodes > maxNodes) {
+    throw new CairnError(
+      'limit',
+      `The body has ${nodes} objects and arrays; at most ${maxNodes} are accepted in one request (split the call).`,
+      { status: 413, maxNodes },
     );
   }
   return value;
