@@ -393,7 +393,7 @@ describe('tools over HTTP', () => {
     expect(await serverState(server, 'acme:1')).toEqual(before);
   });
 
-  it('bounds the work one request may ask for: at most 2,000 objects and arrays in a body (413), changing nothing', async () => {
+  it('bounds the work one request may ask for: at most 1,000 objects and arrays in a body (413), changing nothing', async () => {
     const server = await startServer();
     await seed(server, 'p', [{ title: 'T' }]);
     const before = await serverState(server, 'p');
@@ -406,7 +406,7 @@ describe('tools over HTTP', () => {
     expect(huge.status).toBe(413);
     expect(huge.body.error).toMatchObject({
       code: 'limit',
-      maxNodes: 2000,
+      maxNodes: 1000,
       message: expect.stringMatching(/split the call/),
     });
     expect(performance.now() - started).toBeLessThan(5_000); // it held the server for about 10 s before
