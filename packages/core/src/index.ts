@@ -20,6 +20,7 @@ export type {
 } from './chat.js';
 export { CHAT_KEY, CHAT_LIMITS, CHAT_ROLES, Chat, createChat } from './chat.js';
 export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
+export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
@@ -52,6 +53,7 @@ export type {
   ListFilter,
   MoveTarget,
   OpenStatus,
+  PlanLimits,
   Status,
   TaskInput,
   TaskPatch,
@@ -66,6 +68,7 @@ export {
   ListFilterSchema,
   MoveSchema,
   OPEN_STATUSES,
+  PLAN_LIMITS,
   SCHEMA_VERSION,
   STATUSES,
   StatusSchema,

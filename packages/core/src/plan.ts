@@ -4,12 +4,18 @@ import * as Y from 'yjs';
 import type { ClaimArbiter, ClaimNextFilter, ClaimResult } from './claims.js';
 import {
   blockedBySet,
+  type MalformedEntry,
+  malformedEntries,
   mergeContext,
   metaMap,
   readNum,
+  readTombstone,
   removedMap,
   snapshotTask,
   type TaskMap,
+  type Tombstone,
+  taskAt,
+  taskIds,
   tasksMap,
   writeField,
   writeText,
@@ -29,6 +35,8 @@ import {
   ListFilterSchema,
   MoveSchema,
   type MoveTarget,
+  PLAN_LIMITS,
+  type PlanLimits,
   SCHEMA_VERSION,
   STATUSES,
   type Status,
@@ -51,6 +59,11 @@ export interface CreatePlanOptions {
   now?: () => number;
   /** Source of randomness for ids, in [0, 1). Default: crypto. Seed it for reproducible tests. */
   random?: Random;
+  /**
+   * How much one write may add and how many tasks the plan may hold. Default `PLAN_LIMITS` (500 per call,
+   * 10,000 per plan), which keeps every call on a shared server short; a local plan may raise them.
+   */
+  limits?: Partial<PlanLimits>;
 }
 
 export interface TaskChange {
@@ -97,10 +110,11 @@ export function createPlan(options: CreatePlanOptions = {}): Plan {
 export class Plan {
   readonly doc: Y.Doc;
   readonly actor: Actor;
-  private readonly tasks: Y.Map<TaskMap>;
-  private readonly removed: Y.Map<Tombstone>;
+  private readonly tasks: Y.Map<unknown>;
+  private readonly removed: Y.Map<unknown>;
   private readonly now: () => number;
   private readonly random: Random;
+  private readonly limits: PlanLimits;
   private readonly undoManager: BoundedUndoManager;
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
   private readonly snapshots = new Map<string, TaskSnapshot>();
@@ -113,13 +127,14 @@ export class Plan {
   private aliases: AliasIndex | null = null;
   private arbiter: ClaimArbiter | null = null;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
-  private readonly tombstoneObserver: (event: Y.YMapEvent<Tombstone>) => void;
+  private readonly tombstoneObserver: (event: Y.YMapEvent<unknown>) => void;
 
   constructor(options: CreatePlanOptions = {}) {
     this.doc = options.doc ?? new Y.Doc();
     this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
     this.random = options.random ?? cryptoRandom;
+    this.limits = { ...PLAN_LIMITS, ...options.limits };
     this.tasks = tasksMap(this.doc);
     this.removed = removedMap(this.doc);
     this.undoManager = new BoundedUndoManager([this.tasks, this.removed], {
@@ -128,19 +143,19 @@ export class Plan {
       limit: UNDO_LIMIT,
     });
     undoActors.set(this.undoManager, this.actor);
-    this.index = new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
+    this.index = new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
     // A peer's tombstone can hold the alias of a task this replica never saw: new aliases must stay above it.
     this.tombstoneObserver = (event) => {
-      for (const id of event.keysChanged) this.raiseMaxNum(this.removed.get(id)?.num ?? 0);
+      for (const id of event.keysChanged) this.raiseMaxNum(readTombstone(this.removed.get(id)).num);
     };
     this.removed.observe(this.tombstoneObserver);
   }
 
   /** A Plan on the same document whose writes are attributed to another actor (with its own undo history). */
   withActor(actor: Actor): Plan {
-    const plan = new Plan({ doc: this.doc, actor, now: this.now, random: this.random });
+    const plan = new Plan({ doc: this.doc, actor, now: this.now, random: this.random, limits: this.limits });
     // Its claims go to the same arbiter: a toolkit for another actor on a connected plan stays exclusive.
     plan.arbiter = this.arbiter;
     return plan;
@@ -157,7 +172,7 @@ export class Plan {
   // ---------------------------------------------------------------- reads
 
   has(id: string): boolean {
-    return this.tasks.has(id);
+    return taskAt(this.tasks, id) !== undefined;
   }
 
   get(id: string): TaskSnapshot | undefined {
@@ -267,6 +282,15 @@ export class Plan {
     return out.sort((a, b) => at.get(a.id)! - at.get(b.id)!);
   }
 
+  /**
+   * What the document holds under `tasks` that is not a well-formed task: values that are not task maps (left
+   * out of every read) and tasks with a field of the wrong type (read as its default). Any writer can put such
+   * values in a shared document; this says what was skipped, so a person can repair or remove it.
+   */
+  malformed(): MalformedEntry[] {
+    return malformedEntries(this.tasks);
+  }
+
   /** Dependency cycles present in the document (each sorted; only a merge can create one). */
   cycles(): string[][] {
     return this.view().cycles();
@@ -294,7 +318,7 @@ export class Plan {
   /** Removes every task and adds `inputs` in their place, in one transaction. */
   replace(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
-    const doomed = new Set(this.tasks.keys());
+    const doomed = new Set(taskIds(this.tasks));
     const planned = this.planAdds(parsed, doomed);
     this.write(() => {
       this.applyRemoves([...doomed]);
@@ -387,7 +411,7 @@ export class Plan {
       parent,
     );
     this.write(() => {
-      const map = this.tasks.get(id)!;
+      const map = this.map(id);
       writeField(map, F.parent, parent);
       this.placeAt(map, siblings, index);
       this.stamp(map);
@@ -417,7 +441,13 @@ export class Plan {
    */
   atomic<T>(fn: (plan: Plan) => T): T {
     const scratch = scratchCopy(this.doc);
-    const probe = new Plan({ doc: scratch, actor: this.actor, now: this.now, random: this.random });
+    const probe = new Plan({
+      doc: scratch,
+      actor: this.actor,
+      now: this.now,
+      random: this.random,
+      limits: this.limits,
+    });
     try {
       fn(probe);
     } finally {
@@ -488,7 +518,7 @@ export class Plan {
       };
     }
     this.withActorWrites(actor, () => {
-      const map = this.tasks.get(id)!;
+      const map = this.map(id);
       writeField(map, F.assignee, actor);
       if (task.status === 'pending') writeField(map, F.status, 'in_progress');
       this.stamp(map, actor);
@@ -533,7 +563,7 @@ export class Plan {
       );
     }
     this.withActorWrites(actor, () => {
-      const map = this.tasks.get(id)!;
+      const map = this.map(id);
       writeField(map, F.assignee, null);
       if (task.status === 'in_progress') writeField(map, F.status, 'pending');
       this.stamp(map, actor);
@@ -552,7 +582,7 @@ export class Plan {
       );
     }
     this.withActorWrites(from, () => {
-      const map = this.tasks.get(id)!;
+      const map = this.map(id);
       writeField(map, F.assignee, to);
       this.stamp(map, from);
       this.invalidate(id);
@@ -611,7 +641,7 @@ export class Plan {
    */
   private view(): PlanIndex {
     if (!this.unobserved) return this.index;
-    return new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
+    return new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
   }
 
   /** A task's map was written: drop its snapshot now; the observer updates the derived views. */
@@ -639,8 +669,13 @@ export class Plan {
     map.set(F.updatedAt, this.now());
   }
 
+  /** The map of a task known to exist (checked by `require` or planning before the write). */
+  private map(id: string): TaskMap {
+    return taskAt(this.tasks, id)!;
+  }
+
   private notFound(id: string): CairnError {
-    const known = [...this.tasks.keys()].sort();
+    const known = [...taskIds(this.tasks)].sort();
     const shown = known.slice(0, 50);
     const list = shown.length === 0 ? 'the plan has no tasks' : `known ids: ${shown.join(', ')}`;
     return new CairnError(
@@ -683,7 +718,7 @@ export class Plan {
   }
 
   private applyUpdate({ id, patch: p, status, wakeAt }: PlannedUpdate): void {
-    const map = this.tasks.get(id)!;
+    const map = this.map(id);
     let changed = false;
     if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
     if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
@@ -802,7 +837,7 @@ export class Plan {
       ...siblings.slice(index).map((s) => s.id),
     ];
     for (const [i, sid] of order.entries()) {
-      const target = sid === null ? map : this.tasks.get(sid)!;
+      const target = sid === null ? map : this.map(sid);
       target.set(F.rank, keys[i]!);
       if (sid !== null) this.invalidate(sid);
     }
@@ -812,14 +847,30 @@ export class Plan {
   private nextNum(): number {
     if (this.maxNum === null) {
       let max = 0;
-      for (const task of this.tasks.values()) {
-        const num = task.get(F.num);
-        if (typeof num === 'number') max = Math.max(max, num);
-      }
-      for (const tomb of this.removed.values()) max = Math.max(max, tomb.num ?? 0);
+      for (const id of taskIds(this.tasks)) max = Math.max(max, readNum(this.map(id)));
+      for (const tomb of this.removed.values()) max = Math.max(max, readTombstone(tomb).num);
       this.maxNum = max;
     }
     return ++this.maxNum;
+  }
+
+  /** Refuses a write that would add more than a call may, or grow the plan past what a plan may hold. */
+  private checkLimits(adding: number, removing: number): void {
+    const { tasksPerCall, tasksPerPlan } = this.limits;
+    if (adding > tasksPerCall) {
+      throw new CairnError(
+        'limit',
+        `One call adds at most ${tasksPerCall} tasks (steps count as tasks); this one adds more. Split it into several calls.`,
+        { limit: tasksPerCall },
+      );
+    }
+    if (this.tasks.size - removing + adding > tasksPerPlan) {
+      throw new CairnError(
+        'limit',
+        `A plan holds at most ${tasksPerPlan} tasks (steps count as tasks); it has ${this.tasks.size - removing}, so at most ${Math.max(0, tasksPerPlan - this.tasks.size + removing)} more fit. Remove finished tasks, or start another plan.`,
+        { limit: tasksPerPlan },
+      );
+    }
   }
 
   /** Plans appending `inputs` as steps of task `parent`; `taken` holds the ids planned by the same write. */
@@ -838,7 +889,7 @@ export class Plan {
     const keys = new Map<string, string>();
     const isTaken = (id: string) => taken.has(id) || this.tasks.has(id) || this.removed.has(id);
     const live = (id: string, field: string): string => {
-      if (doomed.has(id) || !this.tasks.has(id)) {
+      if (doomed.has(id) || !this.has(id)) {
         if (doomed.has(id)) {
           throw new CairnError('invalid_argument', `${field} "${id}" names a task this call replaces.`, {
             field,
@@ -851,6 +902,7 @@ export class Plan {
     const visit = (input: TaskInput, parent: string | null, topLevel: boolean) => {
       const id = newTaskId(isTaken, this.random);
       taken.add(id);
+      this.checkLimits(taken.size, doomed.size);
       if (input.key !== undefined) {
         if (keys.has(input.key)) {
           throw new CairnError('invalid_argument', `The key "${input.key}" is used twice in one call.`);
@@ -919,7 +971,7 @@ export class Plan {
   private planRanks(planned: PlannedAdd[], doomed: ReadonlySet<string>): Map<string, string> {
     const ranks = new Map<string, string>();
     for (const [parent, group] of groupBy(planned, (entry) => entry.parent)) {
-      const isNewParent = parent !== null && !this.tasks.has(parent);
+      const isNewParent = parent !== null && !this.has(parent);
       const siblings = isNewParent ? [] : this.view().children(parent);
       const existingIds = doomed.size === 0 ? siblings : siblings.filter((id) => !doomed.has(id));
       if (group.every((entry) => entry.input.after === undefined)) {
@@ -991,7 +1043,7 @@ export class Plan {
       this.invalidate(entry.id);
     }
     for (const [id, rank] of ranks) {
-      (maps.get(id) ?? this.tasks.get(id)!).set(F.rank, rank);
+      (maps.get(id) ?? this.map(id)).set(F.rank, rank);
       this.invalidate(id);
     }
   }
@@ -1000,14 +1052,15 @@ export class Plan {
     const doomed = new Set(ids);
     const at = this.now();
     for (const id of ids) {
-      const map = this.tasks.get(id);
-      const num = map?.get(F.num);
-      this.removed.set(id, { by: this.actor, at, ...(typeof num === 'number' ? { num } : {}) });
+      const map = taskAt(this.tasks, id);
+      const num = map ? readNum(map) : 0;
+      const tomb: Tombstone = { by: this.actor, at, ...(num > 0 ? { num } : {}) };
+      this.removed.set(id, tomb);
       this.tasks.delete(id);
       this.invalidate(id);
     }
     for (const [id, map] of this.tasks) {
-      if (doomed.has(id)) continue;
+      if (doomed.has(id) || !(map instanceof Y.Map)) continue;
       const set = map.get(F.blockedBy);
       if (!(set instanceof Y.Map)) continue;
       let touched = false;
@@ -1045,7 +1098,11 @@ export class Plan {
       if (event.path.length >= 2) note(id, 'updated', String(event.path[1]));
       else for (const key of event.changes.keys.keys()) note(id, 'updated', key);
     }
-    for (const id of changes.keys()) this.snapshots.delete(id);
+    for (const [id, change] of changes) {
+      this.snapshots.delete(id);
+      // A writer may put a value that is not a task under a task's key: for every view, that task is gone.
+      if (change.kind !== 'removed' && !this.has(id)) change.kind = 'removed';
+    }
     this.unobserved = false;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
@@ -1062,8 +1119,8 @@ export class Plan {
     for (const [id, { kind, fields }] of changes) {
       const recorded =
         kind === 'removed'
-          ? this.removed.get(id)?.by
-          : (this.tasks.get(id)?.get(F.updatedBy) as string | undefined);
+          ? readTombstone(this.removed.get(id)).by
+          : snapshotTask(id, this.map(id)).updatedBy;
       list.push({
         id,
         kind,
@@ -1104,7 +1161,7 @@ export class Plan {
   private aliasIndex(): AliasIndex {
     if (!this.aliases) {
       this.aliases = new AliasIndex();
-      for (const id of this.tasks.keys()) this.aliases.set(id, this.numOf(id));
+      for (const id of taskIds(this.tasks)) this.aliases.set(id, this.numOf(id));
     }
     return this.aliases;
   }
@@ -1123,7 +1180,7 @@ export class Plan {
     if (losers.length === 0) return;
     this.doc.transact(() => {
       for (const id of losers) {
-        this.tasks.get(id)!.set(F.num, this.nextNum());
+        this.map(id).set(F.num, this.nextNum());
         this.invalidate(id);
       }
     }, this.actor);
@@ -1172,9 +1229,6 @@ const NO_IDS: ReadonlySet<string> = new Set();
 function createdOrder(a: TaskSnapshot, b: TaskSnapshot): number {
   return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
-
-/** Who removed a task and when, and the alias it had (so it is never given to another task). */
-type Tombstone = { by: string; at: number; num?: number };
 
 /** One task's part of an updateMany: fields to change and steps to append, either optional. */
 export interface TaskUpdate {

@@ -67,6 +67,17 @@ export const ActorSchema = z
   );
 export type Actor = string;
 
+/**
+ * How much one write may add, and how many tasks a plan may hold, so that no single call stalls a shared server:
+ * adding 500 tasks takes about 20-30 ms on one core, and reads stay cheap at 10,000 tasks (docs/TOOLS.md).
+ * Steps count as tasks.
+ */
+export const PLAN_LIMITS: Readonly<PlanLimits> = { tasksPerCall: 500, tasksPerPlan: 10_000 };
+export interface PlanLimits {
+  tasksPerCall: number;
+  tasksPerPlan: number;
+}
+
 export const TaskIdSchema = z.string().min(1).max(64);
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);

@@ -63,11 +63,13 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
           .children(null)
           .filter((t) => includeClosed || isOpenStatus(t.status))
           .sort(openFirstNewestFirst);
+        const malformed = plan.malformed();
         sendJson(res, 200, {
           plan: planId,
           tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
           total: all.length,
           limit,
+          ...(malformed.length > 0 ? { malformed } : {}),
         });
       } finally {
         plan.destroy();
