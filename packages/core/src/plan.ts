@@ -864,10 +864,14 @@ export class Plan {
         { limit: tasksPerCall },
       );
     }
-    if (this.tasks.size - removing + adding > tasksPerPlan) {
+    // Y.Map#size walks every key; the raw key count (removed keys included) bounds it in O(1), so the exact
+    // count is taken only near the limit.
+    if (this.tasks._map.size - removing + adding <= tasksPerPlan) return;
+    const held = this.tasks.size - removing;
+    if (held + adding > tasksPerPlan) {
       throw new CairnError(
         'limit',
-        `A plan holds at most ${tasksPerPlan} tasks (steps count as tasks); it has ${this.tasks.size - removing}, so at most ${Math.max(0, tasksPerPlan - this.tasks.size + removing)} more fit. Remove finished tasks, or start another plan.`,
+        `A plan holds at most ${tasksPerPlan} tasks (steps count as tasks); it has ${held}, so at most ${Math.max(0, tasksPerPlan - held)} more fit. Remove finished tasks, or start another plan.`,
         { limit: tasksPerPlan },
       );
     }
