@@ -7,7 +7,7 @@ import { createPlan, createToolkit, isToolError, PLAN_LIMITS } from '../src/inde
 const titles = (n: number, prefix = 't') => Array.from({ length: n }, (_, i) => ({ title: `${prefix}${i}` }));
 
 describe('plan limits', () => {
-  it('refuses one call that adds more than the per-call limit, steps included, quickly and changing nothing', async () => {
+  it('refuses one call that adds more than the per-call limit, steps included, changing nothing', async () => {
     const plan = createPlan();
     const tk = createToolkit(plan);
     // The largest call the add_tasks schema allows: 200 tasks of 200 steps.
@@ -18,16 +18,12 @@ describe('plan limits', () => {
       })),
     };
     const before = Y.encodeStateAsUpdate(plan.doc);
-    const started = performance.now();
     const result = await tk.dispatch('add_tasks', huge);
-    const elapsed = performance.now() - started;
     expect(isToolError(result) && result.error.code).toBe('limit');
     expect(isToolError(result) && result.error.message).toContain(
       `at most ${PLAN_LIMITS.tasksPerCall} tasks`,
     );
     expect(Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc))).toBe(0);
-    // Before the limit this call took over 2 s; the refusal costs the argument parse. Generous for a loaded CI.
-    expect(elapsed).toBeLessThan(1_000);
 
     expect(() => plan.addMany([{ title: 'p', steps: titles(PLAN_LIMITS.tasksPerCall) }])).toThrow(
       /at most 500/,
