@@ -1,7 +1,7 @@
 // The Plan: tasks, their steps and dependencies over one Y.Doc. Every write is one Yjs transaction whose origin
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
 import * as Y from 'yjs';
-import type { ClaimArbiter, ClaimNextFilter, ClaimResult } from './claims.js';
+import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
   blockedBySet,
   type MalformedEntry,
@@ -103,6 +103,17 @@ export const UNDO_LIMIT = 100;
 /** Undo managers by Plan, so changes they replay are attributed to the Plan's actor. */
 const undoActors = new WeakMap<Y.UndoManager, Actor>();
 
+/** Each Plan's local arbiter, for the sync server, which decides claims on its authoritative doc. */
+const localArbiters = new WeakMap<Plan, LocalArbiter>();
+
+/**
+ * The arbiter that applies the claim rule on `plan`'s own document, whatever arbiter the plan uses: what the sync
+ * server calls to decide a client's claim on the authoritative doc (replaces `Plan.decideClaim` and kin).
+ */
+export function localArbiterOf(plan: Plan): LocalArbiter {
+  return localArbiters.get(plan)!;
+}
+
 export function createPlan(options: CreatePlanOptions = {}): Plan {
   return new Plan(options);
 }
@@ -125,7 +136,9 @@ export class Plan {
   private maxNum: number | null = null;
   /** Ids by alias; built when first needed, then kept in step by onDocChange. */
   private aliases: AliasIndex | null = null;
-  private arbiter: ClaimArbiter | null = null;
+  /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
+  private readonly local: LocalArbiter;
+  private arbiter: ClaimArbiter;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
   private readonly tombstoneObserver: (event: Y.YMapEvent<unknown>) => void;
 
@@ -151,13 +164,29 @@ export class Plan {
       for (const id of event.keysChanged) this.raiseMaxNum(readTombstone(this.removed.get(id)).num);
     };
     this.removed.observe(this.tombstoneObserver);
+    this.local = new LocalArbiter({
+      require: (id) => this.require(id),
+      ready: (actor) => this.ready({ actor }),
+      effectiveParent: (task) => this.effectiveParent(task),
+      assign: (id, by, holder, status) => {
+        this.doc.transact(() => {
+          const map = this.map(id);
+          writeField(map, F.assignee, holder);
+          if (status !== null) writeField(map, F.status, status);
+          this.stamp(map, by);
+          this.invalidate(id);
+        }, by);
+      },
+    });
+    localArbiters.set(this, this.local);
+    this.arbiter = this.local;
   }
 
   /** A Plan on the same document whose writes are attributed to another actor (with its own undo history). */
   withActor(actor: Actor): Plan {
     const plan = new Plan({ doc: this.doc, actor, now: this.now, random: this.random, limits: this.limits });
     // Its claims go to the same arbiter: a toolkit for another actor on a connected plan stays exclusive.
-    plan.arbiter = this.arbiter;
+    if (this.arbiter !== this.local) plan.arbiter = this.arbiter;
     return plan;
   }
 
@@ -464,141 +493,47 @@ export class Plan {
    * a task exactly one is told it won and every replica ends with that winner. `null` decides locally again.
    */
   useArbiter(arbiter: ClaimArbiter | null): void {
-    this.arbiter = arbiter;
+    this.arbiter = arbiter ?? this.local;
   }
 
   /** Claims a task for this Plan's actor: it becomes the assignee and the task goes in_progress. */
-  async claim(id: string): Promise<ClaimResult> {
-    return this.arbiter ? this.arbiter.claim(id, this.actor) : this.decideClaim(id, this.actor);
+  claim(id: string): Promise<ClaimResult> {
+    return this.arbiter.claim(id, this.actor);
   }
 
   /** Claims the first ready, unclaimed task (in plan order), optionally among the steps of one task. */
-  async claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
-    return this.arbiter
-      ? this.arbiter.claimNext(this.actor, filter)
-      : this.decideClaimNext(this.actor, filter);
+  claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
+    return this.arbiter.claimNext(this.actor, filter);
   }
 
   /** Gives a task this actor holds back: no assignee, and pending again if it was in progress. */
-  async release(id: string): Promise<ClaimResult> {
-    return this.arbiter ? this.arbiter.release(id, this.actor) : this.decideRelease(id, this.actor);
+  release(id: string): Promise<ClaimResult> {
+    return this.arbiter.release(id, this.actor);
   }
 
   /** Hands a task this actor holds (or nobody holds) to another actor. */
   async handOff(id: string, to: string): Promise<ClaimResult> {
-    const target = parseOrThrow(ActorSchema, to, 'actor to hand off to');
-    return this.arbiter
-      ? this.arbiter.handOff(id, this.actor, target)
-      : this.decideHandOff(id, this.actor, target);
+    return this.arbiter.handOff(id, this.actor, parseOrThrow(ActorSchema, to, 'actor to hand off to'));
   }
 
-  /**
-   * The claim rule, applied on the document that decides (the arbiter's, or this one without an arbiter):
-   * a task nobody holds, or that `actor` already holds, goes to `actor`. Closed tasks cannot be claimed.
-   * `arbitrated` says whether this document's decision is authoritative (true on the sync server).
-   */
+  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim', taskId }, arbitrated)`. */
   decideClaim(id: string, actor: string, arbitrated = false): ClaimResult {
-    const task = this.require(id);
-    if (!isOpenStatus(task.status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${id} is ${task.status}; only open tasks can be claimed.`,
-        {
-          status: task.status,
-        },
-      );
-    }
-    if (task.assignee !== null && task.assignee !== actor) {
-      return {
-        outcome: 'lost',
-        taskId: id,
-        holder: task.assignee,
-        arbitrated,
-        message: `Task ${id} is already claimed by ${task.assignee}.`,
-      };
-    }
-    this.withActorWrites(actor, () => {
-      const map = this.map(id);
-      writeField(map, F.assignee, actor);
-      if (task.status === 'pending') writeField(map, F.status, 'in_progress');
-      this.stamp(map, actor);
-      this.invalidate(id);
-    });
-    return {
-      outcome: 'won',
-      taskId: id,
-      holder: actor,
-      arbitrated,
-      message: `${actor} now holds task ${id}.`,
-    };
+    return this.local.decide(actor, { op: 'claim', taskId: id }, arbitrated);
   }
 
+  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim_next', filter }, arbitrated)`. */
   decideClaimNext(actor: string, filter: ClaimNextFilter = {}, arbitrated = false): ClaimResult {
-    const candidates = this.ready({ actor }).filter(
-      (t) =>
-        t.assignee === null && (filter.parent === undefined || this.effectiveParent(t) === filter.parent),
-    );
-    const next = candidates[0];
-    if (!next) {
-      return {
-        outcome: 'none',
-        taskId: null,
-        holder: null,
-        arbitrated,
-        message: 'No ready, unclaimed task is left.',
-      };
-    }
-    return this.decideClaim(next.id, actor, arbitrated);
+    return this.local.decide(actor, { op: 'claim_next', filter }, arbitrated);
   }
 
+  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'release', taskId }, arbitrated)`. */
   decideRelease(id: string, actor: string, arbitrated = false): ClaimResult {
-    const task = this.require(id);
-    if (task.assignee !== actor) {
-      throw new CairnError(
-        'conflict',
-        task.assignee === null
-          ? `Task ${id} is not claimed by anyone, so there is nothing to release.`
-          : `Task ${id} is held by ${task.assignee}, not ${actor}; only the holder can release it.`,
-        { holder: task.assignee },
-      );
-    }
-    this.withActorWrites(actor, () => {
-      const map = this.map(id);
-      writeField(map, F.assignee, null);
-      if (task.status === 'in_progress') writeField(map, F.status, 'pending');
-      this.stamp(map, actor);
-      this.invalidate(id);
-    });
-    return { outcome: 'won', taskId: id, holder: null, arbitrated, message: `${actor} released task ${id}.` };
+    return this.local.decide(actor, { op: 'release', taskId: id }, arbitrated);
   }
 
+  /** @deprecated Use `localArbiterOf(plan).decide(from, { op: 'hand_off', taskId, to }, arbitrated)`. */
   decideHandOff(id: string, from: string, to: string, arbitrated = false): ClaimResult {
-    const task = this.require(id);
-    if (task.assignee !== null && task.assignee !== from) {
-      throw new CairnError(
-        'conflict',
-        `Task ${id} is held by ${task.assignee}, not ${from}; only the holder can hand it off.`,
-        { holder: task.assignee },
-      );
-    }
-    this.withActorWrites(from, () => {
-      const map = this.map(id);
-      writeField(map, F.assignee, to);
-      this.stamp(map, from);
-      this.invalidate(id);
-    });
-    return {
-      outcome: 'won',
-      taskId: id,
-      holder: to,
-      arbitrated,
-      message: `${from} handed task ${id} to ${to}.`,
-    };
-  }
-
-  /** One transaction attributed to `actor` (the arbiter writes on behalf of whoever asked). */
-  private withActorWrites(actor: string, fn: () => void): void {
-    this.doc.transact(() => fn(), actor);
+    return this.local.decide(from, { op: 'hand_off', taskId: id, to }, arbitrated);
   }
 
   // ---------------------------------------------------------------- undo

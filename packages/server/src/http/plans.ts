@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   ActorSchema,
+  actorFor,
   CairnError,
   createPlan,
   createToolkit,
@@ -12,6 +13,7 @@ import {
   FAMILY_NAMES,
   type FamilyName,
   isOpenStatus,
+  isPrincipalActor,
   isToolError,
   type Plan,
   RENDER_FORMATS,
@@ -238,7 +240,7 @@ function subjectOf(hub: SyncHub, grant: Grant): string {
 }
 
 function checkActor(actor: string, sub: string): string {
-  if (!ActorSchema.safeParse(actor).success || !/^(agent|user):/.test(actor)) {
+  if (!isPrincipalActor(actor)) {
     throw new CairnError(
       'forbidden',
       `The token's subject "${sub}" cannot name an actor: a subject is 1 to 100 characters without spaces.`,
@@ -249,7 +251,7 @@ function checkActor(actor: string, sub: string): string {
 
 /** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
 function userActor(sub: string): string {
-  return checkActor(/^(agent|user):/.test(sub) ? sub : `user:${sub}`, sub);
+  return checkActor(actorFor(sub, 'user'), sub);
 }
 
 /**
@@ -258,10 +260,9 @@ function userActor(sub: string): string {
  */
 function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
   const sub = subjectOf(hub, grant);
-  const own = checkActor(/^(agent|user):/.test(sub) ? sub : `agent:${sub}`, sub);
+  const own = checkActor(actorFor(sub, 'agent'), sub);
   if (as === null || as === '') return own;
-  const parsed = ActorSchema.safeParse(as);
-  if (!parsed.success || !/^(agent|user):/.test(as)) {
+  if (!isPrincipalActor(as)) {
     throw new CairnError(
       'invalid_argument',
       `?as=${as} is not an actor; use "agent:<name>" or "user:<name>".`,
