@@ -21,16 +21,16 @@ import {
   writeText,
 } from './doc.js';
 import { CairnError, withContext } from './errors.js';
-import { type BlockedInfo, dependencyPath, isActionable } from './graph.js';
-import { cryptoRandom, newTaskId, type Random } from './ids.js';
+import { type BlockedInfo, isActionable } from './graph.js';
+import { cryptoRandom, type Random } from './ids.js';
 import { PlanIndex } from './plan-index.js';
-import { freshRanks, freshRanksAfter, isValidRank, type Ranked, ranksAt } from './rank.js';
+import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from './planning.js';
+import { freshRanks, type Ranked, ranksAt } from './rank.js';
 import {
   type Actor,
   ActorSchema,
   F,
   isOpenStatus,
-  isWaitingStatus,
   type ListFilter,
   ListFilterSchema,
   MoveSchema,
@@ -38,8 +38,6 @@ import {
   PLAN_LIMITS,
   type PlanLimits,
   SCHEMA_VERSION,
-  STATUSES,
-  type Status,
   type TaskInput,
   TaskInputSchema,
   type TaskPatch,
@@ -130,6 +128,7 @@ export class Plan {
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
+  private readonly planner: Planner;
   /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
   private unobserved = false;
   /** The largest alias any task or tombstone holds; null until an add needs it (see nextNum). */
@@ -157,6 +156,17 @@ export class Plan {
     });
     undoActors.set(this.undoManager, this.actor);
     this.index = new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
+    this.planner = new Planner({
+      tasks: this.tasks,
+      removed: this.removed,
+      random: this.random,
+      limits: this.limits,
+      get: (id) => this.get(id),
+      require: (id) => this.require(id),
+      has: (id) => this.has(id),
+      notFound: (id) => this.notFound(id),
+      childIds: (parent) => this.view().children(parent),
+    });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
     // A peer's tombstone can hold the alias of a task this replica never saw: new aliases must stay above it.
@@ -339,7 +349,7 @@ export class Plan {
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOrThrow(TaskInputsSchema, inputs, 'tasks to add');
-    const planned = this.planAdds(parsed, new Set());
+    const planned = this.planner.planAdds(parsed, new Set());
     this.write(() => this.applyAdds(planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
@@ -348,7 +358,7 @@ export class Plan {
   replace(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
     const doomed = new Set(taskIds(this.tasks));
-    const planned = this.planAdds(parsed, doomed);
+    const planned = this.planner.planAdds(parsed, doomed);
     this.write(() => {
       this.applyRemoves([...doomed]);
       this.applyAdds(planned);
@@ -358,7 +368,8 @@ export class Plan {
 
   /** Changes some fields of a task; fields not given are left alone. */
   update(id: string, patch: TaskPatch): TaskSnapshot {
-    const planned = this.planUpdate(id, patch, new Map());
+    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
+    const planned = this.planner.planUpdate(id, p, new Map());
     this.write(() => this.applyUpdate(planned));
     return this.require(id);
   }
@@ -387,8 +398,12 @@ export class Plan {
         this.require(id);
         // New steps cannot take part in a dependency cycle or move a task, so planning them apart from the
         // field changes, against the plan as it is, decides the same as applying everything in order would.
-        const fields = patch ? this.planUpdate(id, patch, edges) : null;
-        const steps = addSteps?.length ? this.planSteps(id, addSteps, taken) : null;
+        const fields = patch
+          ? this.planner.planUpdate(id, parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`), edges)
+          : null;
+        const steps = addSteps?.length
+          ? this.planner.planSteps(id, parseOrThrow(TaskInputsSchema, addSteps, 'steps to add'), taken)
+          : null;
         return { id, fields, steps };
       } catch (error) {
         throw withContext(error, `updates[${i}] (task ${id})`);
@@ -433,7 +448,7 @@ export class Plan {
       }
     }
     const siblings = this.children(parent).filter((s) => s.id !== id);
-    const index = this.insertIndex(
+    const index = this.planner.insertIndex(
       siblings.map((s) => s.id),
       t.after,
       t.before,
@@ -623,35 +638,6 @@ export class Plan {
     );
   }
 
-  /**
-   * Validates an update completely, without writing: what `applyUpdate` then writes cannot be refused. `edges`
-   * holds the blockedBy lists that updates planned before this one (in the same write) leave behind.
-   */
-  private planUpdate(id: string, patch: TaskPatch, edges: PendingEdges): PlannedUpdate {
-    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
-    const task = this.require(id);
-    const status: Status = p.status ?? task.status;
-    if (status === 'skipped' && task.parent === null) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${id} is not a step, so it cannot be skipped; use cancelled instead. Valid statuses for a top-level task: ${STATUSES.filter((s) => s !== 'skipped').join(', ')}.`,
-        { valid: STATUSES.filter((s) => s !== 'skipped') },
-      );
-    }
-    const wakeAt = p.wakeAt !== undefined ? p.wakeAt : isWaitingStatus(status) ? task.wakeAt : null;
-    if (wakeAt !== null && !isWaitingStatus(status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `wakeAt applies only to the waiting_user and waiting_external statuses; task ${id} would be ${status}.`,
-        { valid: ['waiting_user', 'waiting_external'] },
-      );
-    }
-    if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
-    for (const blocker of p.removeBlockedBy ?? []) this.require(blocker);
-    this.checkNewEdges(id, p.addBlockedBy ?? [], new Set(p.removeBlockedBy ?? []), edges);
-    return { id, patch: p, status, wakeAt };
-  }
-
   private applyUpdate({ id, patch: p, status, wakeAt }: PlannedUpdate): void {
     const map = this.map(id);
     let changed = false;
@@ -682,45 +668,6 @@ export class Plan {
     this.invalidate(id);
   }
 
-  private checkReference(id: string, other: string, field: string): void {
-    if (other === id) {
-      throw new CairnError('invalid_argument', `Task ${id} cannot name itself in ${field}.`, { field });
-    }
-    this.require(other);
-  }
-
-  /**
-   * Refuses self-dependencies, unknown blockers and edges that would close a cycle, then records in `pending` the
-   * blockedBy list task `id` is left with. `pending` holds the lists of tasks updated earlier in the same write,
-   * so an edge that closes a cycle with another update's new edge is refused too.
-   */
-  private checkNewEdges(
-    id: string,
-    blockers: readonly string[],
-    dropping: ReadonlySet<string>,
-    pending: PendingEdges,
-  ): void {
-    if (blockers.length === 0 && dropping.size === 0) return;
-    const own = (pending.get(id) ?? this.require(id).blockedBy).filter((b) => !dropping.has(b));
-    const edges = (task: string) => (task === id ? own : (pending.get(task) ?? this.get(task)?.blockedBy));
-    for (const blocker of blockers) {
-      if (blocker === id) {
-        throw new CairnError('cycle', `Task ${id} cannot depend on itself.`, { task: id });
-      }
-      this.require(blocker);
-      const path = dependencyPath(edges, blocker, id);
-      if (path) {
-        throw new CairnError(
-          'cycle',
-          `Task ${id} cannot wait on ${blocker}: ${path.join(' waits on ')}, so that would be a cycle.`,
-          { task: id, blocker, path },
-        );
-      }
-      if (!own.includes(blocker)) own.push(blocker);
-    }
-    pending.set(id, own);
-  }
-
   private descendants(id: string): string[] {
     const out: string[] = [];
     const stack = [id];
@@ -730,32 +677,6 @@ export class Plan {
       for (const child of this.children(current)) stack.push(child.id);
     }
     return out;
-  }
-
-  private insertIndex(
-    siblings: readonly string[],
-    after: string | null | undefined,
-    before: string | null | undefined,
-    parent: string | null,
-  ): number {
-    const position = (ref: string, which: string): number => {
-      const index = siblings.indexOf(ref);
-      if (index === -1) {
-        throw new CairnError(
-          'invalid_argument',
-          `${which} must name a sibling under ${parent ?? 'the top level'}; "${ref}" is not one. Siblings: ${siblings.join(', ') || 'none'}.`,
-          { valid: siblings.slice(0, 50) },
-        );
-      }
-      return index;
-    };
-    if (after !== undefined && before !== undefined) {
-      throw new CairnError('invalid_argument', 'Give either after or before, not both.');
-    }
-    if (typeof after === 'string') return position(after, 'after') + 1;
-    if (typeof before === 'string') return position(before, 'before');
-    if (after === null) return 0;
-    return siblings.length;
   }
 
   /** Writes a rank placing `map` before siblings[index]; re-ranks the siblings when neighbours tie. */
@@ -787,170 +708,6 @@ export class Plan {
       this.maxNum = max;
     }
     return ++this.maxNum;
-  }
-
-  /** Refuses a write that would add more than a call may, or grow the plan past what a plan may hold. */
-  private checkLimits(adding: number, removing: number): void {
-    const { tasksPerCall, tasksPerPlan } = this.limits;
-    if (adding > tasksPerCall) {
-      throw new CairnError(
-        'limit',
-        `One call adds at most ${tasksPerCall} tasks (steps count as tasks); this one adds more. Split it into several calls.`,
-        { limit: tasksPerCall },
-      );
-    }
-    // Y.Map#size walks every key; the raw key count (removed keys included) bounds it in O(1), so the exact
-    // count is taken only near the limit.
-    if (this.tasks._map.size - removing + adding <= tasksPerPlan) return;
-    const held = this.tasks.size - removing;
-    if (held + adding > tasksPerPlan) {
-      throw new CairnError(
-        'limit',
-        `A plan holds at most ${tasksPerPlan} tasks (steps count as tasks); it has ${held}, so at most ${Math.max(0, tasksPerPlan - held)} more fit. Remove finished tasks, or start another plan.`,
-        { limit: tasksPerPlan },
-      );
-    }
-  }
-
-  /** Plans appending `inputs` as steps of task `parent`; `taken` holds the ids planned by the same write. */
-  private planSteps(parent: string, inputs: TaskInput[], taken: Set<string>): PlannedAdds {
-    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'steps to add');
-    return this.planAdds(
-      parsed.map((input) => ({ ...input, parent })),
-      new Set(),
-      taken,
-    );
-  }
-
-  /** `taken`: ids planned but not written yet by the same write (several plans applied together). */
-  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>, taken = new Set<string>()): PlannedAdds {
-    const planned: PlannedAdd[] = [];
-    const keys = new Map<string, string>();
-    const isTaken = (id: string) => taken.has(id) || this.tasks.has(id) || this.removed.has(id);
-    const live = (id: string, field: string): string => {
-      if (doomed.has(id) || !this.has(id)) {
-        if (doomed.has(id)) {
-          throw new CairnError('invalid_argument', `${field} "${id}" names a task this call replaces.`, {
-            field,
-          });
-        }
-        throw this.notFound(id);
-      }
-      return id;
-    };
-    const visit = (input: TaskInput, parent: string | null, topLevel: boolean) => {
-      const id = newTaskId(isTaken, this.random);
-      taken.add(id);
-      this.checkLimits(taken.size, doomed.size);
-      if (input.key !== undefined) {
-        if (keys.has(input.key)) {
-          throw new CairnError('invalid_argument', `The key "${input.key}" is used twice in one call.`);
-        }
-        keys.set(input.key, id);
-      }
-      const status = input.status ?? 'pending';
-      if (status === 'skipped' && parent === null) {
-        throw new CairnError(
-          'invalid_transition',
-          `Only a step can be skipped; "${input.title}" is not a step.`,
-          {
-            valid: STATUSES.filter((s) => s !== 'skipped'),
-          },
-        );
-      }
-      if (input.wakeAt && !isWaitingStatus(status)) {
-        throw new CairnError(
-          'invalid_transition',
-          `wakeAt applies only to the waiting_user and waiting_external statuses; "${input.title}" would be ${status}.`,
-          { valid: ['waiting_user', 'waiting_external'] },
-        );
-      }
-      if (input.supersededBy) live(input.supersededBy, 'supersededBy');
-      planned.push({ id, input, parent, status, topLevel, blockedBy: [] });
-      const entry = planned[planned.length - 1]!;
-      for (const step of input.steps ?? []) visit(step, id, false);
-      return entry;
-    };
-    for (const input of inputs) {
-      const parent = input.parent ?? null;
-      if (parent !== null) live(parent, 'parent');
-      visit(input, parent, true);
-    }
-    // Dependencies are resolved once every key is known, so tasks of one call can wait on each other.
-    const plannedById = new Map(planned.map((entry) => [entry.id, entry]));
-    const edges = (id: string) =>
-      plannedById.get(id)?.blockedBy ?? (doomed.has(id) ? undefined : this.get(id)?.blockedBy);
-    for (const entry of planned) {
-      for (const ref of entry.input.blockedBy ?? []) {
-        const blocker = keys.get(ref) ?? live(ref, 'blockedBy');
-        if (blocker === entry.id) {
-          throw new CairnError('cycle', `"${entry.input.title}" cannot depend on itself.`);
-        }
-        const path = dependencyPath(edges, blocker, entry.id);
-        if (path) {
-          throw new CairnError(
-            'cycle',
-            `"${entry.input.title}" cannot wait on ${ref}: that would be a cycle.`,
-            {
-              path,
-            },
-          );
-        }
-        if (!entry.blockedBy.includes(blocker)) entry.blockedBy.push(blocker);
-      }
-    }
-    return { entries: planned, ranks: this.planRanks(planned, doomed) };
-  }
-
-  /**
-   * Ranks for new tasks, decided before anything is written: each goes last among its siblings, or right
-   * after the sibling its `after` names (first for `null`). Existing siblings are re-ranked only when their
-   * ranks tie, and then they appear in the result too.
-   */
-  private planRanks(planned: PlannedAdd[], doomed: ReadonlySet<string>): Map<string, string> {
-    const ranks = new Map<string, string>();
-    for (const [parent, group] of groupBy(planned, (entry) => entry.parent)) {
-      const isNewParent = parent !== null && !this.has(parent);
-      const siblings = isNewParent ? [] : this.view().children(parent);
-      const existingIds = doomed.size === 0 ? siblings : siblings.filter((id) => !doomed.has(id));
-      if (group.every((entry) => entry.input.after === undefined)) {
-        // The common case (appending) needs only the last valid rank, not the whole sibling list.
-        let last: string | null = null;
-        for (let i = existingIds.length - 1; i >= 0 && last === null; i--) {
-          const rank = this.get(existingIds[i]!)!.rank;
-          if (isValidRank(rank)) last = rank;
-        }
-        freshRanksAfter(last, group.length).forEach((rank, i) => {
-          ranks.set(group[i]!.id, rank);
-        });
-        continue;
-      }
-      const list: Ranked[] = existingIds.map((id) => ({ id, rank: this.get(id)!.rank }));
-      for (const entry of group) {
-        const after = entry.input.after;
-        const index =
-          after === undefined
-            ? list.length
-            : this.insertIndex(
-                list.map((r) => r.id),
-                after,
-                undefined,
-                parent,
-              );
-        const rank = ranksAt(list, index)?.[0];
-        const item = { id: entry.id, rank: rank ?? '' };
-        list.splice(index, 0, item);
-        if (rank === undefined) {
-          freshRanks(list.length).forEach((fresh, i) => {
-            list[i]!.rank = fresh;
-          });
-          for (const r of list) ranks.set(r.id, r.rank);
-        } else {
-          ranks.set(entry.id, rank);
-        }
-      }
-    }
-    return ranks;
   }
 
   private applyAdds({ entries: planned, ranks }: PlannedAdds): void {
@@ -1174,43 +931,6 @@ export interface TaskUpdate {
   id: string;
   patch?: TaskPatch;
   addSteps?: TaskInput[];
-}
-
-/** An update validated by planUpdate: the parsed patch and the status and wakeAt the task ends with. */
-interface PlannedUpdate {
-  id: string;
-  patch: TaskPatch;
-  status: Status;
-  wakeAt: string | null;
-}
-
-/** The blockedBy lists that the updates planned so far in one write leave their tasks with. */
-type PendingEdges = Map<string, string[]>;
-
-interface PlannedAdds {
-  entries: PlannedAdd[];
-  /** Ranks to write: every new task's, and existing siblings' when a tie forced re-ranking. */
-  ranks: Map<string, string>;
-}
-
-interface PlannedAdd {
-  id: string;
-  input: TaskInput;
-  parent: string | null;
-  status: Status;
-  topLevel: boolean;
-  blockedBy: string[];
-}
-
-function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }
 
 /** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */
