@@ -35,6 +35,8 @@ export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
+export type { TransactionOrigin } from './origins.js';
+export { readOrigin, registerOrigin } from './origins.js';
 export type {
   BlockedTask,
   CreatePlanOptions,

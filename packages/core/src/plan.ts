@@ -1,6 +1,7 @@
 // The Plan: tasks, their steps and dependencies over one Y.Doc. Every write is one Yjs transaction whose origin
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
 import * as Y from 'yjs';
+import { Aliases, createdOrder } from './aliases.js';
 import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
   blockedBySet,
@@ -9,7 +10,6 @@ import {
   mergeContext,
   metaMap,
   readNum,
-  readTombstone,
   removedMap,
   snapshotTask,
   type TaskMap,
@@ -21,9 +21,14 @@ import {
   writeText,
 } from './doc.js';
 import { CairnError, withContext } from './errors.js';
+import { collectChanges, describeChanges, type PlanChangeEvent } from './events.js';
 import { type BlockedInfo, isActionable } from './graph.js';
 import { cryptoRandom, type Random } from './ids.js';
+import { registerOrigin } from './origins.js';
 import { PlanIndex } from './plan-index.js';
+
+export type { PlanChangeEvent, TaskChange } from './events.js';
+
 import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from './planning.js';
 import { freshRanks, type Ranked, ranksAt } from './rank.js';
 import {
@@ -64,21 +69,6 @@ export interface CreatePlanOptions {
   limits?: Partial<PlanLimits>;
 }
 
-export interface TaskChange {
-  id: string;
-  kind: 'added' | 'updated' | 'removed';
-  /** Who made the change: the transaction's actor, or for a remote change the actor recorded in the task. */
-  actor: string;
-  /** The task fields that changed, without updatedAt/updatedBy (empty for added/removed). */
-  fields: string[];
-}
-
-export interface PlanChangeEvent {
-  /** True when the change was made through this document (not received from a peer or a store). */
-  local: boolean;
-  changes: TaskChange[];
-}
-
 export interface BlockedTask extends BlockedInfo {
   task: TaskSnapshot;
 }
@@ -92,14 +82,8 @@ export interface PlanSnapshot {
 /** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
 const TaskInputsSchema = TaskInputSchema.array().max(1000);
 
-/** Fields every write stamps; change events leave them out of `fields`. */
-const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
-
 /** Undo steps each Plan keeps; older ones are forgotten, and the values they kept alive are collected. */
 export const UNDO_LIMIT = 100;
-
-/** Undo managers by Plan, so changes they replay are attributed to the Plan's actor. */
-const undoActors = new WeakMap<Y.UndoManager, Actor>();
 
 /** Each Plan's local arbiter, for the sync server, which decides claims on its authoritative doc. */
 const localArbiters = new WeakMap<Plan, LocalArbiter>();
@@ -131,15 +115,11 @@ export class Plan {
   private readonly planner: Planner;
   /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
   private unobserved = false;
-  /** The largest alias any task or tombstone holds; null until an add needs it (see nextNum). */
-  private maxNum: number | null = null;
-  /** Ids by alias; built when first needed, then kept in step by onDocChange. */
-  private aliases: AliasIndex | null = null;
+  private readonly aliases: Aliases;
   /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
   private readonly local: LocalArbiter;
   private arbiter: ClaimArbiter;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
-  private readonly tombstoneObserver: (event: Y.YMapEvent<unknown>) => void;
 
   constructor(options: CreatePlanOptions = {}) {
     this.doc = options.doc ?? new Y.Doc();
@@ -154,7 +134,8 @@ export class Plan {
       captureTimeout: 0,
       limit: UNDO_LIMIT,
     });
-    undoActors.set(this.undoManager, this.actor);
+    // Changes it replays are attributed to this Plan's actor.
+    registerOrigin(this.undoManager, { source: 'undo', actor: this.actor });
     this.index = new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
     this.planner = new Planner({
       tasks: this.tasks,
@@ -169,11 +150,7 @@ export class Plan {
     });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
-    // A peer's tombstone can hold the alias of a task this replica never saw: new aliases must stay above it.
-    this.tombstoneObserver = (event) => {
-      for (const id of event.keysChanged) this.raiseMaxNum(readTombstone(this.removed.get(id)).num);
-    };
-    this.removed.observe(this.tombstoneObserver);
+    this.aliases = new Aliases(this.tasks, this.removed);
     this.local = new LocalArbiter({
       require: (id) => this.require(id),
       ready: (actor) => this.ready({ actor }),
@@ -203,7 +180,7 @@ export class Plan {
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
-    this.removed.unobserve(this.tombstoneObserver);
+    this.aliases.destroy();
     this.undoManager.destroy();
     this.listeners.clear();
   }
@@ -236,7 +213,7 @@ export class Plan {
     // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
     const ids = this.unobserved
       ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
-      : this.aliasIndex().ids(num);
+      : this.aliases.ids(num);
     let best: TaskSnapshot | undefined;
     for (const id of ids) {
       const task = this.get(id);
@@ -699,17 +676,6 @@ export class Plan {
     }
   }
 
-  /** A fresh alias: one more than any task or tombstone holds, so a removed task's alias is never reused. */
-  private nextNum(): number {
-    if (this.maxNum === null) {
-      let max = 0;
-      for (const id of taskIds(this.tasks)) max = Math.max(max, readNum(this.map(id)));
-      for (const tomb of this.removed.values()) max = Math.max(max, readTombstone(tomb).num);
-      this.maxNum = max;
-    }
-    return ++this.maxNum;
-  }
-
   private applyAdds({ entries: planned, ranks }: PlannedAdds): void {
     const now = this.now();
     const maps = new Map<string, TaskMap>();
@@ -719,7 +685,7 @@ export class Plan {
       maps.set(entry.id, map);
       const { input } = entry;
       map.set(F.id, entry.id);
-      map.set(F.num, this.nextNum());
+      map.set(F.num, this.aliases.next());
       writeText(map, F.title, input.title);
       map.set(F.status, entry.status);
       if (entry.parent !== null) map.set(F.parent, entry.parent);
@@ -774,156 +740,29 @@ export class Plan {
   }
 
   private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
-    const changes = new Map<string, { kind: TaskChange['kind']; fields: Set<string> }>();
-    const note = (id: string, kind: TaskChange['kind'], field?: string) => {
-      const change = changes.get(id);
-      if (!change) changes.set(id, { kind, fields: new Set(field ? [field] : []) });
-      else {
-        if (kind !== 'updated') change.kind = kind;
-        if (field) change.fields.add(field);
-      }
-    };
-    for (const event of events) {
-      if (event.target === this.tasks) {
-        for (const [id, change] of event.changes.keys) {
-          note(id, change.action === 'add' ? 'added' : change.action === 'delete' ? 'removed' : 'updated');
-        }
-        continue;
-      }
-      const id = String(event.path[0]);
-      if (event.path.length >= 2) note(id, 'updated', String(event.path[1]));
-      else for (const key of event.changes.keys.keys()) note(id, 'updated', key);
-    }
-    for (const [id, change] of changes) {
-      this.snapshots.delete(id);
-      // A writer may put a value that is not a task under a task's key: for every view, that task is gone.
-      if (change.kind !== 'removed' && !this.has(id)) change.kind = 'removed';
-    }
+    const changes = collectChanges(events, this.tasks);
+    for (const id of changes.keys()) this.snapshots.delete(id);
     this.unobserved = false;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
-    this.followAliases(changes);
-
-    const origin = txn.origin;
-    const localActor =
-      typeof origin === 'string'
-        ? origin
-        : origin instanceof Y.UndoManager
-          ? (undoActors.get(origin) ?? null)
-          : null;
-    const list: TaskChange[] = [];
-    for (const [id, { kind, fields }] of changes) {
-      const recorded =
-        kind === 'removed'
-          ? readTombstone(this.removed.get(id)).by
-          : snapshotTask(id, this.map(id)).updatedBy;
-      list.push({
-        id,
-        kind,
-        actor: (txn.local ? localActor : null) ?? recorded ?? 'unknown',
-        fields: kind === 'updated' ? [...fields].filter((f) => !BOOKKEEPING.has(f)).sort() : [],
-      });
-    }
+    this.aliases.follow(changes);
+    const list = describeChanges(changes, txn, this.tasks, this.removed);
     if (!txn.local && list.some((c) => c.kind === 'added')) this.repairDuplicateNums();
     const event: PlanChangeEvent = { local: txn.local, changes: list };
     for (const listener of this.listeners) listener(event);
   }
 
-  /**
-   * Keeps the alias index and the largest alias in step with a transaction's changes, local or remote, so that
-   * neither is rebuilt from every task after a peer's edit.
-   */
-  private followAliases(
-    changes: ReadonlyMap<string, { kind: TaskChange['kind']; fields: Set<string> }>,
-  ): void {
-    for (const [id, { kind, fields }] of changes) {
-      if (kind === 'updated' && !fields.has(F.num)) continue;
-      const num = this.numOf(id);
-      if (num !== undefined) this.raiseMaxNum(num);
-      this.aliases?.set(id, num);
-    }
-  }
-
-  /** A task's alias read from the document (undefined when there is no such task). */
-  private numOf(id: string): number | undefined {
-    const map = this.tasks.get(id);
-    return map instanceof Y.Map ? readNum(map) : undefined;
-  }
-
-  private raiseMaxNum(num: number): void {
-    if (this.maxNum !== null && num > this.maxNum) this.maxNum = num;
-  }
-
-  private aliasIndex(): AliasIndex {
-    if (!this.aliases) {
-      this.aliases = new AliasIndex();
-      for (const id of taskIds(this.tasks)) this.aliases.set(id, this.numOf(id));
-    }
-    return this.aliases;
-  }
-
-  /**
-   * Integer aliases are assigned as max + 1, so two replicas creating tasks concurrently can pick the same one.
-   * After a merge the earlier-created task keeps the alias; the creator of the later one (and only it, so two
-   * replicas never race to repair) gives its task a fresh alias.
-   */
+  /** Gives a fresh alias to this actor's tasks that share one with an earlier task (see Aliases.losers). */
   private repairDuplicateNums(): void {
-    const losers: string[] = [];
-    for (const num of this.aliasIndex().duplicated()) {
-      const group = [...this.aliasIndex().ids(num)].map((id) => this.require(id)).sort(createdOrder);
-      for (const task of group.slice(1)) if (task.createdBy === this.actor) losers.push(task.id);
-    }
+    const losers = this.aliases.losers(this.actor, (id) => this.get(id));
     if (losers.length === 0) return;
     this.doc.transact(() => {
       for (const id of losers) {
-        this.map(id).set(F.num, this.nextNum());
+        this.map(id).set(F.num, this.aliases.next());
         this.invalidate(id);
       }
     }, this.actor);
   }
-}
-
-/** Which tasks hold each integer alias: normally one, two or more after concurrent creation until repaired. */
-class AliasIndex {
-  private readonly idsByNum = new Map<number, Set<string>>();
-  private readonly numById = new Map<string, number>();
-  private readonly shared = new Set<number>();
-
-  /** Records task `id`'s alias, or (undefined) that the task is gone. */
-  set(id: string, num: number | undefined): void {
-    const old = this.numById.get(id);
-    if (old === num) return;
-    if (old !== undefined) {
-      const ids = this.idsByNum.get(old)!;
-      ids.delete(id);
-      if (ids.size === 0) this.idsByNum.delete(old);
-      if (ids.size < 2) this.shared.delete(old);
-    }
-    if (num === undefined) {
-      this.numById.delete(id);
-      return;
-    }
-    this.numById.set(id, num);
-    const ids = this.idsByNum.get(num) ?? new Set<string>();
-    this.idsByNum.set(num, ids.add(id));
-    if (ids.size > 1) this.shared.add(num);
-  }
-
-  ids(num: number): ReadonlySet<string> {
-    return this.idsByNum.get(num) ?? NO_IDS;
-  }
-
-  /** Aliases more than one task holds. */
-  duplicated(): ReadonlySet<number> {
-    return this.shared;
-  }
-}
-
-const NO_IDS: ReadonlySet<string> = new Set();
-
-/** Creation order, ties broken by id: the earlier task keeps a shared alias. */
-function createdOrder(a: TaskSnapshot, b: TaskSnapshot): number {
-  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** One task's part of an updateMany: fields to change and steps to append, either optional. */

@@ -8,6 +8,7 @@ import * as syncProtocol from 'y-protocols/sync';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import { CairnError, ERROR_CODES, type ErrorCode } from '../errors.js';
+import { registerOrigin } from '../origins.js';
 import {
   AUTH_PERMISSION_DENIED,
   CloseCode,
@@ -112,6 +113,8 @@ class Connection implements PlanConnection {
         },
       },
     );
+    // y-websocket applies the server's updates with the provider as origin.
+    registerOrigin(this.provider, { source: 'connection' });
     this.provider.messageHandlers[MessageType.Cairn] = (_encoder, decoder) => this.receiveCairn(decoder);
     this.provider.messageHandlers[MessageType.Auth] = (_encoder, decoder) => this.onAuthMessage(decoder);
     this.provider.on('status', ({ status }) => {
