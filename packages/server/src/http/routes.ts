@@ -12,6 +12,8 @@ export function registerCoreRoutes(router: Router, hub: SyncHub): void {
       ok: !closing,
       rooms: hub.roomCount,
       connections: hub.connectionCount,
+      // Still 200: the server works for every other plan; these wait for `cairn log repair`.
+      damagedLogs: hub.store.damagedLogs?.() ?? [],
     });
   });
   router.get('/metrics', ({ res }) => {
