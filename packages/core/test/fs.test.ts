@@ -44,6 +44,7 @@ runStorageAdapterTests('fs', async () => {
   const quiet: FilePersistenceOptions = { onRecover: () => undefined };
   return {
     open: openFilePersistence(dir, quiet),
+    secondInstance: 'locked',
     readStored: async (name) => UpdateLog.read(planFiles(dir, name).log) ?? [],
     storedBytes: async (name) => fs.statSync(planFiles(dir, name).log).size,
     openFailing(name, doc) {
@@ -167,7 +168,9 @@ describe('fs: locks', () => {
       JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), since: 'x' }),
     );
     const { p } = await openLoaded(dir, 'p');
+    expect(JSON.parse(fs.readFileSync(lock, 'utf8')).since).not.toBe('x'); // ours now, written afresh
     await p.close();
+    expect(fs.existsSync(lock)).toBe(false);
   });
 });
 
