@@ -26,7 +26,7 @@ export interface PlanStore {
   validatePlanId?(planId: string): void;
   /** Counters and gauges for /metrics. */
   metrics(): StoreMetrics;
-  /** Plans whose log was found damaged and refused (until an operator repairs it), for /healthz. */
+  /** Plans whose log was found damaged and refused (until an operator repairs it); /healthz shows the count. */
   damagedLogs?(): DamagedLog[];
   /** Errors the store hits in the background (a scheduled fsync or compaction); returns an unsubscribe. */
   onError?(listener: (error: Error, planId: string) => void): () => void;
