@@ -314,7 +314,7 @@ export class SyncHub {
     }
     const room = new Room(
       planId,
-      { limits: this.limits, extensions: this.extensions },
+      { limits: this.limits, metrics: this.metrics, extensions: this.extensions },
       this.releasing.get(planId),
     );
     this.rooms.set(planId, room);

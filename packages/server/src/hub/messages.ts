@@ -68,9 +68,11 @@ const TYPE_NAMES: Record<number, string> = {
 
 const handlers: Record<number, Handler> = {
   [MessageType.Sync]: (ctx, room, conn, decoder) => sync(ctx, room, conn, decoder),
-  [MessageType.Awareness]: (_ctx, room, conn, decoder) => {
+  [MessageType.Awareness]: (ctx, room, conn, decoder) => {
     const update = read('awareness message', () => decoding.readVarUint8Array(decoder));
-    const entries = read('awareness update', () => decodeAwarenessUpdate(update));
+    const entries = read('awareness update', () =>
+      decodeAwarenessUpdate(update, ctx.limits.maxAwarenessEntries),
+    );
     room.receiveAwareness(conn, update, entries);
   },
   [MessageType.QueryAwareness]: (_ctx, room, conn) => {

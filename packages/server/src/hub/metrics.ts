@@ -52,6 +52,16 @@ export function registerStoreMetrics(registry: MetricsRegistry, read: () => Stor
     'Failed store writes, fsyncs and compactions.',
     () => read().errors,
   );
+  registry.gauge(
+    'cairn_store_damaged_logs',
+    'Plans refused because their log is damaged (see /healthz; `cairn log inspect` / `cairn log repair`).',
+    () => read().damagedLogs,
+  );
+  registry.counterFrom(
+    'cairn_store_torn_tails_total',
+    'Incomplete last records (writes cut short by a crash) cut off logs at load.',
+    () => read().tornTails,
+  );
 }
 
 /** Counts every update applied to a loaded plan, whatever its origin. */

@@ -1,5 +1,6 @@
 // The transaction origins of a room's doc, read as the tagged UpdateOrigin extensions see: one place decides
 // what a connection's, a server-side writer's, a stored and a relayed update look like.
+import { readOrigin } from '@cairn/core';
 import { Connection } from './connection.js';
 import type { UpdateOrigin } from './extension.js';
 
@@ -16,5 +17,7 @@ export class RemoteOrigin {
 export function originOf(origin: unknown): UpdateOrigin {
   if (origin instanceof Connection) return { source: 'connection', connection: origin };
   if (origin instanceof RemoteOrigin) return origin;
-  return { source: 'local', actor: typeof origin === 'string' ? origin : null };
+  // Everything else is server-side code; core reads which actor it wrote (or undid) for.
+  const local = readOrigin(origin);
+  return { source: 'local', actor: local.source === 'local' || local.source === 'undo' ? local.actor : null };
 }

@@ -10,10 +10,12 @@ import { Connection } from './connection.js';
 import type { Extensions } from './extensions.js';
 import type { Limits } from './limits.js';
 import { awarenessMessage, greeting, type MessageRoom, updateMessage } from './messages.js';
+import type { HubMetrics } from './metrics.js';
 import { LOAD_ORIGIN, originOf, RemoteOrigin } from './origin.js';
 
 export interface RoomContext {
   limits: Limits;
+  metrics: HubMetrics;
   extensions: Extensions;
 }
 
@@ -31,6 +33,9 @@ export class Room implements MessageRoom {
   private docBytes = 0;
   /** Which connection speaks for each awareness client id. */
   private readonly owners = new Map<number, Connection>();
+  /** Size of each client's awareness state (its JSON in UTF-8), and their sum: the plan's presence budget. */
+  private readonly presenceBytes = new Map<number, number>();
+  private presenceTotal = 0;
 
   constructor(
     planId: string,
@@ -171,21 +176,59 @@ export class Room implements MessageRoom {
   }
 
   receiveAwareness(conn: Connection, update: Uint8Array, entries: readonly AwarenessEntry[]): void {
-    const allowed = entries.filter((entry) => this.maySpeakFor(conn, entry));
+    const allowed = this.admitPresence(conn, entries);
     if (allowed.length === 0) return;
     const filtered = allowed.length === entries.length ? update : encodeAwarenessEntries(allowed);
     awarenessProtocol.applyAwarenessUpdate(this.awareness, filtered, conn);
+    const states = this.awareness.getStates();
+    for (const entry of allowed) {
+      if (states.has(entry.clientId)) this.setPresenceBytes(entry.clientId, utf8Bytes(entry.json));
+      else this.setPresenceBytes(entry.clientId, 0);
+    }
+  }
+
+  // The caps hold within one message too: each new client id counts against the connection's cap as it is
+  // admitted, and each state against the plan's presence budget, so one frame of many entries cannot bypass them.
+  private admitPresence(conn: Connection, entries: readonly AwarenessEntry[]): AwarenessEntry[] {
+    const { maxAwarenessClients, maxAwarenessStateBytes, maxPresenceBytes } = this.ctx.limits;
+    const admittedIds = new Set<number>();
+    let total = this.presenceTotal;
+    const out: AwarenessEntry[] = [];
+    let overLimit = 0;
+    for (const entry of entries) {
+      // Others' states are dropped silently: a stock client echoes every change it hears.
+      if (!this.mayOwn(conn, entry)) continue;
+      if (!entry.removed) {
+        const size = utf8Bytes(entry.json);
+        const next = total - (this.presenceBytes.get(entry.clientId) ?? 0) + size;
+        const isNew = !this.owners.has(entry.clientId) && !admittedIds.has(entry.clientId);
+        const full = isNew && conn.awarenessClients.size + admittedIds.size >= maxAwarenessClients;
+        if (full || size > maxAwarenessStateBytes || next > maxPresenceBytes) {
+          overLimit++;
+          continue;
+        }
+        total = next;
+        if (!this.owners.has(entry.clientId)) admittedIds.add(entry.clientId);
+      }
+      out.push(entry);
+    }
+    if (overLimit > 0) this.ctx.metrics.refusedUpdatesTotal.inc({ reason: 'presence_limit' }, overLimit);
+    return out;
   }
 
   // A connection speaks for the client ids it announced first; another connection of the same subject may take
   // one over (a reconnect before the old socket timed out); nobody else can change or clear it.
-  private maySpeakFor(conn: Connection, entry: AwarenessEntry): boolean {
+  private mayOwn(conn: Connection, entry: AwarenessEntry): boolean {
     if (entry.clientId === this.awareness.clientID) return false;
     const owner = this.owners.get(entry.clientId);
-    if (owner === conn) return true;
-    if (owner) return owner.grant.sub === conn.grant.sub && !entry.removed;
-    if (entry.removed) return true;
-    return conn.awarenessClients.size < this.ctx.limits.maxAwarenessClients;
+    if (!owner || owner === conn) return true;
+    return owner.grant.sub === conn.grant.sub && !entry.removed;
+  }
+
+  private setPresenceBytes(clientId: number, bytes: number): void {
+    this.presenceTotal += bytes - (this.presenceBytes.get(clientId) ?? 0);
+    if (bytes === 0) this.presenceBytes.delete(clientId);
+    else this.presenceBytes.set(clientId, bytes);
   }
 
   private readonly onAwareness = (
@@ -206,6 +249,7 @@ export class Room implements MessageRoom {
     for (const id of removed) {
       this.owners.get(id)?.awarenessClients.delete(id);
       this.owners.delete(id);
+      this.setPresenceBytes(id, 0);
     }
     const changed = [...added, ...updated, ...removed];
     const message = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
@@ -222,4 +266,10 @@ export class Room implements MessageRoom {
     for (const conn of this.connections) if (conn !== yOrigin && conn.started) conn.send(message);
     this.ctx.extensions.change({ room: this, update, origin });
   };
+}
+
+const utf8 = new TextEncoder();
+
+function utf8Bytes(text: string): number {
+  return utf8.encode(text).byteLength;
 }
