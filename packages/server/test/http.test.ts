@@ -146,7 +146,10 @@ describe('http', () => {
 
   it('limits /api/ requests per token (429 with Retry-After), as the WebSocket side limits each connection', async () => {
     const secret = 'http-test-secret-long-enough-for-hs256!';
-    const server = await startServer({ secret, httpRateLimits: { requestsPerSecond: 0.25, requestBurst: 5 } });
+    const server = await startServer({
+      secret,
+      httpRateLimits: { requestsPerSecond: 0.25, requestBurst: 5 },
+    });
     const ann = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'ann' });
     const bob = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'bob' });
     const tools = (token: string) =>
@@ -155,7 +158,9 @@ describe('http', () => {
     const limited = await tools(ann);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(await limited.json()).toMatchObject({ error: { code: 'limit', message: /at most 0.25 per second/ } });
+    expect(await limited.json()).toMatchObject({
+      error: { code: 'limit', message: /at most 0.25 per second/ },
+    });
     // Another token, and the server's own endpoints, are not affected.
     expect((await tools(bob)).status).toBe(200);
     expect((await fetch(`${server.http}/healthz`)).status).toBe(200);
