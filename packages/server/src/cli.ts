@@ -1,6 +1,6 @@
 // The `cairn` command: `serve` runs the sync server, `token` prints a signed token. Only `serve`'s
 // `listening on http://HOST:PORT` line goes to stdout; every other message goes to stderr. `mcp` (stdout is the
-// MCP protocol) and `agents` (stdout is its event log) live in their own modules.
+// MCP protocol), `agents` (stdout is its event log) and `log` (stdout is its report) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError, isCairnError } from '@cairn/core';
@@ -13,6 +13,7 @@ import { listFromEnv } from './http/origin.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
+import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
@@ -23,7 +24,7 @@ const USAGE = `Usage:
       OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
-${MCP_USAGE}${AGENTS_USAGE}`;
+${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -53,6 +54,8 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
       }
       case 'agents':
         return await runAgentsCli(rest, io);
+      case 'log':
+        return await runLogCli(rest, io);
       case undefined:
       case 'help':
       case '--help':

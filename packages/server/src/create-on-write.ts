@@ -78,6 +78,7 @@ export function createOnFirstWrite(store: PlanStore, exists: (planId: string) =>
     metrics: () => store.metrics(),
   };
   if (store.validatePlanId) wrapped.validatePlanId = (planId) => store.validatePlanId?.(planId);
+  if (store.damagedLogs) wrapped.damagedLogs = () => store.damagedLogs?.() ?? [];
   wrapped.onError = (listener) => {
     listeners.add(listener);
     const unsubscribe = store.onError?.(listener);

@@ -68,7 +68,7 @@ export { DiskStore } from './store/disk.js';
 export { diskPlanExists, listDiskPlans } from './store/disk-plans.js';
 export type { MemoryStoreOptions } from './store/memory.js';
 export { MemoryStore } from './store/memory.js';
-export type { PlanStore, StoreMetrics } from './store/store.js';
+export type { DamagedLog, PlanStore, StoreMetrics } from './store/store.js';
 export type { TaskWokenEvent, WakeEntry, WakeEvents, WakeOptions } from './wake.js';
 export { WakeSweeper, wakeNotice } from './wake.js';
 export { CloseCode, MessageType } from './wire.js';

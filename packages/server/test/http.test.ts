@@ -16,7 +16,7 @@ describe('http', () => {
     await conn.whenSynced();
     const health = await fetch(`${http}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ ok: true, rooms: 1, connections: 1 });
+    expect(await health.json()).toEqual({ ok: true, rooms: 1, connections: 1, damagedLogs: 0 });
     const metrics = await fetch(`${http}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await metrics.text();

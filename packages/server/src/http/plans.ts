@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   ActorSchema,
+  actorFor,
   CairnError,
   createPlan,
   createToolkit,
@@ -13,6 +14,7 @@ import {
   FAMILY_NAMES,
   type FamilyName,
   isOpenStatus,
+  isPrincipalActor,
   isToolError,
   type Plan,
   RENDER_FORMATS,
@@ -67,11 +69,13 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
         .children(null)
         .filter((t) => includeClosed || isOpenStatus(t.status))
         .sort(openFirstNewestFirst);
+      const malformed = plan.malformed();
       sendJson(res, 200, {
         plan: planId,
         tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
         total: all.length,
         limit,
+        ...(malformed.length > 0 ? { malformed } : {}),
       });
     });
   });
@@ -203,7 +207,7 @@ function subjectOf(hub: SyncHub, grant: Grant): string {
 }
 
 function checkActor(actor: string, sub: string): string {
-  if (!ActorSchema.safeParse(actor).success || !/^(agent|user):/.test(actor)) {
+  if (!isPrincipalActor(actor)) {
     throw new CairnError(
       'forbidden',
       `The token's subject "${sub}" cannot name an actor: a subject is 1 to 100 characters without spaces.`,
@@ -214,7 +218,7 @@ function checkActor(actor: string, sub: string): string {
 
 /** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
 function userActor(sub: string): string {
-  return checkActor(/^(agent|user):/.test(sub) ? sub : `user:${sub}`, sub);
+  return checkActor(actorFor(sub, 'user'), sub);
 }
 
 /**
@@ -223,10 +227,9 @@ function userActor(sub: string): string {
  */
 function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
   const sub = subjectOf(hub, grant);
-  const own = checkActor(/^(agent|user):/.test(sub) ? sub : `agent:${sub}`, sub);
+  const own = checkActor(actorFor(sub, 'agent'), sub);
   if (as === null || as === '') return own;
-  const parsed = ActorSchema.safeParse(as);
-  if (!parsed.success || !/^(agent|user):/.test(as)) {
+  if (!isPrincipalActor(as)) {
     throw new CairnError(
       'invalid_argument',
       `?as=${as} is not an actor; use "agent:<name>" or "user:<name>".`,

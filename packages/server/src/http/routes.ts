@@ -13,6 +13,9 @@ export function registerCoreRoutes(router: Router, hub: SyncHub): void {
       ok: !closing,
       rooms: hub.roomCount,
       connections: hub.connectionCount,
+      // A count only: this route needs no token, and plan ids and paths are for the operator's log. Still 200:
+      // every other plan is served; these wait for `cairn log repair`.
+      damagedLogs: hub.store.damagedLogs?.().length ?? 0,
     });
   });
   router.get('/metrics', ({ res }) => {
