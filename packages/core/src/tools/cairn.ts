@@ -30,14 +30,16 @@ const STATUS_HELP =
 const fields = {
   status: StatusSchema.optional().describe(`Status: ${STATUS_HELP}`),
   activeForm: patch.activeForm.describe(
-    'Present-continuous form shown while in progress, e.g. "Writing tests".',
+    'Present-continuous form shown while in progress, e.g. "Writing tests"; null clears it.',
   ),
-  nextStep: patch.nextStep.describe('The next concrete action.'),
+  nextStep: patch.nextStep.describe('The next concrete action; null clears it.'),
   note: patch.note.describe('Free-text note (replaces the previous note).'),
   context: ContextSchema.optional().describe(
     'Scratch data (ids, dates, choices), merged key by key into what is there; a null value deletes a key.',
   ),
-  wakeAt: patch.wakeAt.describe('ISO 8601 time to resume a waiting_user / waiting_external task.'),
+  wakeAt: patch.wakeAt.describe(
+    'ISO 8601 time to resume a waiting_user / waiting_external task; null clears it.',
+  ),
   assignee: patch.assignee.describe('Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
 };
 
@@ -78,7 +80,7 @@ const Update = z.strictObject({
   id: Id.describe('The task to change.'),
   title: patch.title,
   ...fields,
-  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one.'),
+  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one; null clears it.'),
   addBlockedBy: patch.addBlockedBy.describe('Ids of tasks this one must now wait for.'),
   removeBlockedBy: patch.removeBlockedBy.describe('Ids of tasks it no longer waits for.'),
   addSteps: z.array(Step).max(200).optional().describe('Steps to append to this task.'),
