@@ -77,6 +77,8 @@ describe('two people on one plan', () => {
     await a.press('Enter');
     await b.press('Enter');
     await row(ann.page, 'Rough XDraft v2Y').waitFor();
+    await row(bo.page, 'Rough XDraft v2Y').waitFor();
+    expect(await row(ann.page, 'Draft').count()).toBe(0);
   });
 
   it('shows a title with markup as typed, in the list, the chat and the graph', async () => {
@@ -221,6 +223,9 @@ describe('two people on one plan', () => {
     await ann.page.locator('.person[data-actor="user:bo0002"] .person-task', { hasText: 'Launch' }).waitFor();
     await syncState(ann.page, 'saved');
     await syncState(bo.page, 'saved');
+    expect(await ann.page.locator('.person[data-actor="user:bo0002"] .person-task').textContent()).toContain(
+      'Launch',
+    );
   });
 
   it('keeps a large plan in order across chunks of rows while tasks move, close and go', async () => {
