@@ -223,7 +223,9 @@ function withoutNulls(value: unknown, schema: unknown): unknown {
     let out: unknown[] | null = null;
     value.forEach((item, i) => {
       const next = withoutNulls(item, items);
-      if (next !== item) (out ??= [...value])[i] = next;
+      if (next === item) return;
+      out ??= [...value];
+      out[i] = next;
     });
     return out ?? value;
   }
@@ -241,7 +243,9 @@ function withoutNulls(value: unknown, schema: unknown): unknown {
       continue;
     }
     const next = withoutNulls(inner, prop);
-    if (next !== inner) (out ??= { ...(value as Record<string, unknown>) })[key] = next;
+    if (next === inner) continue;
+    out ??= { ...(value as Record<string, unknown>) };
+    out[key] = next;
   }
   return out ?? value;
 }
