@@ -119,7 +119,13 @@ describe('fs: a damaged log is refused, not emptied', () => {
     const damaged = flip(path, 2);
     const error = await refusal(dir);
     expect(error.message).toMatch(/its header does not match/);
-    expect(error.details.damage).toEqual({ path, offset: 0, keptRecords: 0, recordsAfter: 6, damagedBytes: 8 });
+    expect(error.details.damage).toEqual({
+      path,
+      offset: 0,
+      keptRecords: 0,
+      recordsAfter: 6,
+      damagedBytes: 8,
+    });
     expect(fs.readFileSync(path).equals(damaged)).toBe(true);
     expect(inspectLog(path)).toMatchObject({ header: 'bad', records: 0, damage: { recordsAfter: 6 } });
     expect(repairLog(path)).toMatchObject({ repaired: true, keptRecords: 6 });
