@@ -232,9 +232,16 @@ describe('two people on one plan', () => {
     type Demo = { cairnDemo: { plan: import('@cairn/core').Plan } };
     await ann.page.evaluate(() => {
       const { plan } = (window as unknown as Demo).cairnDemo;
-      plan.addMany(
-        Array.from({ length: 260 }, (_, i) => ({ title: `Bulk ${i}`, steps: [{ title: `Bulk ${i} step` }] })),
-      );
+      // One transaction of two calls: one call adds at most 500 tasks, steps included.
+      plan.batch((p) => {
+        for (const start of [0, 130])
+          p.addMany(
+            Array.from({ length: 130 }, (_, k) => ({
+              title: `Bulk ${start + k}`,
+              steps: [{ title: `Bulk ${start + k} step` }],
+            })),
+          );
+      });
     });
     await row(bo.page, 'Bulk 259 step').waitFor();
     await ann.page.evaluate(() => {

@@ -9,6 +9,7 @@ import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { judgeFromEnv } from './auto-close.js';
 import { parseOptions, usage } from './cli-args.js';
+import { listFromEnv } from './http/origin.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
@@ -18,7 +19,8 @@ const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
-      listens on loopback only. Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
+      listens on loopback only, answering only pages of its own origin (CAIRN_ALLOWED_ORIGINS and
+      CAIRN_ALLOWED_HOSTS, comma-separated, allow more). Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
       OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
@@ -113,6 +115,8 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     logger: createConsoleLogger({ quiet: true }),
     judge: judgeFromEnv(io.env),
     model: modelProxyFromEnv(io.env),
+    allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),
+    allowedOrigins: listFromEnv(io.env.CAIRN_ALLOWED_ORIGINS),
   });
   let info: Awaited<ReturnType<typeof server.listen>>;
   try {
