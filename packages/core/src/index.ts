@@ -93,6 +93,7 @@ export {
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
+export type { StoredPlan } from './first-read.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type {
   AnthropicToolDefinition,

@@ -13,6 +13,7 @@ import {
   type FilePersistenceOptions,
   type LogRecovery,
   openFilePersistence,
+  openFilePlan,
   planFiles,
   UpdateLog,
 } from '../src/adapters/fs.js';
@@ -44,6 +45,19 @@ runStorageAdapterTests('fs', async () => {
   const quiet: FilePersistenceOptions = { onRecover: () => undefined };
   return {
     open: openFilePersistence(dir, quiet),
+    openPlan: (name, plan) => openFilePlan(dir, name, { ...quiet, plan }),
+    appendRaw: async (name, update) => {
+      // What any other writer of the log does (an older version, the server's store): append a record.
+      const log = UpdateLog.open(planFiles(dir, name).log);
+      log.append(update);
+      await log.close();
+    },
+    damageSnapshot: async (name) => {
+      const path = planFiles(dir, name).snapshot;
+      const bytes = fs.readFileSync(path);
+      bytes[bytes.byteLength >> 1]! ^= 0x20;
+      fs.writeFileSync(path, bytes);
+    },
     secondInstance: 'locked',
     readStored: async (name) => UpdateLog.read(planFiles(dir, name).log) ?? [],
     storedBytes: async (name) => fs.statSync(planFiles(dir, name).log).size,
