@@ -1,7 +1,6 @@
 // The first-read snapshot of a plan on disk, `<name>.snap` beside its log: valid only while the log is exactly as
 // it was when the snapshot was written (same size, same first and last record), so any later append makes it stale.
 import type * as nodeFs from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { type DecodedSnapshot, decodeSnapshot } from '../../snapshot.js';
 import { FRAME_BYTES } from './format.js';
 
@@ -24,13 +23,16 @@ export interface LogPosition {
   last: FrameMark | null;
 }
 
-/** Writes the snapshot file by rename, so it is never half-written. A cache: no fsync (a lost one is rebuilt). */
+/**
+ * Writes the snapshot file by rename, so it is never half-written. A cache: no fsync (a lost one is rebuilt). The
+ * caller holds the plan's lock, so one fixed temp name suffices, and a crash leaves at most that one behind.
+ */
 export function writeSnapshotFile(fs: typeof nodeFs, path: string, snapshot: Uint8Array): void {
   const file = new Uint8Array(SNAP_HEADER_BYTES + snapshot.byteLength);
   file.set(SNAP_MAGIC, 0);
   new DataView(file.buffer).setUint32(4, SNAP_VERSION, true);
   file.set(snapshot, SNAP_HEADER_BYTES);
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const tmp = `${path}.tmp`;
   fs.writeFileSync(tmp, file);
   fs.renameSync(tmp, path);
 }
