@@ -33,6 +33,7 @@ export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
 export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
+export type { StoredPlan } from './first-read.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
 export type { TransactionOrigin } from './origins.js';
@@ -93,7 +94,6 @@ export {
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
-export type { StoredPlan } from './first-read.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type {
   AnthropicToolDefinition,

@@ -20,9 +20,9 @@ import {
   type UpdateLogStats,
 } from './fs/update-log.js';
 
+export type { StoredPlan } from '../first-read.js';
 export type { BadTail, LogScan, ParsedLog, ScannedRecord } from './fs/format.js';
 export { encodeRecord, parseRecords, scanLog } from './fs/format.js';
-export type { StoredPlan } from '../first-read.js';
 export type { FileLock } from './fs/lock.js';
 export { acquireLock } from './fs/lock.js';
 export { decodePlanName, encodePlanName } from './fs/names.js';
