@@ -69,10 +69,16 @@ export function storedPlan<P extends DocPersistence>(
   whenHydrated.catch(() => undefined); // reported through firstRead / whenHydrated to whoever awaits them
   const firstRead = snapshot.then(
     (decoded) => {
-      if (!decoded || hydrated) return whenHydrated.then((plan) => ({ plan, fromSnapshot: false }));
-      snapshotPlan = createPlan({ ...options, doc: decoded.doc() });
-      const view = followingView(snapshotPlan, () => hydrated);
-      return { plan: view, fromSnapshot: true };
+      const fromDocument = () => whenHydrated.then((plan) => ({ plan, fromSnapshot: false }));
+      if (!decoded || hydrated) return fromDocument();
+      let early: Y.Doc;
+      try {
+        early = decoded.doc();
+      } catch {
+        return fromDocument(); // a well-formed checksum over content we cannot rebuild: ignored, never served
+      }
+      snapshotPlan = createPlan({ ...options, doc: early });
+      return { plan: followingView(snapshotPlan, () => hydrated), fromSnapshot: true };
     },
     () => whenHydrated.then((plan) => ({ plan, fromSnapshot: false })),
   );
