@@ -13,7 +13,7 @@ import { build } from 'esbuild';
 import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../apps/demo/test/harness.js';
 import type * as IdbModule from './idb-cold-load.js';
-import type { IdbColdLoadResult, IdbLoad, IdbWritten } from './idb-cold-load.js';
+import type { IdbColdLoadResult, IdbFirstRead, IdbLoad, IdbWritten } from './idb-cold-load.js';
 
 export { CHROMIUM_PATH };
 
@@ -102,6 +102,7 @@ export async function chromiumIdbColdLoad(options: {
     options.onProgress?.('Chromium: cold loads, each in a fresh page');
     const loads: IdbLoad[] = [];
     const parts: Array<{ read: number; apply: number }> = [];
+    const firstReads: IdbFirstRead[] = [];
     for (let i = 0; i < options.loads + 1; i++) {
       await freshPage(page, server.url);
       const load = await page.evaluate(
@@ -113,17 +114,24 @@ export async function chromiumIdbColdLoad(options: {
         (name) => globalThis.cairnIdb!.idbLoadParts({ indexedDB, name }),
         shape.name,
       );
+      await freshPage(page, server.url);
+      const firstRead = await page.evaluate(
+        (name) => globalThis.cairnIdb!.idbFirstReadOnce({ indexedDB, name }),
+        shape.name,
+      );
       if (i === 0) continue; // the first is a warm-up (the browser's own first IndexedDB open)
       loads.push(load);
       parts.push(part);
+      firstReads.push(firstRead);
     }
     const where = `Chromium ${context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent))}, headless, IndexedDB on disk`;
-    return await page.evaluate(([w, s, wr, l, p]) => globalThis.cairnIdb!.idbResult(w, s, wr, l, p), [
+    return await page.evaluate(([w, s, wr, l, p, f]) => globalThis.cairnIdb!.idbResult(w, s, wr, l, p, f), [
       where,
       { tasks: options.tasks, updates: options.updates },
       written,
       loads,
       parts,
+      firstReads,
     ] as const);
   } finally {
     await context.close().catch(() => undefined);

@@ -4,7 +4,7 @@
 // lib/chromium-idb.ts bundles this module into a page, writes once, and times each load in a freshly loaded
 // page (`idbWriteHistory`, then `idbLoadOnce` after each reload).
 import { createPlan } from '@cairn/core';
-import { openIndexedDBPersistence } from '@cairn/core/indexeddb';
+import { openIndexedDBPersistence, openIndexedDBPlan } from '@cairn/core/indexeddb';
 import * as Y from 'yjs';
 import { writeHistory } from './history.js';
 import { type Summary, summarize } from './measure.js';
@@ -25,6 +25,8 @@ export interface IdbColdLoadResult {
   total: Summary;
   /** The same load taken apart, in its own fresh page: IndexedDB alone (open + getAll), then Y.applyUpdate. */
   parts?: { read: Summary; apply: Summary };
+  /** openIndexedDBPlan, in its own fresh page: open → first ready() from the snapshot, and open → hydrated. */
+  firstReads?: { firstRead: Summary; hydrated: Summary };
   at: string;
 }
 
@@ -85,6 +87,29 @@ export async function idbLoadOnce(options: { indexedDB: IDBFactory; name: string
   return { load: t1 - t0, firstRead: t2 - t1 };
 }
 
+/** ms from open to a first ready() answered by openIndexedDBPlan (from its snapshot), and to the loaded doc. */
+export async function idbFirstReadOnce(options: {
+  indexedDB: IDBFactory;
+  name: string;
+}): Promise<IdbFirstRead> {
+  const t0 = performance.now();
+  const stored = openIndexedDBPlan(options.name, { indexedDB: options.indexedDB });
+  const { plan, fromSnapshot } = await stored.firstRead;
+  const ready = plan.ready().length;
+  const t1 = performance.now();
+  await stored.whenHydrated;
+  const t2 = performance.now();
+  if (!fromSnapshot) throw new Error('the first read did not come from the snapshot');
+  if (ready === 0 && plan.list().length === 0) throw new Error('the plan did not load');
+  await stored.close();
+  return { firstRead: t1 - t0, hydrated: t2 - t0 };
+}
+
+export interface IdbFirstRead {
+  firstRead: number;
+  hydrated: number;
+}
+
 /**
  * The same load without the adapter, taken apart: ms to open the database and read every record (IndexedDB
  * alone), then ms for Y.applyUpdate of them into a fresh doc (Yjs alone).
@@ -132,6 +157,7 @@ export function idbResult(
   written: IdbWritten,
   loads: IdbLoad[],
   parts?: Array<{ read: number; apply: number }>,
+  firstReads?: IdbFirstRead[],
 ): IdbColdLoadResult {
   return {
     where,
@@ -145,6 +171,14 @@ export function idbResult(
           parts: {
             read: summarize(parts.map((p) => p.read)),
             apply: summarize(parts.map((p) => p.apply)),
+          },
+        }
+      : {}),
+    ...(firstReads?.length
+      ? {
+          firstReads: {
+            firstRead: summarize(firstReads.map((f) => f.firstRead)),
+            hydrated: summarize(firstReads.map((f) => f.hydrated)),
           },
         }
       : {}),
@@ -165,13 +199,16 @@ export async function idbColdLoad(options: {
   const written = await idbWriteHistory({ ...options, name });
   const loads: IdbLoad[] = [];
   const parts: Array<{ read: number; apply: number }> = [];
+  const firstReads: IdbFirstRead[] = [];
   for (let i = 0; i < options.loads + 1; i++) {
     const load = await idbLoadOnce({ indexedDB: options.indexedDB, name });
     const part = await idbLoadParts({ indexedDB: options.indexedDB, name });
+    const firstRead = await idbFirstReadOnce({ indexedDB: options.indexedDB, name });
     if (i === 0) continue; // the first is a warm-up
     loads.push(load);
     parts.push(part);
+    firstReads.push(firstRead);
   }
   await deleteDatabase(options.indexedDB, name);
-  return idbResult(options.where, options, written, loads, parts);
+  return idbResult(options.where, options, written, loads, parts, firstReads);
 }

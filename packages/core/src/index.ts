@@ -33,6 +33,7 @@ export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
 export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
+export type { StoredPlan } from './first-read.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
 export type { TransactionOrigin } from './origins.js';

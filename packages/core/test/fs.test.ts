@@ -13,10 +13,12 @@ import {
   type FilePersistenceOptions,
   type LogRecovery,
   openFilePersistence,
+  openFilePlan,
   planFiles,
   UpdateLog,
 } from '../src/adapters/fs.js';
 import { CairnError } from '../src/errors.js';
+import { createPlan } from '../src/plan.js';
 import type { DocPersistence } from '../src/storage.js';
 import { runStorageAdapterTests } from '../src/testing/index.js';
 import { spawnEditor } from './fixtures/spawn-editor.js';
@@ -44,6 +46,19 @@ runStorageAdapterTests('fs', async () => {
   const quiet: FilePersistenceOptions = { onRecover: () => undefined };
   return {
     open: openFilePersistence(dir, quiet),
+    openPlan: (name, plan) => openFilePlan(dir, name, { ...quiet, plan }),
+    appendRaw: async (name, update) => {
+      // What any other writer of the log does (an older version, the server's store): append a record.
+      const log = UpdateLog.open(planFiles(dir, name).log);
+      log.append(update);
+      await log.close();
+    },
+    damageSnapshot: async (name) => {
+      const path = planFiles(dir, name).snapshot;
+      const bytes = fs.readFileSync(path);
+      bytes[bytes.byteLength >> 1]! ^= 0x20;
+      fs.writeFileSync(path, bytes);
+    },
     secondInstance: 'locked',
     readStored: async (name) => UpdateLog.read(planFiles(dir, name).log) ?? [],
     storedBytes: async (name) => fs.statSync(planFiles(dir, name).log).size,
@@ -349,3 +364,43 @@ function spawnFixture(dir: string, name: string, options: { edits: number; hold?
   children.push(child);
   return child;
 }
+
+describe('fs: first-read snapshot', () => {
+  /** The plan's files as a crash would leave them: copied while the plan is still open (and locked) here. */
+  function crashImage(dir: string, name: string): string {
+    const image = fs.mkdtempSync(join(tmpdir(), 'cairn-fs-image-'));
+    dirs.push(image);
+    const from = planFiles(dir, name);
+    const to = planFiles(image, name);
+    fs.copyFileSync(from.log, to.log);
+    if (fs.existsSync(from.snapshot)) fs.copyFileSync(from.snapshot, to.snapshot);
+    return image;
+  }
+
+  it('is written with each compaction, so a process killed after it leaves a valid one; the next append makes it stale', async () => {
+    const dir = await freshDir();
+    const doc = new Y.Doc();
+    const stored = openFilePersistence(dir)('p', doc);
+    await stored.whenLoaded;
+    const plan = createPlan({ doc, actor: 'agent:test' });
+    const ids = plan.addMany([{ title: 'a' }, { title: 'b' }, { title: 'c' }]).map((t) => t.id);
+    for (let i = 0; i < 300; i++) plan.update(ids[i % 3]!, { status: i % 2 ? 'done' : 'pending' });
+    await stored.compact();
+
+    const image = crashImage(dir, 'p');
+    const fromImage = openFilePlan(image, 'p');
+    const first = await fromImage.firstRead;
+    expect(first.fromSnapshot).toBe(true);
+    expect(first.plan.toJSON()).toEqual(plan.toJSON());
+    await fromImage.close();
+
+    plan.update(ids[0]!, { title: 'after the snapshot' });
+    const stale = openFilePlan(crashImage(dir, 'p'), 'p');
+    const second = await stale.firstRead;
+    expect(second.fromSnapshot).toBe(false);
+    expect(second.plan.get(ids[0]!)?.title).toBe('after the snapshot');
+    await stale.close();
+    await stored.close();
+    plan.destroy();
+  });
+});

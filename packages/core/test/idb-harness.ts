@@ -1,6 +1,6 @@
 // The storage suite's harness for the IndexedDB adapter, on any IDBFactory: fake-indexeddb in Node, the real
 // one in Chromium. Platform-neutral, so the browser run imports it too.
-import { openIndexedDBPersistence } from '../src/adapters/indexeddb.js';
+import { openIndexedDBPersistence, openIndexedDBPlan, SNAPSHOT_KEY } from '../src/adapters/indexeddb.js';
 import type { StorageHarness } from '../src/testing/index.js';
 
 /** The records stored under `name`, read with a connection of our own; [] if there is no such database. */
@@ -18,6 +18,33 @@ export async function readRecords(factory: IDBFactory, name: string): Promise<Ui
     return await new Promise((resolve, reject) => {
       request.onsuccess = () => resolve(request.result as Uint8Array[]);
       request.onerror = () => reject(request.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs `fn` in a readwrite transaction over both stores of `name` (created in y-indexeddb's layout if missing). */
+async function withStores(
+  factory: IDBFactory,
+  name: string,
+  fn: (updates: IDBObjectStore, custom: IDBObjectStore) => void,
+): Promise<void> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = factory.open(name);
+    request.onupgradeneeded = () => {
+      request.result.createObjectStore('updates', { autoIncrement: true });
+      request.result.createObjectStore('custom');
+    };
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  try {
+    const tx = db.transaction(['updates', 'custom'], 'readwrite');
+    fn(tx.objectStore('updates'), tx.objectStore('custom'));
+    await new Promise<void>((resolve, reject) => {
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
     });
   } finally {
     db.close();
@@ -44,6 +71,17 @@ export function idbHarness(factory: IDBFactory, prefix = ''): StorageHarness {
     secondInstance: 'shared',
     readStored: read,
     storedBytes: async (name) => (await read(name)).reduce((sum, r) => sum + r.byteLength, 0),
+    openPlan: (name, plan) => openIndexedDBPlan(name, { indexedDB: factory, prefix, plan }),
+    appendRaw: (name, update) => withStores(factory, `${prefix}${name}`, (updates) => updates.add(update)),
+    damageSnapshot: (name) =>
+      withStores(factory, `${prefix}${name}`, (_, custom) => {
+        const get = custom.get(SNAPSHOT_KEY);
+        get.onsuccess = () => {
+          const bytes = new Uint8Array(get.result as Uint8Array);
+          bytes[bytes.byteLength >> 1]! ^= 0x20;
+          custom.put(bytes, SNAPSHOT_KEY);
+        };
+      }),
     openFailing(name, doc) {
       const p = open(name, doc);
       // Another tab deletes the database: this connection must close (or the delete would hang) and say so.

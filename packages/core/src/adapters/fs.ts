@@ -4,9 +4,13 @@ import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as Y from 'yjs';
 import { CairnError, toCairnError } from '../errors.js';
+import { type StoredPlan, storedPlan } from '../first-read.js';
+import type { CreatePlanOptions } from '../plan.js';
+import { type DecodedSnapshot, encodeSnapshot } from '../snapshot.js';
 import { applyStored, type DocPersistence } from '../storage.js';
 import { acquireLock, type FileLock } from './fs/lock.js';
 import { encodePlanName } from './fs/names.js';
+import { readValidSnapshot, writeSnapshotFile } from './fs/snapshot-file.js';
 import {
   type CompactionPolicy,
   type Durability,
@@ -16,6 +20,7 @@ import {
   type UpdateLogStats,
 } from './fs/update-log.js';
 
+export type { StoredPlan } from '../first-read.js';
 export type { BadTail, LogScan, ParsedLog, ScannedRecord } from './fs/format.js';
 export { encodeRecord, parseRecords, scanLog } from './fs/format.js';
 export type { FileLock } from './fs/lock.js';
@@ -23,6 +28,7 @@ export { acquireLock } from './fs/lock.js';
 export { decodePlanName, encodePlanName } from './fs/names.js';
 export type { LogInspection, LogRepair, RepairOptions } from './fs/repair.js';
 export { inspectLog, repairLog } from './fs/repair.js';
+export type { FrameMark, LogPosition } from './fs/snapshot-file.js';
 export type {
   CompactionPolicy,
   Durability,
@@ -65,10 +71,13 @@ export interface FilePersistence extends DocPersistence {
 
 export type OpenFilePersistence = (name: string, doc: Y.Doc) => FilePersistence;
 
-/** Paths of a plan's files in `dir`: the log and its lock. Throws CairnError('invalid_argument') for a bad name. */
-export function planFiles(dir: string, name: string): { log: string; lock: string } {
+/**
+ * Paths of a plan's files in `dir`: the log, its lock and its first-read snapshot. Throws
+ * CairnError('invalid_argument') for a bad name.
+ */
+export function planFiles(dir: string, name: string): { log: string; lock: string; snapshot: string } {
   const base = join(resolve(dir), encodePlanName(name));
-  return { log: `${base}.log`, lock: `${base}.lock` };
+  return { log: `${base}.log`, lock: `${base}.lock`, snapshot: `${base}.snap` };
 }
 
 /**
@@ -85,7 +94,28 @@ export function planFiles(dir: string, name: string): { log: string; lock: strin
  * ```
  */
 export function openFilePersistence(dir: string, options: FilePersistenceOptions = {}): OpenFilePersistence {
-  return (name, doc) => new FilePersistenceImpl(dir, name, doc, options);
+  return (name, doc) => new FilePersistenceImpl(dir, name, doc, options, false);
+}
+
+/**
+ * Opens a stored plan for a fast first read: takes the lock, reads the plan's snapshot (`<name>.snap`) if it
+ * reflects exactly what the log holds, and loads the log into a fresh doc after the caller's first read (on the
+ * next macrotask). `firstRead` answers from the snapshot until then; writes wait for `whenHydrated`.
+ *
+ * ```ts
+ * const stored = openFilePlan('./data', 'biz:1:conv:9', { plan: { actor: 'agent:me' } });
+ * const { plan } = await stored.firstRead;   // ready(), list(), get(), renderPlan() at once
+ * const writable = await stored.whenHydrated; // the whole history is loaded: writes go here
+ * ```
+ */
+export function openFilePlan(
+  dir: string,
+  name: string,
+  options: FilePersistenceOptions & { plan?: Omit<CreatePlanOptions, 'doc'> } = {},
+): StoredPlan<FilePersistence> {
+  const doc = new Y.Doc();
+  const persistence = new FilePersistenceImpl(dir, name, doc, options, true);
+  return storedPlan(persistence, doc, Promise.resolve(persistence.firstSnapshot), options.plan);
 }
 
 const RETRY_MIN_MS = 100;
@@ -110,41 +140,70 @@ class FilePersistenceImpl implements FilePersistence {
   private retryAt = 0;
   private closing: Promise<void> | null = null;
   private closed = false;
+  private readonly snapshotPath: string;
+  /** The position of the snapshot file on disk, as JSON, when it is known to match the log (skips rewrites). */
+  private snapshotAt: string | null = null;
+  /** The valid snapshot found at open, when opened for a first read (openFilePlan). */
+  readonly firstSnapshot: DecodedSnapshot | null = null;
 
-  constructor(dir: string, name: string, doc: Y.Doc, options: FilePersistenceOptions) {
+  constructor(dir: string, name: string, doc: Y.Doc, options: FilePersistenceOptions, firstRead: boolean) {
     const files = planFiles(dir, name); // bad input throws here, before anything changes
     this.name = name;
     this.path = files.log;
     this.lockPath = files.lock;
+    this.snapshotPath = files.snapshot;
     this.doc = doc;
     this.options = options;
     doc.on('destroy', this.onDestroy);
     try {
-      this.open(dir);
-      // Registered after the load, which is synchronous, so no update can slip past. Registered before it, the
-      // listener made Yjs encode the whole loaded state once more (an 'update' event) only to ignore it.
-      doc.on('update', this.onUpdate);
-      this.whenLoaded = Promise.resolve();
+      this.takeLock(dir);
+      if (!firstRead) {
+        this.load();
+        this.whenLoaded = Promise.resolve();
+        return;
+      }
+      const fs = this.options.fs ?? nodeFs;
+      // The lock is ours, so nothing can be appended between this check and the load.
+      this.firstSnapshot = readValidSnapshot(fs, this.snapshotPath, this.path);
+      if (this.firstSnapshot) this.snapshotAt = JSON.stringify(this.firstSnapshot.at);
+      // After the caller's first read: a load of a long history takes hundreds of ms of synchronous work.
+      this.whenLoaded = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
+        if (this.closed) return;
+        try {
+          this.load();
+        } catch (error) {
+          throw this.fail(error);
+        }
+      });
+      this.whenLoaded.catch(() => undefined);
     } catch (error) {
-      this.failure = asStorageError(error, this.path);
-      this.detach();
-      this.lock?.release();
-      this.lock = null;
-      this.whenLoaded = Promise.reject(this.failure);
+      this.whenLoaded = Promise.reject(this.fail(error));
       // Handled here so a caller that only awaits flush() does not crash on an unhandled rejection.
       this.whenLoaded.catch(() => undefined);
     }
+  }
+
+  private fail(error: unknown): CairnError {
+    this.failure = asStorageError(error, this.path);
+    this.detach();
+    this.lock?.release();
+    this.lock = null;
+    return this.failure;
   }
 
   get recovery(): LogRecovery | null {
     return this.log?.recovery ?? null;
   }
 
-  // Everything is synchronous: the plan is loaded (or refused) by the time the constructor returns.
-  private open(dir: string): void {
+  private takeLock(dir: string): void {
     const fs = this.options.fs ?? nodeFs;
     fs.mkdirSync(dir, { recursive: true });
     this.lock = acquireLock(this.lockPath, fs);
+  }
+
+  // Synchronous: the plan is loaded (or refused) when it returns.
+  private load(): void {
+    const fs = this.options.fs ?? nodeFs;
     const prior = this.doc.store.clients.size > 0 ? Y.encodeStateAsUpdate(this.doc) : null;
     const log = UpdateLog.open(this.path, {
       durability: this.options.durability,
@@ -162,8 +221,32 @@ class FilePersistenceImpl implements FilePersistence {
       throw error;
     }
     this.log = log;
+    // Registered after the load, which is synchronous, so no update can slip past. Registered before it, the
+    // listener made Yjs encode the whole loaded state once more (an 'update' event) only to ignore it.
+    this.doc.on('update', this.onUpdate);
     if (log.recovery) this.tellRecovery(log.recovery);
     if (log.shouldCompact()) this.scheduleCompaction();
+  }
+
+  /**
+   * Writes the first-read snapshot of what the log holds now. Called where the doc and the log hold the same
+   * state (every update is appended synchronously): after a compaction and at close. A failure is told to the
+   * onError listeners but rejects no flush(): the snapshot is a cache, and the stale one is never served.
+   */
+  private writeSnapshot(): void {
+    const log = this.log;
+    const position = log?.position();
+    if (!position) return;
+    const at = JSON.stringify(position);
+    if (at === this.snapshotAt) return;
+    try {
+      const snapshot = encodeSnapshot(this.doc, position);
+      if (!snapshot) return;
+      writeSnapshotFile(this.options.fs ?? nodeFs, this.snapshotPath, snapshot);
+      this.snapshotAt = at;
+    } catch (error) {
+      this.report(error, false);
+    }
   }
 
   private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
@@ -215,6 +298,7 @@ class FilePersistenceImpl implements FilePersistence {
     } catch (caught) {
       error = caught;
     }
+    this.writeSnapshot();
     this.closed = true;
     this.detach();
     try {
@@ -242,6 +326,7 @@ class FilePersistenceImpl implements FilePersistence {
     if (this.compacting) await this.compacting;
     if (!this.log || this.closed) return;
     await this.log.compact(() => Y.encodeStateAsUpdate(this.doc));
+    this.writeSnapshot();
   }
 
   private scheduleCompaction(): void {
@@ -252,6 +337,7 @@ class FilePersistenceImpl implements FilePersistence {
       .then(
         () => {
           this.retryDelay = 0;
+          this.writeSnapshot();
         },
         (error: unknown) => {
           // Back off, so a full disk is not hit with a whole-state rewrite on every edit.
@@ -265,9 +351,9 @@ class FilePersistenceImpl implements FilePersistence {
       });
   }
 
-  private report(error: unknown): void {
+  private report(error: unknown, rejectsFlush = true): void {
     const err = asStorageError(error, this.path);
-    this.unflushed.push(err);
+    if (rejectsFlush) this.unflushed.push(err);
     // Delivered after the current Yjs transaction, so a listener cannot re-enter the edit that failed.
     queueMicrotask(() => {
       if (this.listeners.size === 0) {

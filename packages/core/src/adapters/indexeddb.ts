@@ -2,11 +2,19 @@
 // write errors reach onError and reject flush(), flush() waits for committed writes, and growth is bounded.
 import * as Y from 'yjs';
 import { CairnError } from '../errors.js';
+import { type StoredPlan, storedPlan } from '../first-read.js';
+import type { CreatePlanOptions } from '../plan.js';
+import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot } from '../snapshot.js';
 import { applyStored, type DocPersistence } from '../storage.js';
 
 /** y-indexeddb 9's layout: one database per plan, updates in an auto-increment store, a key-value store beside. */
 const UPDATES = 'updates';
 const CUSTOM = 'custom';
+/**
+ * Key in `custom` of the first-read snapshot (see snapshot.ts), whose position is `{ key }`: the key of the last
+ * record in `updates` it reflects. Keys only grow, so any record added after it (by any writer) makes it stale.
+ */
+export const SNAPSHOT_KEY = 'cairn:first-read';
 
 /** When to merge the stored updates into one record: the fs log's rule (see its CompactionPolicy). */
 export interface IndexedDBCompactionPolicy {
@@ -58,7 +66,21 @@ export type OpenIndexedDBPersistence = (name: string, doc: Y.Doc) => IndexedDBPe
 export function openIndexedDBPersistence(
   options: IndexedDBPersistenceOptions = {},
 ): OpenIndexedDBPersistence {
-  return (name, doc) => new IndexedDBPersistenceImpl(name, doc, options);
+  return (name, doc) => new IndexedDBPersistenceImpl(name, doc, options, false);
+}
+
+/**
+ * Opens a stored plan for a fast first read: in the transaction that reads the stored records, the snapshot in
+ * `custom` is checked first (it must reflect the last record) and `firstRead` answers from it while the records
+ * load into a fresh doc. Writes wait for `whenHydrated`.
+ */
+export function openIndexedDBPlan(
+  name: string,
+  options: IndexedDBPersistenceOptions & { plan?: Omit<CreatePlanOptions, 'doc'> } = {},
+): StoredPlan<IndexedDBPersistence> {
+  const doc = new Y.Doc();
+  const persistence = new IndexedDBPersistenceImpl(name, doc, options, true);
+  return storedPlan(persistence, doc, persistence.firstSnapshot, options.plan);
 }
 
 const DEFAULT_POLICY: Required<IndexedDBCompactionPolicy> = { records: 500, minBytes: 16 * 1024 };
@@ -92,8 +114,14 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
   private bytes = 0;
   private snapshotBytes = 0;
   private compactions = 0;
+  /** Keys of the records this instance knows its doc holds: the close writes a snapshot only if these are all. */
+  private knownKeys = new Set<IDBValidKey>();
+  /** The valid snapshot found by the load (only looked for when opened for a first read). */
+  readonly firstSnapshot: Promise<DecodedSnapshot | null>;
+  private readonly wantSnapshot: boolean;
+  private tellSnapshot: (snapshot: DecodedSnapshot | null) => void = () => undefined;
 
-  constructor(name: string, doc: Y.Doc, options: IndexedDBPersistenceOptions) {
+  constructor(name: string, doc: Y.Doc, options: IndexedDBPersistenceOptions, firstRead: boolean) {
     if (typeof name !== 'string' || name.length === 0) {
       throw new CairnError(
         'invalid_argument',
@@ -113,7 +141,12 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
     doc.on('destroy', this.onDestroy);
     if (doc.store.clients.size > 0) this.pending.push(Y.encodeStateAsUpdate(doc));
     const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    this.wantSnapshot = firstRead;
+    this.firstSnapshot = new Promise((resolve) => {
+      this.tellSnapshot = resolve;
+    });
     this.whenLoaded = this.load(factory);
+    this.whenLoaded.finally(() => this.tellSnapshot(null)).catch(() => undefined);
     this.whenLoaded.catch(() => undefined); // a caller that only awaits flush() sees the failure there
   }
 
@@ -127,10 +160,16 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       }
       const db = await openDatabase(factory, this.dbName);
       db.onversionchange = () => this.loseConnection(db);
-      const tx = db.transaction([UPDATES], 'readonly');
+      const hasCustom = db.objectStoreNames.contains(CUSTOM);
+      const tx = db.transaction(hasCustom ? [UPDATES, CUSTOM] : [UPDATES], 'readonly');
+      // Requests complete in order: the snapshot is checked, and the first read served, before the records
+      // arrive. One transaction, so the check and the records see the same stored state.
+      if (hasCustom && this.wantSnapshot) this.checkSnapshot(tx);
+      const keys = tx.objectStore(UPDATES).getAllKeys();
       const request = tx.objectStore(UPDATES).getAll();
       await done(tx);
       const stored = request.result as Uint8Array[];
+      this.knownKeys = new Set(keys.result);
       if (this.closed) {
         db.close();
         return;
@@ -155,6 +194,18 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       this.detach();
       throw this.loadFailure;
     }
+  }
+
+  private checkSnapshot(tx: IDBTransaction): void {
+    const snapshot = tx.objectStore(CUSTOM).get(SNAPSHOT_KEY);
+    const last = tx.objectStore(UPDATES).openKeyCursor(null, 'prev');
+    last.onsuccess = () => {
+      const bytes = snapshot.result;
+      const decoded = bytes instanceof Uint8Array ? decodeSnapshot(bytes) : null;
+      const key = last.result?.key;
+      const at = decoded?.at as { key?: unknown } | undefined;
+      this.tellSnapshot(decoded && key !== undefined && at?.key === key ? decoded : null);
+    };
   }
 
   private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
@@ -196,6 +247,7 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
     if (!this.loadFailure) {
       try {
         await this.flush();
+        await this.writeSnapshot();
       } catch (caught) {
         error = caught;
       }
@@ -231,6 +283,25 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
     if (first) throw first;
   }
 
+  /**
+   * Stores the first-read snapshot of the doc at close, if the doc holds exactly what is stored: every record in
+   * the store is one this instance loaded or wrote, and nothing waits to be written. Otherwise the old snapshot
+   * stays, stale (a newer record exists), and is ignored.
+   */
+  private async writeSnapshot(): Promise<void> {
+    const db = this.db;
+    if (!db || this.lost || this.rewriteNeeded || !db.objectStoreNames.contains(CUSTOM)) return;
+    const tx = db.transaction([UPDATES, CUSTOM], 'readwrite', { durability: this.durability });
+    const keys = tx.objectStore(UPDATES).getAllKeys();
+    keys.onsuccess = () => {
+      const all = keys.result;
+      if (all.length === 0 || this.pending.length > 0 || !all.every((key) => this.knownKeys.has(key))) return;
+      const snapshot = encodeSnapshot(this.doc, { key: all.at(-1) });
+      if (snapshot) tx.objectStore(CUSTOM).put(snapshot, SNAPSHOT_KEY);
+    };
+    await done(tx);
+  }
+
   private shouldCompact(): boolean {
     if (!this.policy) return false;
     const tailRecords = this.records - 1;
@@ -255,8 +326,9 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       const update = batch.length === 1 ? batch[0]! : Y.mergeUpdates(batch);
       try {
         const tx = db.transaction([UPDATES], 'readwrite', { durability: this.durability });
-        tx.objectStore(UPDATES).add(update);
+        const added = tx.objectStore(UPDATES).add(update);
         await done(tx);
+        this.knownKeys.add(added.result);
       } catch (error) {
         this.rewriteNeeded = true; // the batch is still in the doc: the next write stores the whole state
         throw error;
@@ -283,8 +355,12 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
   private async compactNow(): Promise<void> {
     const db = this.connection();
     let state: Uint8Array | null = null;
+    let key: IDBValidKey | null = null;
+    const hasCustom = db.objectStoreNames.contains(CUSTOM);
     try {
-      const tx = db.transaction([UPDATES], 'readwrite', { durability: this.durability });
+      const tx = db.transaction(hasCustom ? [UPDATES, CUSTOM] : [UPDATES], 'readwrite', {
+        durability: this.durability,
+      });
       const store = tx.objectStore(UPDATES);
       const request = store.getAll();
       // Synchronous inside the success callback: the transaction stays active only while a request is handled.
@@ -294,9 +370,15 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
         Y.applyUpdate(merged, Y.encodeStateAsUpdate(this.doc));
         for (const update of request.result as Uint8Array[]) Y.applyUpdate(merged, update);
         state = Y.encodeStateAsUpdate(merged);
-        merged.destroy();
         store.clear();
-        store.add(state);
+        const added = store.add(state);
+        // The first-read snapshot goes in the same transaction as the record it reflects.
+        added.onsuccess = () => {
+          key = added.result;
+          const snapshot = hasCustom ? encodeSnapshot(merged, { key }) : null;
+          if (snapshot) tx.objectStore(CUSTOM).put(snapshot, SNAPSHOT_KEY);
+          merged.destroy();
+        };
       };
       await done(tx);
     } catch (error) {
@@ -304,6 +386,7 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       throw error;
     }
     const size = (state as Uint8Array | null)?.byteLength ?? 0;
+    this.knownKeys = new Set(key === null ? [] : [key]);
     this.rewriteNeeded = false;
     this.records = 1;
     this.bytes = size;

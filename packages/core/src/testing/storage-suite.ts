@@ -4,9 +4,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { CairnError } from '../errors.js';
 import type { DocPersistence, OpenPersistence } from '../storage.js';
+import { type FirstReadHarness, firstReadTests } from './first-read-suite.js';
 
 /** One isolated store (a fresh temp dir, a fresh database prefix), made for each test. */
-export interface StorageHarness {
+export interface StorageHarness extends FirstReadHarness {
   open: OpenPersistence;
   /**
    * Everything stored under `name` right now, read around any open instance (the files or databases directly),
@@ -44,6 +45,10 @@ export function runStorageAdapterTests(adapterName: string, setup: StorageSetup)
       opened.push(p);
       return { doc, p };
     };
+    const track = <T extends { persistence: DocPersistence }>(stored: T): T => {
+      opened.push(stored.persistence);
+      return stored;
+    };
     const load = async (name: string): Promise<Y.Doc> => {
       const { doc, p } = open(name);
       await p.whenLoaded;
@@ -63,6 +68,13 @@ export function runStorageAdapterTests(adapterName: string, setup: StorageSetup)
       await Promise.allSettled(opened.splice(0).map((p) => p.close()));
       await h.teardown?.();
     });
+
+    firstReadTests(() => ({
+      openPlan: (name, plan) => track(h.openPlan(name, plan)),
+      appendRaw: (name, update) => h.appendRaw(name, update),
+      damageSnapshot: (name) => h.damageSnapshot(name),
+      open: (name, doc) => open(name, doc).p,
+    }));
 
     it('loads what was saved (maps, nested maps, text, arrays)', async () => {
       const { doc, p } = open('plan-1');

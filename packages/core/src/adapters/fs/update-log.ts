@@ -7,11 +7,13 @@ import {
   checkHeader,
   encodeHeader,
   encodeRecord,
+  FRAME_BYTES,
   HEADER_BYTES,
   type LogScan,
   parseRecords,
   scanLog,
 } from './format.js';
+import type { FrameMark, LogPosition } from './snapshot-file.js';
 
 /**
  * - `batched` (default): each append is written with `writeSync` before `append` returns, so it is in the OS page
@@ -135,6 +137,9 @@ export class UpdateLog {
   private tailBytes: number;
   private compactions = 0;
   private fsyncs = 0;
+  /** The first and last record's frames: what a snapshot file checks to know the log has not changed since. */
+  private firstFrame: FrameMark | null = null;
+  private lastFrame: FrameMark | null = null;
 
   private rewriteNeeded = false;
   private closed = false;
@@ -243,6 +248,10 @@ export class UpdateLog {
     this.tailRecords = Math.max(0, records.length - 1);
     this.tailBytes = first ? size - HEADER_BYTES - 8 - first.byteLength : 0;
     this.recovery = recovery;
+    // The records are views into the file's bytes: their frames sit just before them.
+    if (first) this.firstFrame = markOfParsed(first);
+    const last = records.at(-1);
+    if (last) this.lastFrame = markOfParsed(last);
     // A new file's directory entry is not durable until the directory is fsynced.
     this.dirDirty = created;
     if (created) this.writeSeq = 1;
@@ -284,6 +293,8 @@ export class UpdateLog {
       }
       throw storageError('append to', this.path, error);
     }
+    this.lastFrame = markOfRecord(record, this.size);
+    this.firstFrame ??= this.lastFrame;
     this.size += record.byteLength;
     this.records++;
     this.tailRecords++;
@@ -315,6 +326,8 @@ export class UpdateLog {
       const tmp = join(dirname(this.path), `${basename(this.path)}.${process.pid}-${randomId()}.compact`);
       let fd: number | null = null;
       let size: number;
+      let first: FrameMark;
+      let last: FrameMark;
       try {
         fd = this.fs.openSync(tmp, 'wx', 0o644);
         const head = concat(encodeHeader(), encodeRecord(state));
@@ -322,7 +335,10 @@ export class UpdateLog {
         await fsyncAsync(this.fs, fd);
         // From here to the swap everything is synchronous: no append can slip in between.
         size = head.byteLength;
+        first = markOfRecord(head.subarray(HEADER_BYTES), HEADER_BYTES);
+        last = first;
         for (const record of carry) {
+          last = markOfRecord(record, size);
           writeAll(this.fs, fd, record, size);
           size += record.byteLength;
         }
@@ -340,6 +356,8 @@ export class UpdateLog {
       this.size = size;
       this.records = 1 + carry.length;
       this.snapshotBytes = state.byteLength;
+      this.firstFrame = first;
+      this.lastFrame = last;
       this.tailRecords = carry.length;
       this.tailBytes = size - HEADER_BYTES - 8 - state.byteLength;
       this.rewriteNeeded = false;
@@ -388,6 +406,12 @@ export class UpdateLog {
     return job;
   }
 
+  /** Where the log stands (size, first and last record), or null while it misses a write (needs a rewrite). */
+  position(): LogPosition | null {
+    if (this.rewriteNeeded || this.closed) return null;
+    return { bytes: this.size, first: this.firstFrame, last: this.lastFrame };
+  }
+
   stats(): UpdateLogStats {
     return {
       path: this.path,
@@ -432,6 +456,16 @@ export class UpdateLog {
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+function markOfParsed(payload: Uint8Array): FrameMark {
+  const offset = payload.byteOffset - FRAME_BYTES;
+  return markOfRecord(new Uint8Array(payload.buffer, offset, FRAME_BYTES), offset);
+}
+
+function markOfRecord(record: Uint8Array, offset: number): FrameMark {
+  const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
+  return { offset, length: view.getUint32(0, true), crc: view.getUint32(4, true) };
 }
 
 /** One line for an operator: which file lost what to a torn tail. */

@@ -1,0 +1,82 @@
+// The first-read snapshot of a plan on disk, `<name>.snap` beside its log: valid only while the log is exactly as
+// it was when the snapshot was written (same size, same first and last record), so any later append makes it stale.
+import type * as nodeFs from 'node:fs';
+import { type DecodedSnapshot, decodeSnapshot } from '../../snapshot.js';
+import { FRAME_BYTES } from './format.js';
+
+/** "CYS1" + u32 version 1, then the snapshot (see snapshot.ts: u32 crc32, JSON). */
+const SNAP_MAGIC = Uint8Array.of(0x43, 0x59, 0x53, 0x31);
+const SNAP_VERSION = 1;
+const SNAP_HEADER_BYTES = 8;
+
+/** A record's frame in the log: where it starts, its payload length and crc32. */
+export interface FrameMark {
+  offset: number;
+  length: number;
+  crc: number;
+}
+
+/** Where the log stood when a snapshot was taken. */
+export interface LogPosition {
+  bytes: number;
+  first: FrameMark | null;
+  last: FrameMark | null;
+}
+
+/**
+ * Writes the snapshot file by rename, so it is never half-written. A cache: no fsync (a lost one is rebuilt). The
+ * caller holds the plan's lock, so one fixed temp name suffices, and a crash leaves at most that one behind.
+ */
+export function writeSnapshotFile(fs: typeof nodeFs, path: string, snapshot: Uint8Array): void {
+  const file = new Uint8Array(SNAP_HEADER_BYTES + snapshot.byteLength);
+  file.set(SNAP_MAGIC, 0);
+  new DataView(file.buffer).setUint32(4, SNAP_VERSION, true);
+  file.set(snapshot, SNAP_HEADER_BYTES);
+  const tmp = `${path}.tmp`;
+  fs.writeFileSync(tmp, file);
+  fs.renameSync(tmp, path);
+}
+
+/**
+ * The snapshot at `path` if it is intact, of this version and reflects exactly the log at `logPath`; null
+ * otherwise (missing, corrupt, stale). Reads a few bytes of the log, not the log.
+ */
+export function readValidSnapshot(fs: typeof nodeFs, path: string, logPath: string): DecodedSnapshot | null {
+  let file: Uint8Array;
+  try {
+    file = fs.readFileSync(path);
+  } catch {
+    return null;
+  }
+  for (let i = 0; i < 4; i++) if (file[i] !== SNAP_MAGIC[i]) return null;
+  if (file.byteLength < SNAP_HEADER_BYTES) return null;
+  if (new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(4, true) !== SNAP_VERSION)
+    return null;
+  const decoded = decodeSnapshot(file.subarray(SNAP_HEADER_BYTES));
+  if (!decoded || !logMatches(fs, logPath, decoded.at as LogPosition)) return null;
+  return decoded;
+}
+
+function logMatches(fs: typeof nodeFs, logPath: string, at: LogPosition): boolean {
+  if (typeof at?.bytes !== 'number') return false;
+  let fd: number;
+  try {
+    fd = fs.openSync(logPath, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    if (fs.fstatSync(fd).size !== at.bytes) return false;
+    return frameMatches(fs, fd, at.first) && frameMatches(fs, fd, at.last);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function frameMatches(fs: typeof nodeFs, fd: number, mark: FrameMark | null): boolean {
+  if (mark === null) return true;
+  const frame = new Uint8Array(FRAME_BYTES);
+  if (fs.readSync(fd, frame, 0, FRAME_BYTES, mark.offset) !== FRAME_BYTES) return false;
+  const view = new DataView(frame.buffer);
+  return view.getUint32(0, true) === mark.length && view.getUint32(4, true) === mark.crc;
+}
