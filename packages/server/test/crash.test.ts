@@ -1,14 +1,12 @@
 // The CLI as a real child process: every acknowledged write survives `kill -9`, clients that kept editing offline
 // merge in after the restart, and SIGTERM flushes and exits cleanly. Also checks the single stdout line.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { planFiles, UpdateLog } from '@cairn/core/fs';
 import type { PlanConnection } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { cairnClient, onCleanup, tempDir } from './helpers.js';
-
-const BIN = fileURLToPath(new URL('../bin/cairn.js', import.meta.url));
 
 interface Child {
   child: ChildProcess;
@@ -20,7 +18,7 @@ interface Child {
 }
 
 function serve(args: string[], env: Record<string, string> = {}): Promise<Child> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+  const child = spawn(process.execPath, [...SOURCE_CLI_ARGS, 'serve', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env, CAIRN_SECRET: '' },
   });
