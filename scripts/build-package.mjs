@@ -36,13 +36,16 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
   if (typeof target !== 'object' || !target.browser) continue;
   const name = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`;
   const names = Object.keys(await import(pathToFileURL(join(pkgDir, target.import)).href));
-  const message =
-    `${name} runs only in Node (it needs Node's file system and network modules), so a browser or Worker ` +
-    `build cannot use it. ${ALTERNATIVES[name]}`;
+  const message = `${name} runs only in Node, so a browser or Worker build cannot use it. ${ALTERNATIVES[name]}`;
+  // The package's "sideEffects" lists this file, so a bundler keeps the throw; each export throws too.
   const lines = [
     `// ${name} as a browser or Worker build resolves it (the exports map's "browser" condition): Node-only.`,
-    `throw new Error(${JSON.stringify(message)});`,
-    ...names.map((n) => (n === 'default' ? 'export default undefined;' : `export const ${n} = undefined;`)),
+    `const message = ${JSON.stringify(message)};`,
+    'function nodeOnly() {',
+    '  throw new Error(message);',
+    '}',
+    'nodeOnly();',
+    ...names.map((n) => (n === 'default' ? 'export default nodeOnly;' : `export const ${n} = nodeOnly;`)),
   ];
   writeFileSync(join(pkgDir, target.browser), `${lines.join('\n')}\n`);
 }
