@@ -21,7 +21,7 @@ export default defineConfig({
         test: {
           name: 'node',
           include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['**/node_modules/**', '**/*.browser.test.ts'],
+          exclude: ['**/node_modules/**', '**/*.browser.test.ts', 'test/consumer/**'],
           pool: 'forks',
         },
       },
