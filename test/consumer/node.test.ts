@@ -65,6 +65,11 @@ describe('Node 20 with the installed packages', () => {
     });
   });
 
+  it('installs no TypeScript runner or compiler: the CLI runs on node alone', () => {
+    for (const name of ['tsx', 'typescript', 'esbuild'])
+      expect(existsSync(join(app, 'node_modules', name))).toBe(false);
+  });
+
   it('serves the bundled demo and syncs a WebSocket client that sees a task an HTTP tool call added', async () => {
     const server = await serve();
     const page = await fetch(`${server.url}/`);

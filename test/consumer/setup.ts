@@ -43,18 +43,18 @@ export default async function setup(project: TestProject): Promise<() => void> {
     join(app, 'package.json'),
     JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }),
   );
-  // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket and Node's types.
-  await npm(app, ['install', ...Object.values(tarballs), 'yjs@^13.6.0', 'ws@^8', '@types/node@^20']);
-  step('app installed');
-
   const nopeer = join(base, 'nopeer');
   mkdirSync(nopeer);
   writeFileSync(
     join(nopeer, 'package.json'),
     JSON.stringify({ name: 'consumer-nopeer', private: true, type: 'module' }),
   );
-  await npm(nopeer, ['install', '--legacy-peer-deps', ...Object.values(tarballs)]);
-  step('nopeer installed');
+  await Promise.all([
+    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket and Node's types.
+    npm(app, ['install', ...Object.values(tarballs), 'yjs@^13.6.0', 'ws@^8', '@types/node@^20']),
+    npm(nopeer, ['install', '--legacy-peer-deps', ...Object.values(tarballs)]),
+  ]);
+  step('installed');
 
   const context: ConsumerContext = { base, app, nopeer, tarballs };
   project.provide('consumer', context);
