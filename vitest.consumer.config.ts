@@ -7,6 +7,9 @@ export default defineConfig({
     name: 'consumer',
     include: ['test/consumer/**/*.test.ts'],
     globalSetup: ['test/consumer/setup.ts'],
+    // As in the workspace's config: a test that asserts nothing fails; waits default to 10 s.
+    expect: { requireAssertions: true, poll: { timeout: 10_000 } },
+    setupFiles: ['test/setup/wait-timeouts.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 120_000,

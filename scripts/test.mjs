@@ -52,16 +52,21 @@ vitestStep('consumer', ['--config', 'vitest.consumer.config.ts']);
 const isVitest = (r) => vitestRuns.some((v) => v.name === r.name);
 let passed = results.filter((r) => r.ok && !isVitest(r)).length;
 let failed = results.filter((r) => !r.ok && !isVitest(r)).length;
+let skipped = 0;
+let todo = 0;
 for (const { ok, report } of vitestRuns) {
   if (existsSync(report)) {
     const json = JSON.parse(readFileSync(report, 'utf8'));
     passed += json.numPassedTests;
     failed += json.numFailedTests;
+    skipped += json.numPendingTests;
+    todo += json.numTodoTests;
     if (!ok && json.numFailedTests === 0) failed += 1; // a suite that failed to load has no failed test
   } else {
     failed += 1;
   }
 }
+console.log(`\n${skipped} skipped, ${todo} todo`);
 const broken = results.filter((r) => !r.ok).map((r) => r.name);
 if (broken.length > 0) console.log(`\nfailed steps: ${broken.join(', ')}`);
 console.log(`${passed} passed, ${failed} failed`);
