@@ -1,11 +1,16 @@
 import { playwright } from '@vitest/browser-playwright';
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './apps/demo/test/harness.js';
 
 // One config for the whole workspace: unit tests live beside each package, cross-package tests in test/.
 // `*.browser.test.ts` files run inside Debian's Chromium (vitest's browser mode, driven by Playwright), so code
-// that meets the browser's own APIs (IndexedDB) is tested against the real thing.
+// that meets the browser's own APIs (IndexedDB) is tested against the real thing. The "@cairn/source" export
+// condition runs @cairn/* from their TypeScript sources; the consumer suite (vitest.consumer.config.ts) runs
+// the built, packed packages instead.
 export default defineConfig({
+  resolve: { conditions: ['@cairn/source', ...defaultClientConditions] },
+  ssr: { resolve: { conditions: ['@cairn/source', ...defaultServerConditions] } },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -19,7 +24,7 @@ export default defineConfig({
         test: {
           name: 'node',
           include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['**/node_modules/**', '**/*.browser.test.ts'],
+          exclude: ['**/node_modules/**', '**/*.browser.test.ts', 'test/consumer/**'],
           pool: 'forks',
         },
       },

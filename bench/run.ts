@@ -82,6 +82,7 @@ async function main(): Promise<void> {
       process.execPath,
       [
         '--expose-gc',
+        '--conditions=@cairn/source',
         '--import',
         'tsx',
         join(here, 'run.ts'),

@@ -1,4 +1,5 @@
-// The one test command: lint, type check, architecture checks, then every test (unit, integration, browser).
+// The one test command: lint, type check, architecture checks, every test (unit, integration, browser), then the
+// consumer suite on the packed packages.
 // Ends with `N passed, M failed`, counting each check as one and each vitest test as one.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -31,27 +32,41 @@ step('single yjs', 'node', ['scripts/check-single-yjs.mjs']);
 step('browser bundle', 'node', ['scripts/check-browser-bundle.mjs']);
 
 mkdirSync('.test-results', { recursive: true });
-const report = '.test-results/vitest.json';
-rmSync(report, { force: true }); // a run that dies before writing must not be counted from the last one's report
-const vitestOk = step('tests', bin('vitest'), [
-  'run',
-  '--reporter=default',
-  '--reporter=json',
-  `--outputFile.json=${report}`,
-  ...process.argv.slice(2),
-]);
-
-let passed = results.filter((r) => r.ok && r.name !== 'tests').length;
-let failed = results.filter((r) => !r.ok && r.name !== 'tests').length;
-if (existsSync(report)) {
-  const json = JSON.parse(readFileSync(report, 'utf8'));
-  passed += json.numPassedTests;
-  failed += json.numFailedTests;
-  console.log(`\n${json.numPendingTests} skipped, ${json.numTodoTests} todo`);
-  if (!vitestOk && json.numFailedTests === 0) failed += 1; // a suite that failed to load has no failed test
-} else {
-  failed += 1;
+const vitestRuns = [];
+function vitestStep(name, args) {
+  const report = `.test-results/${name}.json`;
+  rmSync(report, { force: true }); // a report left by an earlier run must not be counted as this one's
+  const ok = step(name, bin('vitest'), [
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+    ...args,
+  ]);
+  vitestRuns.push({ name, ok, report });
 }
+vitestStep('tests', process.argv.slice(2));
+// The packages as users get them: packed, installed with npm outside the repository, run in each runtime.
+vitestStep('consumer', ['--config', 'vitest.consumer.config.ts']);
+
+const isVitest = (r) => vitestRuns.some((v) => v.name === r.name);
+let passed = results.filter((r) => r.ok && !isVitest(r)).length;
+let failed = results.filter((r) => !r.ok && !isVitest(r)).length;
+let skipped = 0;
+let todo = 0;
+for (const { ok, report } of vitestRuns) {
+  if (existsSync(report)) {
+    const json = JSON.parse(readFileSync(report, 'utf8'));
+    passed += json.numPassedTests;
+    failed += json.numFailedTests;
+    skipped += json.numPendingTests;
+    todo += json.numTodoTests;
+    if (!ok && json.numFailedTests === 0) failed += 1; // a suite that failed to load has no failed test
+  } else {
+    failed += 1;
+  }
+}
+console.log(`\n${skipped} skipped, ${todo} todo`);
 const broken = results.filter((r) => !r.ok).map((r) => r.name);
 if (broken.length > 0) console.log(`\nfailed steps: ${broken.join(', ')}`);
 console.log(`${passed} passed, ${failed} failed`);

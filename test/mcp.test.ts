@@ -3,7 +3,7 @@
 // when another client edits the plan. On local disk the edits land in the plan's log.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createPlan, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { until } from '@cairn/core/testing';
@@ -15,8 +15,8 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
+import { SOURCE_CLI_ARGS } from './source-cli.js';
 
-const BIN = resolve('packages/server/bin/cairn.js');
 const SECRET = 'mcp-test-secret-mcp-test-secret-0123456789';
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -44,7 +44,7 @@ async function startServer(secret?: string): Promise<{ server: CairnServer; url:
 async function mcpClient(args: string[]): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'mcp', ...args],
+    args: [...SOURCE_CLI_ARGS, 'mcp', ...args],
     env: { PATH: process.env.PATH ?? '' },
     stderr: 'pipe',
   });
@@ -175,7 +175,7 @@ describe('cairn mcp', () => {
 
   it('refuses bad arguments with the usage, exit code 2', async () => {
     const { spawnSync } = await import('node:child_process');
-    const run = spawnSync(process.execPath, [BIN, 'mcp', '--server', 'ws://127.0.0.1:1'], {
+    const run = spawnSync(process.execPath, [...SOURCE_CLI_ARGS, 'mcp', '--server', 'ws://127.0.0.1:1'], {
       encoding: 'utf8',
     });
     expect(run.status).toBe(2);

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig, type Plugin } from 'vite';
+import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -39,6 +39,8 @@ const server = process.env.CAIRN_SERVER ?? 'http://127.0.0.1:1234';
 
 export default defineConfig(({ command, mode }) => ({
   root: here,
+  // The demo runs on the workspace's TypeScript sources, not on the packages' builds.
+  resolve: { conditions: ['@cairn/source', ...defaultClientConditions] },
   // The service worker only exists in a build (the dev server serves sources), whatever NODE_ENV says.
   define: { __OFFLINE_SHELL__: JSON.stringify(command === 'build' && mode !== 'bench') },
   build: {

@@ -56,7 +56,7 @@ export async function spawnClients(
   pick: (room: Room) => Room['clients'] = (r) => r.clients,
 ): Promise<ClientProcess> {
   const child = fork(join(here, 'client-process.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--conditions=@cairn/source', '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting: Array<{ type: string; resolve: (m: FromChild) => void }> = [];

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SOURCE_CLI_ARGS } from '../../test/source-cli.js';
 
 export type ServerKind = 'cairn' | 'reference' | 'floor';
 
@@ -37,16 +38,7 @@ export async function startServer(
   let args: string[];
   if (kind === 'cairn') {
     data = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-server-'));
-    args = [
-      join(root, 'packages/server/bin/cairn.js'),
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data',
-      data,
-    ];
+    args = [...SOURCE_CLI_ARGS, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data];
   } else {
     const script = kind === 'reference' ? 'reference-server.ts' : 'ws-floor-server.ts';
     args = ['--import', 'tsx', join(root, 'bench/baselines', script), '0'];

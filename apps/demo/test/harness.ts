@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(here, '../../..');
@@ -107,16 +108,7 @@ export async function startServer(options: { port?: number; dataDir?: string } =
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'cairn-demo-'));
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      join(ROOT, 'packages/server/bin/cairn.js'),
-      'serve',
-      '--port',
-      String(options.port ?? 0),
-      '--data',
-      dataDir,
-      '--static',
-      DIST,
-    ],
+    [...SOURCE_CLI_ARGS, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, '--static', DIST],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

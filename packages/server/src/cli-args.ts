@@ -11,7 +11,7 @@ export function usage(message: string): CairnError {
 export function parseOptions<T extends Record<string, { type: 'string' | 'boolean' }>>(
   args: string[],
   options: T,
-) {
+): { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string } {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (error) {

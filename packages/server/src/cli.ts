@@ -9,6 +9,7 @@ import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { judgeFromEnv } from './auto-close.js';
 import { parseOptions, usage } from './cli-args.js';
+import { bundledDemoDir } from './demo-assets.js';
 import { listFromEnv } from './http/origin.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
@@ -18,6 +19,7 @@ import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
+      Serves the bundled demo at / unless --static names another built app (--static none: no pages).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
       listens on loopback only, answering only pages of its own origin (CAIRN_ALLOWED_ORIGINS and
       CAIRN_ALLOWED_HOSTS, comma-separated, allow more). Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
@@ -103,7 +105,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
   }
-  if (values.static && !existsSync(join(values.static, 'index.html'))) {
+  if (values.static && values.static !== 'none' && !existsSync(join(values.static, 'index.html'))) {
     throw usage(
       `--static ${values.static} has no index.html: build the app first, or point at its build directory.`,
     );
@@ -111,7 +113,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
   const server = createCairnServer({
     dataDir: values.data ?? './data',
     secret: readSecret(values, io),
-    staticDir: values.static ?? null,
+    staticDir: values.static === 'none' ? null : (values.static ?? bundledDemoDir()),
     logger: createConsoleLogger({ quiet: true }),
     judge: judgeFromEnv(io.env),
     model: modelProxyFromEnv(io.env),

@@ -11,9 +11,9 @@ import { inspectLog, openFilePersistence, planFiles, UpdateLog } from '@cairn/co
 import type { PlanConnection } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { SOURCE_CLI_ARGS, SOURCE_NODE_ARGS } from '../../../test/source-cli.js';
 import { cairnClient, onCleanup, tempDir } from './helpers.js';
 
-const BIN = fileURLToPath(new URL('../bin/cairn.js', import.meta.url));
 const COMPACTING = fileURLToPath(new URL('./fixtures/compacting-server.ts', import.meta.url));
 const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 
@@ -63,9 +63,9 @@ function start(args: string[]): Promise<Child> {
   });
 }
 
-const serve = (args: string[]) => start([BIN, 'serve', ...args]);
+const serve = (args: string[]) => start([...SOURCE_CLI_ARGS, 'serve', ...args]);
 const compactingServer = (dir: string, records: number) =>
-  start(['--import', 'tsx', COMPACTING, dir, String(records)]);
+  start([...SOURCE_NODE_ARGS, COMPACTING, dir, String(records)]);
 
 /**
  * The plan as the data directory holds it, read without the server and without any client: the log must not be
