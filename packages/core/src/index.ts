@@ -94,6 +94,7 @@ export {
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
+export type { DecodedSnapshot } from './snapshot.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type {
   AnthropicToolDefinition,

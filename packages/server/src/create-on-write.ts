@@ -1,10 +1,12 @@
 // A store wrapper that creates a plan in the store only when something is written to it: opening a plan that
 // does not exist (a reader's socket, a writer that never writes) leaves no file behind. Until the first write the
 // plan lives only in the hub's memory; that write loads the plan in the store and appends the doc's whole state.
+import type * as Y from 'yjs';
 import type { PlanStore } from './store/store.js';
 
 interface Unborn {
   snapshot: () => Uint8Array;
+  doc: Y.Doc | undefined;
   /** Something was appended: the plan must reach the store before any flush resolves. */
   written: boolean;
   /** The creation under way (null before the first write, or after one failed: the next flush retries). */
@@ -17,7 +19,7 @@ export function createOnFirstWrite(store: PlanStore, exists: (planId: string) =>
   const listeners = new Set<(error: Error, planId: string) => void>();
 
   function birth(planId: string, entry: Unborn): Promise<void> {
-    entry.born ??= store.load(planId, entry.snapshot).then(
+    entry.born ??= store.load(planId, entry.snapshot, entry.doc).then(
       () => {
         unborn.delete(planId);
         try {
@@ -46,9 +48,9 @@ export function createOnFirstWrite(store: PlanStore, exists: (planId: string) =>
   }
 
   const wrapped: PlanStore = {
-    async load(planId, snapshot) {
-      if (exists(planId)) return store.load(planId, snapshot);
-      unborn.set(planId, { snapshot, written: false, born: null });
+    async load(planId, snapshot, doc) {
+      if (exists(planId)) return store.load(planId, snapshot, doc);
+      unborn.set(planId, { snapshot, doc, written: false, born: null });
       return [];
     },
     append(planId, update) {
@@ -78,6 +80,8 @@ export function createOnFirstWrite(store: PlanStore, exists: (planId: string) =>
     metrics: () => store.metrics(),
   };
   if (store.validatePlanId) wrapped.validatePlanId = (planId) => store.validatePlanId?.(planId);
+  if (store.firstRead)
+    wrapped.firstRead = (planId) => (unborn.has(planId) ? null : (store.firstRead?.(planId) ?? null));
   if (store.damagedLogs) wrapped.damagedLogs = () => store.damagedLogs?.() ?? [];
   wrapped.onError = (listener) => {
     listeners.add(listener);

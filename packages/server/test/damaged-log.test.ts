@@ -67,6 +67,7 @@ describe('a damaged plan log on the server', () => {
     const full = await compactedPlan(dir);
     const path = planFiles(dir, PLAN).log;
     const bytes = nodeFs.readFileSync(path);
+    const snapshotBefore = nodeFs.readFileSync(planFiles(dir, PLAN).snapshot);
     bytes[8 + 8 + 5]! ^= 0x20; // one byte inside the snapshot record's payload
     nodeFs.writeFileSync(path, bytes);
 
@@ -90,9 +91,12 @@ describe('a damaged plan log on the server', () => {
     socket.destroy();
     // Nothing was written over it.
     expect(nodeFs.readFileSync(path).equals(bytes)).toBe(true);
+    // Beside it only the first-read snapshot the first server wrote at its close, untouched and never served.
     expect(nodeFs.readdirSync(dir).filter((name) => name.includes('hurt'))).toEqual([
       `${planFiles(dir, PLAN).log.split('/').pop()}`,
+      `${planFiles(dir, PLAN).snapshot.split('/').pop()}`,
     ]);
+    expect(nodeFs.readFileSync(planFiles(dir, PLAN).snapshot).equals(snapshotBefore)).toBe(true);
 
     const errors = server.logger.lines.filter((line) => line.level === 'error');
     expect(errors.length).toBeGreaterThan(0);

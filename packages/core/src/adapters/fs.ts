@@ -6,11 +6,11 @@ import * as Y from 'yjs';
 import { CairnError, toCairnError } from '../errors.js';
 import { type StoredPlan, storedPlan } from '../first-read.js';
 import type { CreatePlanOptions } from '../plan.js';
-import { type DecodedSnapshot, encodeSnapshot } from '../snapshot.js';
+import type { DecodedSnapshot } from '../snapshot.js';
 import { applyStored, type DocPersistence } from '../storage.js';
 import { acquireLock, type FileLock } from './fs/lock.js';
 import { encodePlanName } from './fs/names.js';
-import { readValidSnapshot, writeSnapshotFile } from './fs/snapshot-file.js';
+import { readValidSnapshot, saveSnapshot } from './fs/snapshot-file.js';
 import {
   type CompactionPolicy,
   type Durability,
@@ -29,6 +29,7 @@ export { decodePlanName, encodePlanName } from './fs/names.js';
 export type { LogInspection, LogRepair, RepairOptions } from './fs/repair.js';
 export { inspectLog, repairLog } from './fs/repair.js';
 export type { FrameMark, LogPosition } from './fs/snapshot-file.js';
+export { readValidSnapshot, saveSnapshot } from './fs/snapshot-file.js';
 export type {
   CompactionPolicy,
   Durability,
@@ -240,10 +241,8 @@ class FilePersistenceImpl implements FilePersistence {
     const at = JSON.stringify(position);
     if (at === this.snapshotAt) return;
     try {
-      const snapshot = encodeSnapshot(this.doc, position);
-      if (!snapshot) return;
-      writeSnapshotFile(this.options.fs ?? nodeFs, this.snapshotPath, snapshot);
-      this.snapshotAt = at;
+      if (saveSnapshot(this.options.fs ?? nodeFs, this.snapshotPath, this.doc, position))
+        this.snapshotAt = at;
     } catch (error) {
       this.report(error, false);
     }

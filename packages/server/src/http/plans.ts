@@ -26,6 +26,7 @@ import {
   toDefinition,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
+import type * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
@@ -60,13 +61,19 @@ const MAX_BODY_NODES = 1_000;
 export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions = {}): void {
   const now = options.now ?? Date.now;
   const tools = toolCatalog();
+  const firstReads = hub.registry.counter(
+    'cairn_http_plan_reads_total',
+    "HTTP reads of plans, by source: `memory` (loaded), `snapshot` (the store's first-read snapshot, while the plan loads) or `load` (waited for the load).",
+  );
+  const read = (planId: string, actor: string, fn: (plan: Plan) => void) =>
+    withPlanRead(hub, options, planId, actor, fn, (source) => firstReads.inc({ source }));
 
   router.get('/api/plans/:plan/tasks', async ({ req, res, url, params }) => {
     const planId = params.plan!;
     await authorizeRequest(hub, req, planId, 'read');
     const includeClosed = queryFlag(url, 'includeClosed');
     const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
-    await withPlanView(hub, options, planId, { actor: 'system' }, (plan) => {
+    await read(planId, 'system', (plan) => {
       const all = plan
         .children(null)
         .filter((t) => includeClosed || isOpenStatus(t.status))
@@ -85,7 +92,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
   router.get('/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
     const planId = params.plan!;
     await authorizeRequest(hub, req, planId, 'read');
-    await withPlanView(hub, options, planId, { actor: 'system' }, (plan) => {
+    await read(planId, 'system', (plan) => {
       sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
     });
   });
@@ -113,7 +120,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
-    await withPlanView(hub, options, planId, { actor: reader }, (plan) => {
+    await read(planId, reader, (plan) => {
       const text = renderPlan(plan, {
         format: format as RenderFormat,
         presence: presenceOf(hub, planId),
@@ -293,6 +300,59 @@ function withPlanView(
     },
     view.create,
   );
+}
+
+/**
+ * `withPlanView` for a read. A plan not loaded yet is read from the store's first-read snapshot when it holds a
+ * valid one (decisions/019), so the answer does not wait for the whole history to load; the plan is then loaded
+ * behind it, after the answer, so the next request and every write find it in memory. Writes never come here:
+ * they wait for the load (`withPlanView`).
+ */
+async function withPlanRead(
+  hub: SyncHub,
+  options: PlanRoutesOptions,
+  planId: string,
+  actor: string,
+  fn: (plan: Plan) => void,
+  counted: (source: 'memory' | 'snapshot' | 'load') => void,
+): Promise<void> {
+  const loaded = hub.isLoaded(planId);
+  const early = loaded ? null : snapshotDoc(hub, planId);
+  if (early) {
+    counted('snapshot');
+    // Started after this answer is written: the load of a long history holds the event loop for a while.
+    setImmediate(() => {
+      hub.openPlan(planId).then(
+        (handle) => handle.release(),
+        () => undefined, // the hub logs a failed load; the next request reports it
+      );
+    });
+    const plan = createPlan({ doc: early, actor });
+    try {
+      fn(plan);
+    } finally {
+      plan.destroy();
+      early.destroy();
+    }
+    return;
+  }
+  counted(loaded ? 'memory' : 'load');
+  await withPlanView(hub, options, planId, { actor }, (plan) => fn(plan));
+}
+
+/** A fresh doc of the plan's stored content, or null (no valid snapshot, or an empty one: never written). */
+function snapshotDoc(hub: SyncHub, planId: string): Y.Doc | null {
+  const snapshot = hub.store.firstRead?.(planId);
+  if (!snapshot) return null;
+  let doc: Y.Doc;
+  try {
+    doc = snapshot.doc();
+  } catch {
+    return null; // a checksum over content we cannot rebuild: ignored, never served
+  }
+  if (doc.store.clients.size > 0) return doc;
+  doc.destroy();
+  return null;
 }
 
 function unknownPlan(planId: string): CairnError {

@@ -54,6 +54,8 @@ export interface PlanRoom {
 /** A plan being loaded, before any client sees it. */
 export interface LoadingRoom {
   readonly planId: string;
+  /** The plan's document: read it (a store keeps a snapshot of its content), never write it. */
+  readonly doc: Y.Doc;
   /** The doc's whole state so far (a store keeps this to compact later, while the plan stays loaded). */
   snapshot(): Uint8Array;
   /** Applies stored updates: not stored again, not relayed, not given to `change`. */

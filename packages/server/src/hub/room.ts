@@ -93,6 +93,7 @@ export class Room implements MessageRoom {
     await previous;
     const loading = {
       planId: this.planId,
+      doc: this.doc,
       snapshot: () => Y.encodeStateAsUpdate(this.doc),
       apply: (updates: readonly Uint8Array[]) =>
         Y.transact(

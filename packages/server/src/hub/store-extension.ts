@@ -24,7 +24,9 @@ export class StoreExtension implements Extension {
   }
 
   async load(room: LoadingRoom): Promise<void> {
-    room.apply(await this.timed('load', () => this.planStore.load(room.planId, () => room.snapshot())));
+    room.apply(
+      await this.timed('load', () => this.planStore.load(room.planId, () => room.snapshot(), room.doc)),
+    );
   }
 
   change({ room, update }: RoomChange): void {

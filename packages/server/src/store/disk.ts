@@ -2,7 +2,7 @@
 // of the server and of an agent's fs persistence hold the same files), a lock per plan and one for the directory.
 import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CairnError, isCairnError, toCairnError } from '@cairn/core';
+import { CairnError, type DecodedSnapshot, isCairnError, toCairnError } from '@cairn/core';
 import {
   acquireLock,
   type CompactionPolicy,
@@ -12,8 +12,11 @@ import {
   type LogDamage,
   type LogRecovery,
   planFiles,
+  readValidSnapshot,
+  saveSnapshot,
   UpdateLog,
 } from '@cairn/core/fs';
+import type * as Y from 'yjs';
 import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';
 
 export interface DiskStoreOptions {
@@ -37,6 +40,10 @@ interface OpenPlan {
   log: UpdateLog;
   lock: FileLock;
   snapshot: () => Uint8Array;
+  /** The hub's document of the plan, read for the first-read snapshot (none: the store keeps no snapshot). */
+  doc: Y.Doc | null;
+  /** The log position the snapshot file on disk reflects, as JSON, when this store wrote it (skips rewrites). */
+  snapshotAt: string | null;
   compacting: Promise<void> | null;
   retryAt: number;
   retryDelay: number;
@@ -106,7 +113,7 @@ export class DiskStore implements PlanStore {
     planFiles(this.dir, planId);
   }
 
-  async load(planId: string, snapshot: () => Uint8Array): Promise<Uint8Array[]> {
+  async load(planId: string, snapshot: () => Uint8Array, doc?: Y.Doc): Promise<Uint8Array[]> {
     if (!this.dirLock)
       throw new CairnError('storage', `The store in ${this.dir} is closed.`, { path: this.dir });
     const files = planFiles(this.dir, planId);
@@ -129,7 +136,16 @@ export class DiskStore implements PlanStore {
     }
     this.damaged.delete(planId);
     if (log.recovery) this.tellRecovery(planId, log.recovery);
-    const plan: OpenPlan = { log, lock, snapshot, compacting: null, retryAt: 0, retryDelay: 0 };
+    const plan: OpenPlan = {
+      log,
+      lock,
+      snapshot,
+      doc: doc ?? null,
+      snapshotAt: null,
+      compacting: null,
+      retryAt: 0,
+      retryDelay: 0,
+    };
     this.plans.set(planId, plan);
     const records = log.takeLoadedRecords();
     if (log.shouldCompact()) queueMicrotask(() => this.scheduleCompaction(planId, plan));
@@ -154,7 +170,7 @@ export class DiskStore implements PlanStore {
     const plan = this.get(planId);
     if (plan.compacting) await plan.compacting;
     // A failed write left a hole in the file: only a rewrite of the whole state makes it whole again.
-    if (plan.log.needsRewrite) await this.compactNow(plan);
+    if (plan.log.needsRewrite) await this.compactNow(planId, plan);
     try {
       await plan.log.sync();
     } catch (error) {
@@ -166,7 +182,7 @@ export class DiskStore implements PlanStore {
   async compact(planId: string): Promise<void> {
     const plan = this.get(planId);
     if (plan.compacting) await plan.compacting;
-    await this.compactNow(plan);
+    await this.compactNow(planId, plan);
   }
 
   async release(planId: string): Promise<void> {
@@ -174,6 +190,8 @@ export class DiskStore implements PlanStore {
     if (!plan) return;
     try {
       await this.flush(planId);
+      // The next load of the plan (or a read of it before that) finds its content here.
+      this.writeSnapshot(planId, plan);
     } finally {
       this.plans.delete(planId);
       try {
@@ -190,6 +208,19 @@ export class DiskStore implements PlanStore {
     this.dirLock = null;
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  firstRead(planId: string): DecodedSnapshot | null {
+    // Loaded: its document is the one to read. Refused as damaged: stays refused until repaired.
+    if (this.plans.has(planId) || this.damaged.has(planId)) return null;
+    let files: ReturnType<typeof planFiles>;
+    try {
+      files = planFiles(this.dir, planId);
+    } catch {
+      return null;
+    }
+    // The whole log is checked too: a plan whose log was damaged since is refused, as its load would be.
+    return readValidSnapshot(this.fs, files.snapshot, files.log, 'log');
   }
 
   metrics(): StoreMetrics {
@@ -213,7 +244,7 @@ export class DiskStore implements PlanStore {
     return plan;
   }
 
-  private async compactNow(plan: OpenPlan): Promise<void> {
+  private async compactNow(planId: string, plan: OpenPlan): Promise<void> {
     try {
       await plan.log.compact(plan.snapshot);
       this.counters.compactions++;
@@ -221,11 +252,30 @@ export class DiskStore implements PlanStore {
       this.counters.errors++;
       throw error;
     }
+    this.writeSnapshot(planId, plan);
+  }
+
+  /**
+   * Writes the plan's first-read snapshot where the log holds exactly what the document holds: after a
+   * compaction and at release. A failure is reported in the background, never to a flush: it is only a cache,
+   * and the stale one on disk is never served (its position no longer matches the log).
+   */
+  private writeSnapshot(planId: string, plan: OpenPlan): void {
+    const position = plan.doc ? plan.log.position() : null;
+    if (!plan.doc || !position) return;
+    const at = JSON.stringify(position);
+    if (at === plan.snapshotAt) return;
+    try {
+      if (saveSnapshot(this.fs, planFiles(this.dir, planId).snapshot, plan.doc, position))
+        plan.snapshotAt = at;
+    } catch (error) {
+      this.report(toCairnError(error), planId);
+    }
   }
 
   private scheduleCompaction(planId: string, plan: OpenPlan): void {
     if (plan.compacting || Date.now() < plan.retryAt || this.plans.get(planId) !== plan) return;
-    plan.compacting = this.compactNow(plan)
+    plan.compacting = this.compactNow(planId, plan)
       .then(
         () => {
           plan.retryDelay = 0;

@@ -1,13 +1,17 @@
 // The contract between the sync hub and durable storage, so another backend (SQLite, a cloud store) can follow
 // the disk one. The hub owns one Y.Doc per loaded plan; the store keeps its updates.
+import type { DecodedSnapshot } from '@cairn/core';
+import type * as Y from 'yjs';
 
 export interface PlanStore {
   /**
    * Takes ownership of a plan until `release` and returns its stored updates, oldest first (empty for a new plan).
    * `snapshot` returns the plan's whole current state (everything appended so far): the store calls it when it
-   * compacts. Rejects with CairnError `storage` or `locked` (the plan is held by another process).
+   * compacts. `doc` is the plan's document, for the store to read (never write): the disk store keeps a
+   * first-read snapshot of its content. Rejects with CairnError `storage` or `locked` (the plan is held by
+   * another process).
    */
-  load(planId: string, snapshot: () => Uint8Array): Promise<Uint8Array[]>;
+  load(planId: string, snapshot: () => Uint8Array, doc?: Y.Doc): Promise<Uint8Array[]>;
   /**
    * Stores one update of a loaded plan, in order. For the disk store the update survives `kill -9` once this
    * returns; `flush` makes it survive power loss. Throws CairnError `storage`; a failed append is repaired by the
@@ -24,6 +28,12 @@ export interface PlanStore {
   close(): Promise<void>;
   /** Throws CairnError `invalid_argument` if this store cannot hold a plan with this id (checked before a load). */
   validatePlanId?(planId: string): void;
+  /**
+   * The content of a plan that is not loaded from this store, from a snapshot that reflects exactly what the
+   * store holds (decisions/019): null when there is none, or it is stale or corrupt. Cheap (no history is read),
+   * so a read can answer before the plan loads.
+   */
+  firstRead?(planId: string): DecodedSnapshot | null;
   /** Counters and gauges for /metrics. */
   metrics(): StoreMetrics;
   /** Plans whose log was found damaged and refused (until an operator repairs it); /healthz shows the count. */

@@ -1,8 +1,9 @@
 // The first-read snapshot of a plan on disk, `<name>.snap` beside its log: valid only while the log is exactly as
 // it was when the snapshot was written (same size, same first and last record), so any later append makes it stale.
 import type * as nodeFs from 'node:fs';
-import { type DecodedSnapshot, decodeSnapshot } from '../../snapshot.js';
-import { FRAME_BYTES } from './format.js';
+import type * as Y from 'yjs';
+import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot } from '../../snapshot.js';
+import { checkHeader, FRAME_BYTES, parseRecords } from './format.js';
 
 /** "CYS1" + u32 version 1, then the snapshot (see snapshot.ts: u32 crc32, JSON). */
 const SNAP_MAGIC = Uint8Array.of(0x43, 0x59, 0x53, 0x31);
@@ -38,10 +39,29 @@ export function writeSnapshotFile(fs: typeof nodeFs, path: string, snapshot: Uin
 }
 
 /**
- * The snapshot at `path` if it is intact, of this version and reflects exactly the log at `logPath`; null
- * otherwise (missing, corrupt, stale). Reads a few bytes of the log, not the log.
+ * Writes the snapshot of `doc` at `position`, which must be where the log stands with exactly what `doc` holds.
+ * Returns false when the content has no snapshot (see encodeSnapshot); throws what the write throws.
  */
-export function readValidSnapshot(fs: typeof nodeFs, path: string, logPath: string): DecodedSnapshot | null {
+export function saveSnapshot(fs: typeof nodeFs, path: string, doc: Y.Doc, position: LogPosition): boolean {
+  const snapshot = encodeSnapshot(doc, position);
+  if (!snapshot) return false;
+  writeSnapshotFile(fs, path, snapshot);
+  return true;
+}
+
+/**
+ * The snapshot at `path` if it is intact, of this version and reflects exactly the log at `logPath`; null
+ * otherwise (missing, corrupt, stale). `check: 'frames'` (default) reads a few bytes of the log, not the log: for
+ * the plan's own process, whose load that follows finds any damage. `'log'` also reads the whole log and checks
+ * its header and every record's checksum (a few ms for megabytes), for a reader that answers from the snapshot
+ * without loading: a log damaged since the snapshot was written is then refused as the load would refuse it.
+ */
+export function readValidSnapshot(
+  fs: typeof nodeFs,
+  path: string,
+  logPath: string,
+  check: 'frames' | 'log' = 'frames',
+): DecodedSnapshot | null {
   let file: Uint8Array;
   try {
     file = fs.readFileSync(path);
@@ -54,7 +74,20 @@ export function readValidSnapshot(fs: typeof nodeFs, path: string, logPath: stri
     return null;
   const decoded = decodeSnapshot(file.subarray(SNAP_HEADER_BYTES));
   if (!decoded || !logMatches(fs, logPath, decoded.at as LogPosition)) return null;
+  if (check === 'log' && !logIntact(fs, logPath, decoded.at as LogPosition)) return null;
   return decoded;
+}
+
+function logIntact(fs: typeof nodeFs, logPath: string, at: LogPosition): boolean {
+  let bytes: Uint8Array;
+  try {
+    bytes = fs.readFileSync(logPath);
+  } catch {
+    return false;
+  }
+  if (bytes.byteLength !== at.bytes || checkHeader(bytes) !== 'ok') return false;
+  const parsed = parseRecords(bytes);
+  return parsed.bad === null && parsed.end === bytes.byteLength;
 }
 
 function logMatches(fs: typeof nodeFs, logPath: string, at: LogPosition): boolean {
