@@ -16,7 +16,7 @@ interface Unborn {
 /** `exists`: whether the store already holds the plan, asked before each load (it must not create anything). */
 export function createOnFirstWrite(store: PlanStore, exists: (planId: string) => boolean): PlanStore {
   const unborn = new Map<string, Unborn>();
-  const listeners = new Set<(error: Error, planId: string) => void>();
+  const listeners = new Set<(error: Error, planId: string, what?: 'append') => void>();
 
   function birth(planId: string, entry: Unborn): Promise<void> {
     entry.born ??= store.load(planId, entry.snapshot, entry.doc).then(
@@ -27,7 +27,7 @@ export function createOnFirstWrite(store: PlanStore, exists: (planId: string) =>
           store.append(planId, entry.snapshot());
         } catch (error) {
           // The store repairs a failed append by a rewrite at the next flush, which fails until it can.
-          for (const listener of listeners) listener(error as Error, planId);
+          for (const listener of listeners) listener(error as Error, planId, 'append');
         }
       },
       (error: unknown) => {

@@ -3,7 +3,22 @@
 
 type Labels = Record<string, string>;
 
+/** Rendered label sets by their raw values: counted on the path of every message, rendered once each. */
+const keys = new Map<string, string>();
+const MAX_CACHED_KEYS = 1_000;
+
 function key(labels: Labels): string {
+  let raw = '';
+  for (const name in labels) raw += `${name}\u0000${labels[name]}\u0000`;
+  if (raw === '') return '';
+  const cached = keys.get(raw);
+  if (cached !== undefined) return cached;
+  const rendered = render(labels);
+  if (keys.size < MAX_CACHED_KEYS) keys.set(raw, rendered);
+  return rendered;
+}
+
+function render(labels: Labels): string {
   return Object.keys(labels)
     .sort()
     .map(

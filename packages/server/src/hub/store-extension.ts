@@ -17,7 +17,14 @@ export class StoreExtension implements Extension {
   ) {
     registerStoreMetrics(metrics.registry, () => planStore.metrics());
     this.unsubscribe =
-      planStore.onError?.((error, planId) => {
+      planStore.onError?.((error, planId, what) => {
+        // A failed write of appended updates: the doc keeps them and the store repairs itself by a rewrite;
+        // until then acknowledgements fail.
+        if (what === 'append') {
+          metrics.errorsTotal.inc({ kind: 'store_append' });
+          logger.error('could not store an update', { plan: planId, error: describeError(error) });
+          return;
+        }
         metrics.errorsTotal.inc({ kind: 'store_background' });
         logger.error('store error', { plan: planId, error: describeError(error) });
       }) ?? (() => {});
@@ -33,7 +40,7 @@ export class StoreExtension implements Extension {
     try {
       this.planStore.append(room.planId, update);
     } catch (error) {
-      // The doc keeps the edit and the store repairs itself by a rewrite; until then acknowledgements fail.
+      // As a failed write reported through onError (a store that writes in append throws here).
       this.metrics.errorsTotal.inc({ kind: 'store_append' });
       this.logger.error('could not store an update', { plan: room.planId, error: describeError(error) });
     }

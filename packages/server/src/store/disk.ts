@@ -21,12 +21,17 @@ import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';
 
 export interface DiskStoreOptions {
   /**
-   * `batched` (default): an append is written before it returns (survives kill -9) and fsynced within
-   * `fsyncDelayMs` and on every flush (so an acknowledged write survives power loss too).
-   * `fsync-every-write`: every append is fsynced before it returns.
+   * `batched` (default): the updates appended in one turn of the event loop are written together at its end
+   * (they survive kill -9 from then on), fsynced within `fsyncDelayMs` and on every flush, which writes what is
+   * waiting at once (so an acknowledged write survives power loss too).
+   * `fsync-every-write`: each such group is fsynced as it is written.
    */
   durability?: Durability;
-  /** Default 5 ms. */
+  /**
+   * Delay of the background fsync after a group is written, when no flush asks for one sooner. It bounds what a
+   * power loss can take of unacknowledged edits (their clients still hold them and resend them when they
+   * reconnect); an acknowledgement never waits for it. Default 100 ms.
+   */
   fsyncDelayMs?: number;
   /** When to replace a plan's history by a snapshot. Default `{ records: 1000, minBytes: 16384 }`. */
   compaction?: CompactionPolicy | false;
@@ -44,6 +49,8 @@ interface OpenPlan {
   doc: Y.Doc | null;
   /** The log position the snapshot file on disk reflects, as JSON, when this store wrote it (skips rewrites). */
   snapshotAt: string | null;
+  /** Appended, not yet written: written together at the end of the event loop's turn, or by a flush. */
+  pending: Uint8Array[];
   compacting: Promise<void> | null;
   retryAt: number;
   retryDelay: number;
@@ -51,6 +58,8 @@ interface OpenPlan {
 
 /** The directory lock's name: a plan's files never start with a dot (names.ts encodes a leading one). */
 const DIR_LOCK = '.cairn-server.lock';
+/** See DiskStoreOptions.fsyncDelayMs. */
+const FSYNC_DELAY_MS = 100;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
@@ -58,10 +67,13 @@ export class DiskStore implements PlanStore {
   readonly dir: string;
   private readonly fs: typeof nodeFs;
   private readonly plans = new Map<string, OpenPlan>();
-  private readonly listeners = new Set<(error: Error, planId: string) => void>();
+  private readonly listeners = new Set<(error: Error, planId: string, what?: 'append') => void>();
   private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
   /** Plans refused because their log is damaged; a load that succeeds (after a repair) removes its entry. */
   private readonly damaged = new Map<string, DamagedLog>();
+  /** Plans with pending updates, written by one `setImmediate` per turn of the event loop. */
+  private readonly unwritten = new Map<string, OpenPlan>();
+  private writeScheduled = false;
   private dirLock: FileLock | null;
 
   /**
@@ -122,7 +134,7 @@ export class DiskStore implements PlanStore {
     try {
       log = UpdateLog.open(files.log, {
         durability: this.options.durability,
-        fsyncDelayMs: this.options.fsyncDelayMs,
+        fsyncDelayMs: this.options.fsyncDelayMs ?? FSYNC_DELAY_MS,
         compaction: this.options.compaction,
         fs: this.fs,
         onError: (error) => this.report(error, planId),
@@ -142,6 +154,7 @@ export class DiskStore implements PlanStore {
       snapshot,
       doc: doc ?? null,
       snapshotAt: null,
+      pending: [],
       compacting: null,
       retryAt: 0,
       retryDelay: 0,
@@ -152,22 +165,45 @@ export class DiskStore implements PlanStore {
     return records;
   }
 
+  // Group commit: the relay of an update to its peers runs before this, and no disk call happens here. The
+  // updates of one turn of the event loop (many clients, many plans) are written once per plan at its end;
+  // an acknowledgement's flush writes what waits at once and then fsyncs, so it still follows durability.
   append(planId: string, update: Uint8Array): void {
     const plan = this.get(planId);
+    plan.pending.push(update);
+    this.counters.appends++;
+    this.counters.appendedBytes += update.byteLength;
+    this.unwritten.set(planId, plan);
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    setImmediate(this.writeUnwritten);
+  }
+
+  private readonly writeUnwritten = (): void => {
+    this.writeScheduled = false;
+    for (const [planId, plan] of this.unwritten) this.writePending(planId, plan);
+  };
+
+  /** Writes what the plan has pending (one write); a failure is reported and repaired by the next compaction. */
+  private writePending(planId: string, plan: OpenPlan): void {
+    this.unwritten.delete(planId);
+    if (plan.pending.length === 0) return;
+    const updates = plan.pending;
+    plan.pending = [];
     try {
-      plan.log.append(update);
+      plan.log.appendMany(updates);
     } catch (error) {
       this.counters.errors++;
       this.scheduleCompaction(planId, plan);
-      throw error;
+      this.emit(toCairnError(error), planId, 'append');
+      return;
     }
-    this.counters.appends++;
-    this.counters.appendedBytes += update.byteLength;
     if (plan.log.shouldCompact()) this.scheduleCompaction(planId, plan);
   }
 
   async flush(planId: string): Promise<void> {
     const plan = this.get(planId);
+    this.writePending(planId, plan);
     if (plan.compacting) await plan.compacting;
     // A failed write left a hole in the file: only a rewrite of the whole state makes it whole again.
     if (plan.log.needsRewrite) await this.compactNow(planId, plan);
@@ -194,6 +230,7 @@ export class DiskStore implements PlanStore {
       this.writeSnapshot(planId, plan);
     } finally {
       this.plans.delete(planId);
+      this.writePending(planId, plan); // anything appended while the flush ran; close() syncs it
       try {
         await plan.log.close();
       } finally {
@@ -211,8 +248,11 @@ export class DiskStore implements PlanStore {
   }
 
   firstRead(planId: string): DecodedSnapshot | null {
-    // Loaded: its document is the one to read. Refused as damaged: stays refused until repaired.
-    if (this.plans.has(planId) || this.damaged.has(planId)) return null;
+    // Refused as damaged: stays refused until repaired. Held open (still loading, or being released): valid only
+    // while the log holds everything the store was given, which the snapshot's position check then proves.
+    if (this.damaged.has(planId)) return null;
+    const open = this.plans.get(planId);
+    if (open && (open.pending.length > 0 || open.log.needsRewrite)) return null;
     let files: ReturnType<typeof planFiles>;
     try {
       files = planFiles(this.dir, planId);
@@ -233,7 +273,7 @@ export class DiskStore implements PlanStore {
     return [...this.damaged.values()];
   }
 
-  onError(listener: (error: Error, planId: string) => void): () => void {
+  onError(listener: (error: Error, planId: string, what?: 'append') => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -245,6 +285,7 @@ export class DiskStore implements PlanStore {
   }
 
   private async compactNow(planId: string, plan: OpenPlan): Promise<void> {
+    this.writePending(planId, plan);
     try {
       await plan.log.compact(plan.snapshot);
       this.counters.compactions++;
@@ -261,7 +302,7 @@ export class DiskStore implements PlanStore {
    * and the stale one on disk is never served (its position no longer matches the log).
    */
   private writeSnapshot(planId: string, plan: OpenPlan): void {
-    const position = plan.doc ? plan.log.position() : null;
+    const position = plan.doc && plan.pending.length === 0 ? plan.log.position() : null;
     if (!plan.doc || !position) return;
     const at = JSON.stringify(position);
     if (at === plan.snapshotAt) return;
@@ -312,10 +353,10 @@ export class DiskStore implements PlanStore {
     this.emit(error, planId);
   }
 
-  private emit(error: Error, planId: string): void {
+  private emit(error: Error, planId: string, what?: 'append'): void {
     for (const listener of this.listeners) {
       try {
-        listener(error, planId);
+        listener(error, planId, what);
       } catch {
         // One listener's failure must not hide the error from the others.
       }

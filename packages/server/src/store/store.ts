@@ -13,9 +13,10 @@ export interface PlanStore {
    */
   load(planId: string, snapshot: () => Uint8Array, doc?: Y.Doc): Promise<Uint8Array[]>;
   /**
-   * Stores one update of a loaded plan, in order. For the disk store the update survives `kill -9` once this
-   * returns; `flush` makes it survive power loss. Throws CairnError `storage`; a failed append is repaired by the
-   * next compaction, and until then `flush` rejects.
+   * Stores one update of a loaded plan, in order. Must not wait on the disk: the hub calls it on the relay's
+   * path. The disk store writes the updates of one turn of the event loop together at its end (they survive
+   * `kill -9` from then on); `flush` writes what waits at once and makes it survive power loss. A failed write is
+   * reported through `onError` and repaired by the next compaction, and until then `flush` rejects.
    */
   append(planId: string, update: Uint8Array): void;
   /** Resolves once every update appended before the call is durably stored; rejects with CairnError `storage`. */
@@ -38,8 +39,11 @@ export interface PlanStore {
   metrics(): StoreMetrics;
   /** Plans whose log was found damaged and refused (until an operator repairs it); /healthz shows the count. */
   damagedLogs?(): DamagedLog[];
-  /** Errors the store hits in the background (a scheduled fsync or compaction); returns an unsubscribe. */
-  onError?(listener: (error: Error, planId: string) => void): () => void;
+  /**
+   * Errors the store hits in the background: writing appended updates (`what: 'append'`), a scheduled fsync or
+   * a compaction. Returns an unsubscribe.
+   */
+  onError?(listener: (error: Error, planId: string, what?: 'append') => void): () => void;
 }
 
 export interface StoreMetrics {
