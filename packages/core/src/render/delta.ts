@@ -4,6 +4,7 @@ import { type ChangePoint, changesSince, type TaskDelta } from '../changes.js';
 import type { Plan } from '../plan.js';
 import type { Actor, Status } from '../schema.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
+import { inline } from './view.js';
 
 export interface DeltaOptions {
   /** The point to compare with: a state vector, a Y.Snapshot or a plan.toJSON() snapshot (see changesSince). */
@@ -69,9 +70,9 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
 
 function describe(delta: TaskDelta, ids: 'num' | 'id'): string {
   const task = delta.task ?? delta.before;
-  const name = ids === 'id' || delta.num === null ? `task ${delta.id}` : `task ${delta.num}`;
-  const title = task ? ` ${JSON.stringify(task.title)}` : '';
-  const by = `by ${delta.actor}`;
+  const name = ids === 'id' || delta.num === null ? `task ${inline(delta.id)}` : `task ${delta.num}`;
+  const title = task ? ` ${JSON.stringify(inline(task.title))}` : '';
+  const by = `by ${inline(delta.actor)}`;
   if (delta.kind === 'added') return `${name}${title} added ${by}`;
   if (delta.kind === 'removed') return `${name}${title} removed ${by}`;
   const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? f);

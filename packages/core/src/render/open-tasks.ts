@@ -7,6 +7,8 @@ import {
   checkbox,
   collapsedNote,
   indent,
+  inline,
+  inlineMarked,
   type Omissions,
   type PlanView,
   statusWords,
@@ -29,13 +31,15 @@ export const openTasksFormat: FormatRenderer = {
 
 function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   const lines = [
-    `Task ${task.num}: ${task.title}`,
+    `Task ${task.num}: ${inline(task.title)}`,
     `- Status: ${task.status}, opened ${ago(view.now - task.createdAt)}`,
   ];
   const steps: string[] = [];
   const walk = (id: string, depth: number) => {
     for (const step of visibleSteps(view, omit, task.id, id)) {
-      steps.push(`${indent(depth)}- ${checkbox(step.status)} ${step.title}${statusWords(step.status)}`);
+      steps.push(
+        `${indent(depth)}- ${checkbox(step.status)} ${inlineMarked(step.title)}${statusWords(step.status)}`,
+      );
       walk(step.id, depth + 1);
     }
   };
@@ -43,7 +47,7 @@ function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   const collapsed = collapsedNote(view, omit, task.id);
   if (collapsed) lines.push(`- Steps:${collapsed}`);
   else if (steps.length > 0) lines.push('- Steps:', ...steps);
-  if (task.nextStep) lines.push(`- Next step: ${task.nextStep}`);
-  if (task.wakeAt) lines.push(`- Wakes at: ${task.wakeAt}`);
+  if (task.nextStep) lines.push(`- Next step: ${inline(task.nextStep)}`);
+  if (task.wakeAt) lines.push(`- Wakes at: ${inline(task.wakeAt)}`);
   return lines.join('\n');
 }

@@ -9,7 +9,7 @@ import type { DonePolicy } from './budget.js';
 import { renderDelta } from './delta.js';
 import { type RenderFormat, renderPlan } from './index.js';
 import type { Tokenizer } from './tokenizer.js';
-import type { Presence } from './view.js';
+import { inline, inlineMarked, type Presence } from './view.js';
 
 export interface ContextSection {
   /** A name for the section (for logs and tests; not sent to the model). */
@@ -147,7 +147,7 @@ function builtinSources(options: ContextOptions, identity: Identity): Record<str
   out['ready_tasks'] = () =>
     plan
       .ready({ actor })
-      .map((t) => `- ${t.title} [${t.id}]`)
+      .map((t) => `- ${inlineMarked(t.title)} [${inlineMarked(t.id)}]`)
       .join('\n');
   out['plan_changes'] = () =>
     options.since === undefined ? '' : renderDelta(plan, { since: options.since, exclude: actor });
@@ -175,9 +175,9 @@ function collaborators(plan: Plan, self: Actor, presence: Iterable<Presence> | n
   return people
     .map((actor) => {
       const p = here.get(actor);
-      if (!p) return actor;
+      if (!p) return inline(actor);
       const task = p.taskId ? plan.get(p.taskId) : undefined;
-      return `${actor} (here now${task ? `, on ${task.title} [${task.id}]` : ''})`;
+      return `${inline(actor)} (here now${task ? `, on ${inlineMarked(task.title)} [${inlineMarked(task.id)}]` : ''})`;
     })
     .join(', ');
 }
