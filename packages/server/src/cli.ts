@@ -38,6 +38,11 @@ const defaultIO: CliIO = {
 /** Runs one command; resolves with the exit code (for `serve`, once the server has shut down). */
 export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
   const [command, ...rest] = argv;
+  // `cairn serve --help` and the like: the usage, as asked for, is not a mistake.
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    io.stderr(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case 'serve':

@@ -200,7 +200,12 @@ function explain(issue: z.core.$ZodIssue, schema: unknown): string {
     case 'unrecognized_keys': {
       const here = schemaAt(schema, issue.path as Array<string | number>);
       const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
-      const valid = here ? `; the fields here are ${fieldList(here)}` : '';
+      const fields = here ? fieldList(here) : '';
+      const valid = fields
+        ? `; the fields here are ${fields}`
+        : issue.path.length === 0
+          ? '; this tool takes no arguments (send {})'
+          : '; nothing is allowed here';
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${valid}`;
     }
     case 'invalid_type': {
