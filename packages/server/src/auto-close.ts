@@ -80,6 +80,16 @@ export interface JudgeRun {
   skipped: 'no_open_tasks' | 'no_exchange' | null;
 }
 
+/** A line of the decision log: one judgement, as the server's log writes it (`task_close` at info level). */
+export interface CloseDecision extends TaskJudgement {
+  kind: 'task_close';
+  /** When it was decided, ISO 8601. */
+  at: string;
+}
+
+/** How many decisions are kept per plan, and for how many plans (the log is in memory, since the start). */
+const DECISION_LOG = { perPlan: 200, plans: 1_000 } as const;
+
 export interface AutoCloseEvents {
   /** One per task judged, as logged. */
   task_close: [TaskJudgement];
@@ -202,6 +212,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
   private readonly chats = new WeakMap<Y.Doc, Chat>();
   private readonly unsubscribe: () => void;
   private readonly decisions: Counter;
+  private readonly decisionLog = new Map<string, CloseDecision[]>();
   private closed = false;
 
   constructor(
@@ -243,6 +254,11 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
       });
     this.running.set(planId, next);
     return next;
+  }
+
+  /** The plan's decision log, oldest first: the last judgements since the server started. */
+  decisionsOf(planId: string): CloseDecision[] {
+    return [...(this.decisionLog.get(planId) ?? [])];
   }
 
   async close(): Promise<void> {
@@ -383,6 +399,19 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
     }
   }
 
+  private record(entry: CloseDecision): void {
+    const log = this.decisionLog.get(entry.planId) ?? [];
+    // Most recently judged plans last, so the oldest plan's log is the one dropped.
+    this.decisionLog.delete(entry.planId);
+    this.decisionLog.set(entry.planId, log);
+    log.push(entry);
+    if (log.length > DECISION_LOG.perPlan) log.splice(0, log.length - DECISION_LOG.perPlan);
+    if (this.decisionLog.size > DECISION_LOG.plans) {
+      const oldest = this.decisionLog.keys().next().value;
+      if (oldest !== undefined) this.decisionLog.delete(oldest);
+    }
+  }
+
   private decide(completed: number, abandoned: number): TaskJudgement['decision'] {
     if (completed >= this.threshold && completed >= abandoned) return 'done';
     if (abandoned >= this.threshold) return 'cancelled';
@@ -406,7 +435,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
   private finish(result: JudgeRun): JudgeRun {
     for (const judgement of result.judgements) {
       this.decisions.inc({ decision: judgement.decision });
-      this.logger.info('task_close', { ...judgement });
+      const entry: CloseDecision = { kind: 'task_close', at: new Date().toISOString(), ...judgement };
+      this.record(entry);
+      this.logger.info('task_close', { ...entry });
       this.emit('task_close', judgement);
     }
     this.emit('judged', result);

@@ -14,8 +14,9 @@ import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
 
 const USAGE = `Usage:
-  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
+  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
+      --log-level info also logs events such as wake-ups (task_woken) and auto-close decisions (task_close).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
       listens on loopback only. Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
       OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key).
@@ -98,7 +99,12 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     data: { type: 'string' },
     'secret-file': { type: 'string' },
     static: { type: 'string' },
+    'log-level': { type: 'string' },
   });
+  const logLevel = values['log-level'] ?? 'warn';
+  if (logLevel !== 'warn' && logLevel !== 'info') {
+    throw usage(`--log-level must be warn (the default) or info, not "${logLevel}".`);
+  }
   const port = Number(values.port ?? '1234');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
@@ -112,7 +118,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     dataDir: values.data ?? './data',
     secret: readSecret(values, io),
     staticDir: values.static ?? null,
-    logger: createConsoleLogger({ quiet: true }),
+    logger: createConsoleLogger({ quiet: logLevel === 'warn' }),
     judge: judgeFromEnv(io.env),
     model: modelProxyFromEnv(io.env),
   });

@@ -9,6 +9,7 @@ import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { registerConversationRoutes } from './http/conversation.js';
 import { registerPlanRoutes } from './http/plans.js';
 import { Router } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
@@ -118,10 +119,12 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     : null;
   const router = new Router();
   registerCoreRoutes(router, hub);
-  registerPlanRoutes(router, hub, {
+  const planRoutes = {
     autoClose,
     ...(disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {}),
-  });
+  };
+  registerPlanRoutes(router, hub, planRoutes);
+  registerConversationRoutes(router, hub, planRoutes);
   if (options.model) {
     registerModelRoutes(router, {
       ...options.model,

@@ -218,7 +218,12 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
 // ------------------------------------------------------------------ auth and actors
 
 /** `authorizeRequest`, with the HTTP way to pass a token in its refusal. */
-async function authorize(hub: SyncHub, req: IncomingMessage, planId: string, needs: Role): Promise<Grant> {
+export async function authorize(
+  hub: SyncHub,
+  req: IncomingMessage,
+  planId: string,
+  needs: Role,
+): Promise<Grant> {
   try {
     return await authorizeRequest(hub, req, planId, needs);
   } catch (error) {
@@ -231,7 +236,7 @@ async function authorize(hub: SyncHub, req: IncomingMessage, planId: string, nee
 }
 
 /** The token's subject; `local` on an open server. */
-function subjectOf(hub: SyncHub, grant: Grant): string {
+export function subjectOf(hub: SyncHub, grant: Grant): string {
   return hub.auth.open ? 'local' : grant.sub;
 }
 
@@ -246,7 +251,7 @@ function checkActor(actor: string, sub: string): string {
 }
 
 /** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
-function userActor(sub: string): string {
+export function userActor(sub: string): string {
   return checkActor(/^(agent|user):/.test(sub) ? sub : `user:${sub}`, sub);
 }
 
@@ -254,7 +259,7 @@ function userActor(sub: string): string {
  * Who a tool call acts as: `agent:<sub>` (or the sub itself when it names an actor), or `?as=` when that is one
  * of the token's own actors (`user:<sub>`, `agent:<sub>/<name>`). On an open server `?as=` may name anyone.
  */
-function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
+export function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
   const sub = subjectOf(hub, grant);
   const own = checkActor(/^(agent|user):/.test(sub) ? sub : `agent:${sub}`, sub);
   if (as === null || as === '') return own;
@@ -284,7 +289,7 @@ function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
  * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created. The
  * plan is released afterwards.
  */
-async function withPlan(
+export async function withPlan(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
@@ -323,7 +328,7 @@ function withSteps(plan: Plan, task: TaskSnapshot) {
 }
 
 /** Who is connected and on what, from the plan's awareness (`presence` states of @cairn/core/websocket). */
-function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
+export function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
   const room = hub.loadedRoom(planId);
   if (!room) return [];
   const out: Array<{ actor: string; taskId: string | null }> = [];
@@ -367,7 +372,7 @@ function parsePatch(body: unknown): z.infer<typeof PatchSchema> {
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
-async function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
+export async function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -406,7 +411,7 @@ function queryFlag(url: URL, name: string): boolean {
   });
 }
 
-function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
+export function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
   const value = url.searchParams.get(name);
   if (value === null || value === '') return undefined;
   const n = Number(value);
