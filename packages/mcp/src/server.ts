@@ -21,6 +21,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { createConversation } from './conversation.js';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -61,19 +62,27 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     { name: 'cairn', title: 'Cairn shared plan', version: VERSION },
     {
       capabilities: { tools: {}, resources: { subscribe: true } },
-      instructions:
-        `A task plan shared live with other agents and people (plan "${planId}", you are ${plan.actor}). ` +
-        'Claim a task (claim, claim_next) before working on it, so no two agents do the same work; mark it done ' +
-        `with update_tasks. The resource ${uri} is the current plan; subscribe to hear when others change it.`,
+      instructions: instructions(planId, plan.actor, toolkit.families, uri),
     },
   );
+  const conversation = createConversation(plan);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolkit.definitions('mcp') }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...toolkit.definitions('mcp'), ...conversation.definitions()],
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const result = await toolkit.dispatch(request.params.name, request.params.arguments ?? {});
+    const { name, arguments: args } = request.params;
+    const result = conversation.has(name)
+      ? conversation.call(name, args)
+      : await toolkit.dispatch(name, args ?? {});
     options.onActiveTask?.(activeTask(plan));
+    // A wake-up (or another system notice) since the last call rides along, so the agent learns of it now.
+    const notices = conversation.notices();
     return {
-      content: [{ type: 'text' as const, text: JSON.stringify(result) }],
+      content: [
+        { type: 'text' as const, text: typeof result === 'string' ? result : JSON.stringify(result) },
+        ...(notices ? [{ type: 'text' as const, text: `Since your last call:\n${notices}` }] : []),
+      ],
       ...(isToolError(result) ? { isError: true } : {}),
     };
   });
@@ -131,10 +140,36 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       offPresence();
       if (timer) clearTimeout(timer);
       toolkit.destroy();
+      conversation.destroy();
       await server.close();
     },
   };
 }
+
+/** What the server tells a client about itself, naming only the tools of the families it offers. */
+function instructions(planId: string, actor: string, families: readonly FamilyName[], uri: string): string {
+  const uses = families.map((family) => FAMILY_USE[family]);
+  return (
+    `A task plan shared live with other agents and people (plan "${planId}", you are ${actor}). ` +
+    `${uses.join(' ')} read_chat and add_chat_message are the conversation that goes with the plan; a task ` +
+    `that wakes up is announced there and with your next tool result. The resource ${uri} is the current plan; ` +
+    'subscribe to hear when others change it.'
+  );
+}
+
+const FAMILY_USE: Record<FamilyName, string> = {
+  cairn:
+    'Claim a task (claim, claim_next) before working on it, so no two agents do the same work; mark it done ' +
+    'with update_tasks.',
+  task_manage: 'Keep your task list with task_manage (actions list, add, update, remove, clear, replace).',
+  todo: 'Keep your todo list with todo (or TodoWrite), sending the whole list each time.',
+  task_graph:
+    'Add tasks with create_task (blocked_by for what must finish first), take one from list_ready_tasks, ' +
+    'and finish it with complete_task.',
+  ongoing_task:
+    'Record what you are in the middle of with set_ongoing_task, list it with get_ongoing_task, and close it ' +
+    'with clear_ongoing_task.',
+};
 
 function requireUri(asked: string, uri: string): void {
   if (asked !== uri) {
