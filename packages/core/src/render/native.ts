@@ -103,6 +103,7 @@ function annotations(view: PlanView, task: TaskSnapshot): string[] {
   );
   if (watchers.length > 0) notes.push(`${watchers.map((p) => inline(p.actor)).join(', ')} looking at it`);
   if (open && task.wakeAt) notes.push(`wakes ${inline(task.wakeAt)}`);
+  if (task.updatedBy === 'wake' && task.status === 'in_progress') notes.push('just woke up');
   if (open && task.nextStep) notes.push(`next: ${inline(task.nextStep)}`);
   return notes;
 }

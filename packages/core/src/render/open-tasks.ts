@@ -32,7 +32,7 @@ export const openTasksFormat: FormatRenderer = {
 function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   const lines = [
     `Task ${task.num}: ${inline(task.title)}`,
-    `- Status: ${task.status}, opened ${ago(view.now - task.createdAt)}`,
+    `- Status: ${task.status}${wokeUp(view, task)}, opened ${ago(view.now - task.createdAt)}`,
   ];
   const steps: string[] = [];
   const walk = (id: string, depth: number) => {
@@ -50,4 +50,14 @@ function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   if (task.nextStep) lines.push(`- Next step: ${inline(task.nextStep)}`);
   if (task.wakeAt) lines.push(`- Wakes at: ${inline(task.wakeAt)}`);
   return lines.join('\n');
+}
+
+/**
+ * ", woke up 5 minutes ago" while the wake-up sweeper's change is the task's latest: the chat's wake-up notice
+ * says the next turn picks the task up, and this block is what that turn reads.
+ */
+function wokeUp(view: PlanView, task: TaskSnapshot): string {
+  return task.updatedBy === 'wake' && task.status === 'in_progress'
+    ? `, woke up ${ago(view.now - task.updatedAt)}`
+    : '';
 }
