@@ -115,6 +115,7 @@ describe('cairn mcp', () => {
       'hand_off',
       'read_chat',
       'add_chat_message',
+      'resolve_context',
     ]);
 
     // It sees the plan as it is on the server, claims through the server, and its edits reach the others.

@@ -42,7 +42,12 @@ export { renderDelta } from './render/delta.js';
 export type { RenderFormat, RenderOptions } from './render/index.js';
 export { RENDER_FORMATS, renderPlan } from './render/index.js';
 export type { ChatMessage, ContextOptions, ContextSection, Identity } from './render/template.js';
-export { CONTEXT_ALIASES, CONTEXT_VARIABLES, resolveContext } from './render/template.js';
+export {
+  CONTEXT_ALIASES,
+  CONTEXT_VARIABLES,
+  ContextTemplateSchema,
+  resolveContext,
+} from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
 export type { Presence } from './render/view.js';

@@ -1,6 +1,6 @@
 // The plan's conversation for an MCP client: `read_chat` (messages since a cursor) and `add_chat_message` (a turn
-// of the agent's, or the user's words it relays), and the notices (wake-ups) others left in the chat since the
-// agent's previous call, which ride along with its next tool result so it learns of them without asking.
+// of the agent's, or the user's words it relays), beside any other tools the server adds; and the notices
+// (wake-ups) others left in the chat since the agent's previous call, which ride along with its next tool result.
 import {
   CairnError,
   type ChatEntry,
@@ -22,13 +22,14 @@ export interface Conversation {
   /** Whether `name` is one of the conversation's tools. */
   has(name: string): boolean;
   /** Runs a conversation tool: its result, or `{ error }`. */
-  call(name: string, args: unknown): unknown;
+  call(name: string, args: unknown): Promise<unknown>;
   /** System messages by others since the previous call of this (a wake-up notice, say), as one text; '' if none. */
   notices(): string;
   destroy(): void;
 }
 
-export function createConversation(plan: Plan): Conversation {
+/** `extra`: more tools served beside the chat's (resolve_context). */
+export function createConversation(plan: Plan, extra: ReadonlyArray<ToolSpec<unknown>> = []): Conversation {
   const chat = createChat(plan.doc, { actor: plan.actor });
   let noticed = Y.encodeStateVector(plan.doc);
   const entry = (m: ChatEntry) => ({ id: m.id, role: m.role, actor: m.actor, text: m.text, at: m.at });
@@ -63,12 +64,13 @@ export function createConversation(plan: Plan): Conversation {
   const tools = new Map<string, ToolSpec<unknown>>([
     [readChat.name, readChat as ToolSpec<unknown>],
     [addMessage.name, addMessage as ToolSpec<unknown>],
+    ...extra.map((tool): [string, ToolSpec<unknown>] => [tool.name, tool]),
   ]);
 
   return {
     definitions: () => [...tools.values()].map((tool) => toDefinition(tool, 'mcp')),
     has: (name) => tools.has(name),
-    call(name, args) {
+    async call(name, args) {
       const tool = tools.get(name)!;
       const parsed = tool.input.safeParse(args ?? {});
       try {
@@ -78,7 +80,7 @@ export function createConversation(plan: Plan): Conversation {
             tool: name,
           });
         }
-        return tool.run(parsed.data, { plan, actor: plan.actor, now: Date.now });
+        return await tool.run(parsed.data, { plan, actor: plan.actor, now: Date.now });
       } catch (error) {
         return { error: toCairnError(error).toJSON() };
       }

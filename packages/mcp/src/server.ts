@@ -21,6 +21,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { contextTool } from './context.js';
 import { createConversation } from './conversation.js';
 
 export interface CairnMcpOptions {
@@ -65,7 +66,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       instructions: instructions(planId, plan.actor, toolkit.families, uri),
     },
   );
-  const conversation = createConversation(plan);
+  const conversation = createConversation(plan, [contextTool(plan, options.presence)]);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...toolkit.definitions('mcp'), ...conversation.definitions()],
@@ -73,7 +74,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params;
     const result = conversation.has(name)
-      ? conversation.call(name, args)
+      ? await conversation.call(name, args)
       : await toolkit.dispatch(name, args ?? {});
     options.onActiveTask?.(activeTask(plan));
     // A wake-up (or another system notice) since the last call rides along, so the agent learns of it now.
@@ -151,7 +152,8 @@ function instructions(planId: string, actor: string, families: readonly FamilyNa
   const uses = families.map((family) => FAMILY_USE[family]);
   return (
     `A task plan shared live with other agents and people (plan "${planId}", you are ${actor}). ` +
-    `${uses.join(' ')} read_chat and add_chat_message are the conversation that goes with the plan; a task ` +
+    `${uses.join(' ')} resolve_context turns a context template into messages. read_chat and ` +
+    'add_chat_message are the conversation that goes with the plan; a task ' +
     `that wakes up is announced there and with your next tool result. The resource ${uri} is the current plan; ` +
     'subscribe to hear when others change it.'
   );

@@ -83,4 +83,32 @@ describe('the MCP server', () => {
     expect(bad.isError).toBe(true);
     expect((bad.content as Content)[0]!.text).toMatch(/is not a cursor/);
   });
+
+  it("resolves seed 002's context template on the live plan, with what others did since a cursor", async () => {
+    const { plan, client } = await connect(['task_manage']);
+    plan.add({ title: 'Publish the relay list' });
+    const template = [
+      { section: 'agent_profile', role: 'system', tool: 'nostr_agent_profile', skip_if_empty: true },
+      { section: 'changes', role: 'system', tool: 'plan_changes', skip_if_empty: true },
+      { section: 'tasks', role: 'system', tool: 'task_list', skip_if_empty: true },
+    ];
+    const first = JSON.parse((await texts(client, 'resolve_context', { template }))[0]!);
+    expect(first.messages).toEqual([
+      {
+        role: 'system',
+        content: expect.stringMatching(/### Current Tasks[\s\S]*- \[ \] 1\. Publish the relay list$/),
+      },
+    ]);
+    expect(first.warnings).toEqual([expect.stringMatching(/"agent_profile" left out/)]);
+
+    const other = new Y.Doc();
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(plan.doc));
+    const b = createPlan({ doc: other, actor: 'agent:b' });
+    b.update(b.byNum(1)!.id, { status: 'done' });
+    Y.applyUpdate(plan.doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(plan.doc)));
+    const next = JSON.parse((await texts(client, 'resolve_context', { template, since: first.cursor }))[0]!);
+    expect(next.messages[0].content).toBe(
+      'Changes since your last turn:\n- task 1 "Publish the relay list" done by agent:b',
+    );
+  });
 });

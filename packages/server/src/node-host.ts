@@ -9,6 +9,7 @@ import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { registerContextTemplateRoute } from './http/context-template.js';
 import { registerConversationRoutes } from './http/conversation.js';
 import { registerPlanRoutes } from './http/plans.js';
 import { Router } from './http/router.js';
@@ -125,6 +126,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   };
   registerPlanRoutes(router, hub, planRoutes);
   registerConversationRoutes(router, hub, planRoutes);
+  registerContextTemplateRoute(router, hub, planRoutes);
   if (options.model) {
     registerModelRoutes(router, {
       ...options.model,

@@ -260,6 +260,82 @@ describe('GET /api/plans/:plan/context', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.valid).toEqual(['checklist', 'reminder', 'open-tasks', 'native']);
   });
+
+  it('answers a plan nobody wrote yet with an empty context (200), as for a cleared plan, creating nothing', async () => {
+    const server = await startServer({ secret });
+    const answer = await call(server, 'GET', '/api/plans/acme%3Anew/context?format=checklist', {
+      token: await token('acme:*', 'read'),
+    });
+    expect(answer).toMatchObject({ status: 200, body: '' });
+    expect(answer.type).toMatch(/^text\/plain/);
+    expect((await readdir(server.dir)).filter((name) => name.includes('new'))).toEqual([]);
+  });
+});
+
+describe('POST /api/plans/:plan/context', () => {
+  const seed002 = [
+    { section: 'agent_identity', role: 'system', tool: 'agent_identity', skip_if_empty: true },
+    { section: 'agent_profile', role: 'system', tool: 'nostr_agent_profile', skip_if_empty: true },
+    { section: 'changes', role: 'system', tool: 'plan_changes', skip_if_empty: true },
+    { section: 'tasks', role: 'system', tool: 'task_list', skip_if_empty: true },
+  ];
+
+  it("resolves seed 002's template for the token's agent, with what others did since a cursor", async () => {
+    const server = await startServer({ secret });
+    const [id] = await seed(server, 'acme:1', [{ title: 'Publish the relay list' }]);
+    const reader = await token('acme:1', 'read', 'local');
+    const first = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: seed002, identity: { name: 'Didactyl' } },
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.messages).toEqual([
+      {
+        role: 'system',
+        content: 'You are Didactyl (agent:local). Your changes to the plan are recorded as agent:local.',
+      },
+      {
+        role: 'system',
+        content:
+          '### Current Tasks\n\nYour active task list - short-term working memory for tracking plan steps.\n\n' +
+          '- [ ] 1. Publish the relay list',
+      },
+    ]);
+    expect(first.body.warnings).toEqual([expect.stringMatching(/"agent_profile" left out/)]);
+
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: await token('acme:1', 'write', 'b'),
+      body: { updates: [{ id, status: 'done' }] },
+    });
+    const next = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: seed002, since: first.body.cursor },
+    });
+    expect(next.body.messages[1]).toEqual({
+      role: 'system',
+      content: 'Changes since your last turn:\n- task 1 "Publish the relay list" done by agent:b',
+    });
+
+    const bad = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: [{ section: 'x', role: 'robot', content: 'x' }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/template\.0\.role/);
+    const badCursor = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: seed002, since: '***' },
+    });
+    expect(badCursor.status).toBe(400);
+    const required = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: [{ section: 'p', role: 'system', tool: 'nostr_agent_profile' }] },
+    });
+    expect(required.status).toBe(400);
+    expect(required.body.error.message).toMatch(
+      /Unknown context tool "nostr_agent_profile"; known: .*task_list/,
+    );
+  });
 });
 
 describe('tools over HTTP', () => {

@@ -1,6 +1,8 @@
 // The context template of seeds 000 and 002: a list of sections `{ section, role, content | tool, skip_if_empty }`
 // whose `{{variables}}` (the plan in any format, ready tasks, what changed, who the agent is, who else is here)
 // are resolved into chat messages. A section that resolves to nothing is skipped when it says so.
+
+import * as z from 'zod';
 import type { ChangePoint } from '../changes.js';
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
@@ -22,6 +24,27 @@ export interface ContextSection {
   /** Leave the section out when it resolves to blank text (seed 000: an empty task list costs zero tokens). */
   skip_if_empty?: boolean;
 }
+
+/**
+ * A template as JSON from outside (an HTTP body, an MCP call): at most 100 sections, names and texts bounded.
+ * `resolveContext` checks the rest (exactly one of content and tool).
+ */
+export const ContextTemplateSchema = z
+  .array(
+    z.strictObject({
+      section: z.string().min(1).max(100).describe('A name for the section.'),
+      role: z.enum(['system', 'user', 'assistant']),
+      content: z
+        .string()
+        .max(20_000)
+        .optional()
+        .describe('Text with {{variables}}; exactly one of content and tool.'),
+      tool: z.string().min(1).max(100).optional().describe('A context tool whose output is the text.'),
+      skip_if_empty: z.boolean().optional().describe('Leave the section out when it resolves to nothing.'),
+    }),
+  )
+  .min(1)
+  .max(100);
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -11,6 +11,7 @@ import {
   type DefinitionFormat,
   FAMILY_NAMES,
   type FamilyName,
+  isCairnError,
   isOpenStatus,
   isToolError,
   type Plan,
@@ -23,6 +24,7 @@ import {
   toCairnError,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
+import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
@@ -116,8 +118,8 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: reader });
+    await withPlanOrBlank(hub, options, planId, (doc) => {
+      const plan = createPlan({ doc, actor: reader });
       try {
         const text = renderPlan(plan, {
           format: format as RenderFormat,
@@ -302,6 +304,30 @@ export async function withPlan(
     await fn(handle);
   } finally {
     handle.release();
+  }
+}
+
+/**
+ * `withPlan` for what reads a plan's context: an unknown plan reads as an empty one (a blank document, nothing
+ * created), so an agent's context section for a plan nobody wrote yet is simply empty, as for a cleared plan.
+ */
+export async function withPlanOrBlank(
+  hub: SyncHub,
+  options: PlanRoutesOptions,
+  planId: string,
+  fn: (doc: Y.Doc) => void | Promise<void>,
+): Promise<void> {
+  try {
+    await withPlan(hub, options, planId, (handle) => fn(handle.doc));
+    return;
+  } catch (error) {
+    if (!(isCairnError(error) && error.code === 'not_found' && error.details.planId === planId)) throw error;
+  }
+  const blank = new Y.Doc();
+  try {
+    await fn(blank);
+  } finally {
+    blank.destroy();
   }
 }
 
