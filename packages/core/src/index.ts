@@ -82,6 +82,8 @@ export {
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
+export type { TaskNumbers } from './task-numbers.js';
+export { taskNumbers } from './task-numbers.js';
 export type {
   AnthropicToolDefinition,
   DefinitionFormat,

@@ -1,5 +1,5 @@
 // Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step
-// and wake time, newest first. Informational: the model is told to put the user's current message first.
+// and wake time, newest first, under the task numbers the ongoing_task tools take (steps use up none). Informational: the model is told to put the user's current message first.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
 import type { FormatRenderer } from './page.js';
 import {
@@ -31,7 +31,7 @@ export const openTasksFormat: FormatRenderer = {
 
 function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   const lines = [
-    `Task ${task.num}: ${inline(task.title)}`,
+    `Task ${view.taskNumber(task.id) ?? task.num}: ${inline(task.title)}`,
     `- Status: ${task.status}${wokeUp(view, task)}, opened ${ago(view.now - task.createdAt)}`,
   ];
   const steps: string[] = [];

@@ -2,6 +2,7 @@
 // checkbox and status words, what the budget has left out, and the note that says so.
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
+import { type TaskNumbers, taskNumbers } from '../task-numbers.js';
 
 /** Who is connected and what they look at, as an awareness state carries it (see docs/TOOLS.md). */
 export interface Presence {
@@ -25,6 +26,7 @@ export class PlanView {
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
+  private numbers: TaskNumbers | undefined;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
@@ -71,6 +73,12 @@ export class PlanView {
 
   title(id: string): string {
     return this.plan.get(id)?.title ?? id;
+  }
+
+  /** Seed 001's number of a top-level task (steps use up none), read once per render. */
+  taskNumber(id: string): number | undefined {
+    this.numbers ??= taskNumbers(this.plan);
+    return this.numbers.numberOf(id);
   }
 }
 

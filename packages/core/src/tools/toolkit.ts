@@ -107,7 +107,7 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
 
   const fail = (error: unknown, family?: ToolFamily): { error: ToolError } => {
     const json = toCairnError(error).toJSON() as ToolError;
-    return { error: (family?.ids === 'num' ? errorInAliases(own, json) : json) as ToolError };
+    return { error: (family?.ids === 'num' ? errorInAliases(own, json, family.numbers) : json) as ToolError };
   };
 
   return {
