@@ -14,6 +14,7 @@ import {
 } from '@cairn/core';
 import type * as Y from 'yjs';
 import * as z from 'zod';
+import { updateClosingSteps } from './close-task.js';
 import type { SyncHub } from './hub/hub.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -377,7 +378,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> {
           if (judgement.decision !== 'open' && task) {
             const line = `Closed as ${judgement.decision} by auto_close (completed ${entry.completed}, abandoned ${entry.abandoned})${entry.reason ? `: ${entry.reason}` : '.'}`;
             try {
-              plan.update(task.id, {
+              updateClosingSteps(plan, task.id, {
                 status: judgement.decision,
                 note: task.note ? `${task.note}\n${line}` : line,
               });

@@ -173,6 +173,47 @@ describe('PATCH /api/plans/:plan/tasks/:taskId', () => {
     expect(stored.body.task).toMatchObject({ status: 'done', note: 'Booked for 8 pm.' });
   });
 
+  it('takes the task number the tools give, and closing a task closes its open steps with it', async () => {
+    const server = await startServer({ secret });
+    const [trip, passport] = await seed(server, 'acme:1', [
+      {
+        title: 'Plan the trip',
+        steps: [
+          { title: 'Book flights', status: 'done' },
+          { title: 'Book the hotel' },
+          { title: 'Rent a car' },
+        ],
+      },
+      { title: 'Renew the passport', steps: [{ title: 'Take a photo', status: 'in_progress' }] },
+    ]);
+    const writer = await token('acme:1', 'write');
+    // The second task is number 2 (steps use up no numbers), as ongoing_task's taskId says.
+    const read = await call(server, 'GET', '/api/plans/acme%3A1/tasks/2', { token: writer });
+    expect(read.body.task).toMatchObject({ id: passport, number: 2 });
+    const patched = await call(server, 'PATCH', '/api/plans/acme%3A1/tasks/2', {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.task).toMatchObject({ id: passport, status: 'done', steps: [{ status: 'skipped' }] });
+    const cancelled = await call(server, 'PATCH', `/api/plans/acme%3A1/tasks/${trip}`, {
+      token: writer,
+      body: { status: 'cancelled' },
+    });
+    expect(cancelled.body.task.steps.map((s: { status: string }) => s.status)).toEqual([
+      'done',
+      'skipped',
+      'skipped',
+    ]);
+    const list = await call(server, 'GET', '/api/plans/acme%3A1/tasks?includeClosed=1', { token: writer });
+    expect(list.body.tasks.map((t: { number: number }) => t.number).sort()).toEqual([1, 2]);
+    const missing = await call(server, 'PATCH', '/api/plans/acme%3A1/tasks/3', {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(missing.status).toBe(404);
+  });
+
   it('refuses bad bodies, unknown tasks and forbidden transitions, changing nothing', async () => {
     const server = await startServer({ secret });
     const [id] = await seed(server, 'acme:1', [{ title: 'Top level' }]);

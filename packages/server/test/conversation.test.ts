@@ -150,7 +150,9 @@ describe('the conversation over HTTP', () => {
       judge: chatCompletionsJudge({ baseUrl: judgeUrl, model: 'judge-1' }),
       autoClose: { settleMs: 0 },
     });
-    const [id] = await seedPlan(server, 'acme:c3', [{ title: 'Book a table', status: 'in_progress' }]);
+    const [id] = await seedPlan(server, 'acme:c3', [
+      { title: 'Book a table', status: 'in_progress', steps: [{ title: 'Confirm with the user' }] },
+    ]);
     const writer = await token('write');
     const judged = new Promise((resolve) => server.server.autoClose!.once('judged', resolve));
     await call(server, 'POST', '/api/plans/acme%3Ac3/chat', writer, { role: 'user', text: 'Book it for 8' });
@@ -161,7 +163,12 @@ describe('the conversation over HTTP', () => {
     await judged;
 
     const task = await call(server, 'GET', `/api/plans/acme%3Ac3/tasks/${id}`, writer);
-    expect(task.body.task).toMatchObject({ status: 'done', updatedBy: 'auto_close' });
+    // Its open step is closed with it, not left pending under a closed task.
+    expect(task.body.task).toMatchObject({
+      status: 'done',
+      updatedBy: 'auto_close',
+      steps: [{ status: 'skipped' }],
+    });
     const log = await call(server, 'GET', '/api/plans/acme%3Ac3/decisions', await token('read'));
     expect(log.status).toBe(200);
     expect(log.body).toMatchObject({ plan: 'acme:c3', judge: 'judge-1' });

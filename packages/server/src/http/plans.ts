@@ -20,7 +20,9 @@ import {
   renderPlan,
   STATUSES,
   StatusSchema,
+  type TaskNumbers,
   type TaskSnapshot,
+  taskNumbers,
   toCairnError,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
@@ -29,6 +31,7 @@ import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
 import { mayActAs } from '../claims.js';
+import { updateClosingSteps } from '../close-task.js';
 import type { PlanHandle, SyncHub } from '../hub/hub.js';
 import { type Router, STATUS_BY_CODE, sendJson } from './router.js';
 import { authorizeRequest } from './routes.js';
@@ -61,13 +64,14 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await withPlan(hub, options, planId, (handle) => {
       const plan = createPlan({ doc: handle.doc, actor: 'system' });
       try {
+        const numbers = taskNumbers(plan);
         const all = plan
           .children(null)
           .filter((t) => includeClosed || isOpenStatus(t.status))
           .sort(openFirstNewestFirst);
         sendJson(res, 200, {
           plan: planId,
-          tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
+          tasks: all.slice(0, limit).map((t) => withSteps(plan, t, numbers)),
           total: all.length,
           limit,
         });
@@ -83,7 +87,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await withPlan(hub, options, planId, (handle) => {
       const plan = createPlan({ doc: handle.doc, actor: 'system' });
       try {
-        sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
+        sendJson(res, 200, { task: withSteps(plan, taskOf(plan, params.taskId!)) });
       } finally {
         plan.destroy();
       }
@@ -98,9 +102,9 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await withPlan(hub, options, planId, async (handle) => {
       const plan = createPlan({ doc: handle.doc, actor });
       try {
-        const task = plan.require(params.taskId!);
+        const task = taskOf(plan, params.taskId!);
         const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
-        const updated = plan.update(task.id, {
+        const updated = updateClosingSteps(plan, task.id, {
           status: body.status,
           ...(note !== undefined ? { note } : {}),
         });
@@ -345,10 +349,22 @@ function openFirstNewestFirst(a: TaskSnapshot, b: TaskSnapshot): number {
   return open || b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
-/** A task with its direct steps, as the dashboard shows it. */
-function withSteps(plan: Plan, task: TaskSnapshot) {
+/**
+ * The task a path names: its id, or its task number (seed 001's: the conversation's tasks counted, steps not),
+ * which the ongoing_task tools return as `taskId`.
+ */
+function taskOf(plan: Plan, ref: string): TaskSnapshot {
+  const byId = plan.get(ref);
+  if (byId) return byId;
+  const numbered = /^[1-9]\d{0,8}$/.test(ref) ? taskNumbers(plan).byNumber(Number(ref)) : undefined;
+  return numbered ?? plan.require(ref);
+}
+
+/** A task with its direct steps and its task number, as the dashboard shows it. */
+function withSteps(plan: Plan, task: TaskSnapshot, numbers: TaskNumbers = taskNumbers(plan)) {
   return {
     ...task,
+    number: numbers.numberOf(task.id) ?? null,
     steps: plan.children(task.id).map((s) => ({ id: s.id, title: s.title, status: s.status })),
   };
 }
