@@ -28,6 +28,16 @@ export function readCursor(cursor: string): Uint8Array {
   }
 }
 
+/**
+ * Whether the document has seen everything a cursor's vector names. A cursor from another document (or another
+ * server's copy that had edits this one lacks) is not: what changed since it cannot be told, only the whole.
+ */
+export function cursorKnown(doc: Y.Doc, since: Uint8Array): boolean {
+  const have = Y.decodeStateVector(Y.encodeStateVector(doc));
+  for (const [client, clock] of Y.decodeStateVector(since)) if ((have.get(client) ?? 0) < clock) return false;
+  return true;
+}
+
 // btoa and atob rather than Buffer: the root entry runs in browsers and workers too.
 function toBase64Url(bytes: Uint8Array): string {
   let binary = '';

@@ -20,7 +20,7 @@ export type {
 } from './chat.js';
 export { CHAT_KEY, CHAT_LIMITS, CHAT_ROLES, Chat, createChat } from './chat.js';
 export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
-export { cursorOf, readCursor } from './cursor.js';
+export { cursorKnown, cursorOf, readCursor } from './cursor.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';

@@ -313,6 +313,55 @@ describe('GET /api/plans/:plan/context', () => {
   });
 });
 
+describe('GET /api/plans/:plan/context?since=', () => {
+  it('answers with what others changed since a cursor, and a new cursor (header or JSON)', async () => {
+    const server = await startServer({ secret });
+    const [id] = await seed(server, 'acme:1', [{ title: 'Write the report' }, { title: 'Send it' }]);
+    const scout = await token('acme:1', 'write', 'scout');
+    const path = '/api/plans/acme%3A1/context?format=checklist';
+    const first = await fetch(`${server.http}${path}`, { headers: { authorization: `Bearer ${scout}` } });
+    expect(first.headers.get('cairn-context')).toBe('full');
+    expect(await first.text()).toMatch(/- \[ \] 1\. Write the report/);
+    const cursor = first.headers.get('cairn-cursor')!;
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+
+    // Nothing changed: an empty answer, which costs no tokens.
+    const quiet = await call(server, 'GET', `${path}&since=${cursor}`, { token: scout });
+    expect(quiet).toMatchObject({ status: 200, body: '' });
+    // Another agent finishes a task; the scout's own change is left out of its delta.
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: await token('acme:1', 'write', 'b'),
+      body: { updates: [{ id, status: 'done' }] },
+    });
+    const delta = await fetch(`${server.http}${path}&since=${cursor}`, {
+      headers: { authorization: `Bearer ${scout}`, accept: 'application/json' },
+    });
+    const body = await delta.json();
+    expect(body).toMatchObject({
+      kind: 'delta',
+      text: 'Changes since your last turn:\n- task 1 "Write the report" done by agent:b',
+    });
+    expect(body.cursor).not.toBe(cursor);
+    const after = await call(server, 'GET', `${path}&since=${body.cursor}`, { token: scout });
+    expect(after.body).toBe('');
+
+    // A cursor of another plan: the whole plan, and it says so.
+    await seed(server, 'acme:2', [{ title: 'Other' }, { title: 'More' }, { title: 'Still more' }]);
+    const other = await fetch(`${server.http}/api/plans/acme%3A2/context`, {
+      headers: { authorization: `Bearer ${await token('acme:2', 'read')}` },
+    });
+    const foreign = other.headers.get('cairn-cursor')!;
+    const unknown = await fetch(`${server.http}${path}&since=${foreign}`, {
+      headers: { authorization: `Bearer ${scout}` },
+    });
+    expect(unknown.headers.get('cairn-context')).toBe('full_unknown_cursor');
+    expect(await unknown.text()).toMatch(/^\(The cursor given is not one of this plan's[\s\S]*Send it/);
+    const malformed = await call(server, 'GET', `${path}&since=%25%25`, { token: scout });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.message).toMatch(/A cursor is the opaque string/);
+  });
+});
+
 describe('POST /api/plans/:plan/context', () => {
   const seed002 = [
     { section: 'agent_identity', role: 'system', tool: 'agent_identity', skip_if_empty: true },

@@ -7,6 +7,8 @@ import {
   CairnError,
   createPlan,
   createToolkit,
+  cursorKnown,
+  cursorOf,
   DEFINITION_FORMATS,
   type DefinitionFormat,
   FAMILY_NAMES,
@@ -17,6 +19,8 @@ import {
   type Plan,
   RENDER_FORMATS,
   type RenderFormat,
+  readCursor,
+  renderDelta,
   renderPlan,
   STATUSES,
   StatusSchema,
@@ -47,6 +51,10 @@ export interface PlanRoutesOptions {
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
 }
+
+/** Said before the whole plan when a cursor was given that this plan's document does not know. */
+const UNKNOWN_CURSOR_NOTE =
+  "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n";
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
 export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
@@ -122,21 +130,42 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
+    const sinceParam = url.searchParams.get('since');
+    const since = sinceParam ? readCursor(sinceParam) : null;
+    const json = /\bapplication\/json\b/.test(req.headers.accept ?? '');
     await withPlanOrBlank(hub, options, planId, (doc) => {
       const plan = createPlan({ doc, actor: reader });
       try {
-        const text = renderPlan(plan, {
-          format: format as RenderFormat,
-          presence: presenceOf(hub, planId),
-          now: now(),
-          ...(maxTokens !== undefined ? { maxTokens } : {}),
-        });
+        // With a cursor this document knows: only what others changed since (the reader's own edits it knows).
+        const known = since !== null && cursorKnown(doc, since);
+        const text = known
+          ? renderDelta(plan, {
+              since,
+              exclude: reader,
+              ids: format === 'native' ? 'id' : 'num',
+              ...(maxTokens !== undefined ? { maxTokens } : {}),
+            })
+          : renderPlan(plan, {
+              format: format as RenderFormat,
+              presence: presenceOf(hub, planId),
+              now: now(),
+              ...(maxTokens !== undefined ? { maxTokens } : {}),
+            });
+        const kind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+        const cursor = cursorOf(doc);
+        if (json) {
+          sendJson(res, 200, { plan: planId, format, kind, text, cursor });
+          return;
+        }
+        const body = kind === 'full_unknown_cursor' ? `${UNKNOWN_CURSOR_NOTE}${text}` : text;
         res.writeHead(200, {
           'content-type': 'text/plain; charset=utf-8',
-          'content-length': Buffer.byteLength(text),
+          'content-length': Buffer.byteLength(body),
           'cache-control': 'no-store',
+          'cairn-cursor': cursor,
+          'cairn-context': kind,
         });
-        res.end(text);
+        res.end(body);
       } finally {
         plan.destroy();
       }
