@@ -116,6 +116,7 @@ describe('cairn mcp', () => {
       'read_chat',
       'add_chat_message',
       'resolve_context',
+      'plan_changes',
     ]);
 
     // It sees the plan as it is on the server, claims through the server, and its edits reach the others.

@@ -1,5 +1,5 @@
-// `resolve_context` for an MCP client: a context template (seeds 000 and 002) resolved on the live plan, for the
-// server's actor, as the chat messages to put before the model; with `since`, what others changed meanwhile.
+// Context reads for an MCP client: `resolve_context` (a context template of seeds 000 and 002 resolved on the live
+// plan, as the chat messages to put before the model) and `plan_changes` (only what others changed since a cursor).
 import {
   ContextTemplateSchema,
   cursorOf,
@@ -7,6 +7,7 @@ import {
   type Plan,
   type Presence,
   readCursor,
+  renderDelta,
   resolveContext,
   type ToolSpec,
 } from '@cairn/core';
@@ -34,6 +35,28 @@ export function contextTool(plan: Plan, presence?: () => Presence[]): ToolSpec<u
         ...(since !== undefined ? { since: readCursor(since) } : {}),
       });
       return { messages, warnings, cursor: cursorOf(plan.doc) };
+    },
+  }) as ToolSpec<unknown>;
+}
+
+export function planChangesTool(plan: Plan): ToolSpec<unknown> {
+  return defineTool({
+    name: 'plan_changes',
+    description:
+      'What others changed in the plan since a cursor, as attributed lines ("task 3 "Deploy" done by agent:b"), ' +
+      'much shorter than the whole plan. Without since it returns only a cursor to start from.',
+    annotations: { readOnlyHint: true },
+    input: z.strictObject({
+      since: z
+        .string()
+        .max(4096)
+        .optional()
+        .describe('The cursor a previous call (or resolve_context) returned.'),
+    }),
+    run({ since }) {
+      const changes =
+        since === undefined ? '' : renderDelta(plan, { since: readCursor(since), exclude: plan.actor });
+      return { changes, cursor: cursorOf(plan.doc) };
     },
   }) as ToolSpec<unknown>;
 }

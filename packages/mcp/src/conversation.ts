@@ -1,6 +1,5 @@
 // The plan's conversation for an MCP client: `read_chat` (messages since a cursor) and `add_chat_message` (a turn
-// of the agent's, or the user's words it relays), beside any other tools the server adds; and the notices
-// (wake-ups) others left in the chat since the agent's previous call, which ride along with its next tool result.
+// of the agent's, or the user's words it relays), beside any other tools the server adds.
 import {
   CairnError,
   type ChatEntry,
@@ -14,7 +13,6 @@ import {
   toCairnError,
   toDefinition,
 } from '@cairn/core';
-import * as Y from 'yjs';
 import * as z from 'zod';
 
 export interface Conversation {
@@ -23,15 +21,12 @@ export interface Conversation {
   has(name: string): boolean;
   /** Runs a conversation tool: its result, or `{ error }`. */
   call(name: string, args: unknown): Promise<unknown>;
-  /** System messages by others since the previous call of this (a wake-up notice, say), as one text; '' if none. */
-  notices(): string;
   destroy(): void;
 }
 
 /** `extra`: more tools served beside the chat's (resolve_context). */
 export function createConversation(plan: Plan, extra: ReadonlyArray<ToolSpec<unknown>> = []): Conversation {
   const chat = createChat(plan.doc, { actor: plan.actor });
-  let noticed = Y.encodeStateVector(plan.doc);
   const entry = (m: ChatEntry) => ({ id: m.id, role: m.role, actor: m.actor, text: m.text, at: m.at });
 
   const readChat = defineTool({
@@ -84,11 +79,6 @@ export function createConversation(plan: Plan, extra: ReadonlyArray<ToolSpec<unk
       } catch (error) {
         return { error: toCairnError(error).toJSON() };
       }
-    },
-    notices() {
-      const fresh = chat.since(noticed).filter((m) => m.role === 'system' && m.actor !== plan.actor);
-      noticed = Y.encodeStateVector(plan.doc);
-      return fresh.map((m) => m.text).join('\n');
     },
     destroy: () => chat.destroy(),
   };

@@ -21,8 +21,9 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { contextTool } from './context.js';
+import { contextTool, planChangesTool } from './context.js';
 import { createConversation } from './conversation.js';
+import { sinceLastCall } from './since-last-call.js';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -37,6 +38,11 @@ export interface CairnMcpOptions {
   onPresence?: (listener: () => void) => () => void;
   /** After each tool call: the task this actor now works on, for presence. */
   onActiveTask?: (taskId: string | null) => void;
+  /**
+   * Add to each tool result what others changed (and the notices they left in the chat) since this agent's
+   * previous call, at most 300 tokens. Default true.
+   */
+  sinceLastCall?: boolean;
   /** Notifications are sent at most this often. Default 50 ms. */
   notifyDelayMs?: number;
 }
@@ -66,7 +72,8 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       instructions: instructions(planId, plan.actor, toolkit.families, uri),
     },
   );
-  const conversation = createConversation(plan, [contextTool(plan, options.presence)]);
+  const conversation = createConversation(plan, [contextTool(plan, options.presence), planChangesTool(plan)]);
+  const since = options.sinceLastCall === false ? null : sinceLastCall(plan);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...toolkit.definitions('mcp'), ...conversation.definitions()],
@@ -77,12 +84,12 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       ? await conversation.call(name, args)
       : await toolkit.dispatch(name, args ?? {});
     options.onActiveTask?.(activeTask(plan));
-    // A wake-up (or another system notice) since the last call rides along, so the agent learns of it now.
-    const notices = conversation.notices();
+    // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now.
+    const news = since?.next() ?? '';
     return {
       content: [
         { type: 'text' as const, text: typeof result === 'string' ? result : JSON.stringify(result) },
-        ...(notices ? [{ type: 'text' as const, text: `Since your last call:\n${notices}` }] : []),
+        ...(news ? [{ type: 'text' as const, text: news }] : []),
       ],
       ...(isToolError(result) ? { isError: true } : {}),
     };
@@ -142,6 +149,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       if (timer) clearTimeout(timer);
       toolkit.destroy();
       conversation.destroy();
+      since?.destroy();
       await server.close();
     },
   };
@@ -152,10 +160,10 @@ function instructions(planId: string, actor: string, families: readonly FamilyNa
   const uses = families.map((family) => FAMILY_USE[family]);
   return (
     `A task plan shared live with other agents and people (plan "${planId}", you are ${actor}). ` +
-    `${uses.join(' ')} resolve_context turns a context template into messages. read_chat and ` +
-    'add_chat_message are the conversation that goes with the plan; a task ' +
-    `that wakes up is announced there and with your next tool result. The resource ${uri} is the current plan; ` +
-    'subscribe to hear when others change it.'
+    `${uses.join(' ')} resolve_context turns a context template into messages, and plan_changes tells what ` +
+    'others changed since a cursor. read_chat and add_chat_message are the conversation that goes with the ' +
+    "plan. Each tool result ends with what others did since your previous call (a task's wake-up included). " +
+    `The resource ${uri} is the current plan; subscribe to hear when others change it.`
   );
 }
 

@@ -70,7 +70,9 @@ describe('the MCP server', () => {
 
     const next = await texts(client, 'get_ongoing_task');
     expect(next).toHaveLength(2);
-    expect(next[1]).toBe('Since your last call:\nTask wake-up: "Book a table" is due. Next step: Call Luigi');
+    expect(next[1]).toBe(
+      'Since your last call:\n- Task wake-up: "Book a table" is due. Next step: Call Luigi',
+    );
     expect(await texts(client, 'get_ongoing_task')).toHaveLength(1); // told once
 
     const since = JSON.parse((await texts(client, 'read_chat', { since: first.cursor }))[0]!);
@@ -110,5 +112,26 @@ describe('the MCP server', () => {
     expect(next.messages[0].content).toBe(
       'Changes since your last turn:\n- task 1 "Publish the relay list" done by agent:b',
     );
+  });
+
+  it('tells with each tool result what others did since the previous call, and reads changes since a cursor', async () => {
+    const { plan, client } = await connect(['task_graph']);
+    await texts(client, 'create_task', { title: 'Write the tests' });
+    const mine = await texts(client, 'create_task', { title: 'Ship' });
+    expect(mine).toHaveLength(1); // its own changes are not news
+    const start = JSON.parse((await texts(client, 'plan_changes'))[0]!);
+    expect(start.changes).toBe('');
+
+    const other = new Y.Doc();
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(plan.doc));
+    const b = createPlan({ doc: other, actor: 'agent:b' });
+    b.update(b.byNum(1)!.id, { status: 'done' });
+    Y.applyUpdate(plan.doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(plan.doc)));
+
+    const next = await texts(client, 'list_ready_tasks');
+    expect(next[1]).toBe('Since your last call:\n- task 1 "Write the tests" done by agent:b');
+    expect(await texts(client, 'list_ready_tasks')).toHaveLength(1);
+    const changes = JSON.parse((await texts(client, 'plan_changes', { since: start.cursor }))[0]!);
+    expect(changes.changes).toBe('Changes since your last turn:\n- task 1 "Write the tests" done by agent:b');
   });
 });

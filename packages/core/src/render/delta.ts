@@ -16,6 +16,8 @@ export interface DeltaOptions {
   /** Keep the text within this many tokens, ending with "and N more changes". Default: no limit. */
   maxTokens?: number;
   tokenizer?: Tokenizer;
+  /** The first line. Default "Changes since your last turn:". */
+  header?: string;
 }
 
 const STATUS_VERBS: Record<Status, string> = {
@@ -46,7 +48,7 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
   const deltas = changesSince(plan, options.since).filter((d) => !excluded.has(d.actor));
   if (deltas.length === 0) return '';
   const lines = deltas.map((d) => `- ${describe(d, options.ids ?? 'num')}`);
-  const header = 'Changes since your last turn:';
+  const header = options.header ?? 'Changes since your last turn:';
   const text = (n: number) =>
     [
       header,
