@@ -81,6 +81,7 @@ export {
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
+export { SINCE_LAST_CALL_TOKENS, sinceLastCall, sinceLastCallFeed } from './since-last-call.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';

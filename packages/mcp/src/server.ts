@@ -9,6 +9,7 @@ import {
   type Presence,
   type RenderFormat,
   renderPlan,
+  sinceLastCallFeed,
 } from '@cairn/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -23,7 +24,6 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { contextTool, planChangesTool } from './context.js';
 import { createConversation } from './conversation.js';
-import { sinceLastCall } from './since-last-call.js';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -73,7 +73,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     },
   );
   const conversation = createConversation(plan, [contextTool(plan, options.presence), planChangesTool(plan)]);
-  const since = options.sinceLastCall === false ? null : sinceLastCall(plan);
+  const since = options.sinceLastCall === false ? null : sinceLastCallFeed(plan);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...toolkit.definitions('mcp'), ...conversation.definitions()],
@@ -149,7 +149,6 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       if (timer) clearTimeout(timer);
       toolkit.destroy();
       conversation.destroy();
-      since?.destroy();
       await server.close();
     },
   };

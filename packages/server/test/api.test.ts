@@ -362,6 +362,44 @@ describe('GET /api/plans/:plan/context?since=', () => {
   });
 });
 
+describe('tool calls with a cursor', () => {
+  it('add what others did since the caller’s previous call, and a new cursor', async () => {
+    const server = await startServer({ secret });
+    const [id] = await seed(server, 'acme:1', [{ title: 'Write the report' }, { title: 'Send it' }]);
+    const scout = await token('acme:1', 'write', 'scout');
+    const first = await fetch(`${server.http}/api/plans/acme%3A1/tools/list_tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${scout}` },
+    });
+    const cursor = first.headers.get('cairn-cursor')!;
+    expect((await first.json()).count).toBe(2); // without since, the result as it is
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: await token('acme:1', 'write', 'b'),
+      body: { updates: [{ id, status: 'done' }] },
+    });
+    const next = await call(server, 'POST', `/api/plans/acme%3A1/tools/add_tasks?since=${cursor}`, {
+      token: scout,
+      body: { tasks: [{ title: 'Archive it' }] },
+    });
+    expect(next.status).toBe(200);
+    expect(next.body.result.added[0]).toMatchObject({ title: 'Archive it' });
+    // Its own add is not news; agent:b's change is.
+    expect(next.body.sinceLastCall).toBe(
+      'Since your last call:\n- task 1 "Write the report" done by agent:b',
+    );
+    const again = await call(
+      server,
+      'POST',
+      `/api/plans/acme%3A1/tools/list_tasks?since=${next.body.cursor}`,
+      {
+        token: scout,
+        body: {},
+      },
+    );
+    expect(again.body.sinceLastCall).toBe('');
+  });
+});
+
 describe('POST /api/plans/:plan/context', () => {
   const seed002 = [
     { section: 'agent_identity', role: 'system', tool: 'agent_identity', skip_if_empty: true },

@@ -24,6 +24,7 @@ import {
   renderPlan,
   STATUSES,
   StatusSchema,
+  sinceLastCall,
   type TaskNumbers,
   type TaskSnapshot,
   taskNumbers,
@@ -203,6 +204,8 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
       );
     }
     const args = await readBody(req, true);
+    const sinceParam = url.searchParams.get('since');
+    const since = sinceParam ? readCursor(sinceParam) : null;
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
     const run = async (handle: PlanHandle) => {
       const plan = createPlan({ doc: handle.doc, actor });
@@ -211,7 +214,15 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
         const result = await toolkit.dispatch(name, args);
         if (!offered.readOnly && !isToolError(result)) await handle.flush();
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
-        sendJson(res, status, result ?? null);
+        const cursor = cursorOf(handle.doc);
+        res.setHeader('cairn-cursor', cursor);
+        // With the cursor of its previous call, the caller also hears what others did in between.
+        const news = since && cursorKnown(handle.doc, since) ? sinceLastCall(plan, since, { actor }) : null;
+        sendJson(
+          res,
+          status,
+          since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
+        );
       } finally {
         toolkit.destroy();
         plan.destroy();
