@@ -37,6 +37,8 @@ export { createPlan, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';
 export type { BudgetOptions, DonePolicy } from './render/budget.js';
+export type { ContextFeed, ContextFeedOptions, ContextTurn } from './render/context-feed.js';
+export { createContextFeed } from './render/context-feed.js';
 export type { DeltaOptions } from './render/delta.js';
 export { renderDelta } from './render/delta.js';
 export type { RenderFormat, RenderOptions } from './render/index.js';
