@@ -2,7 +2,14 @@
 // attributed lines, computed on the agent's own replica after sync.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { changesSince, createContextFeed, createPlan, renderDelta } from '../src/index.js';
+import {
+  changesSince,
+  createChat,
+  createContextFeed,
+  createPlan,
+  renderDelta,
+  sinceLastCallFeed,
+} from '../src/index.js';
 import { fixedPlan, sync } from './tools-fixtures.js';
 
 function twoReplicas() {
@@ -137,5 +144,27 @@ describe('createContextFeed', () => {
     expect(turns.slice(0, turns.indexOf(fresh!)).every((t) => t.plan === first.plan && t.delta !== '')).toBe(
       true,
     );
+  });
+});
+
+describe('sinceLastCallFeed', () => {
+  it("tells others' changes and chat notices since the previous call, never the reader's own, each once", () => {
+    const mine = fixedPlan('agent:a', 1);
+    const theirs = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+    const [task, ship] = mine.addMany([{ title: 'Write tests' }, { title: 'Ship' }]);
+    sync(mine.doc, theirs.doc);
+    const feed = sinceLastCallFeed(mine);
+    expect(feed.next()).toBe('');
+    mine.update(ship!.id, { nextStep: 'mine' });
+    theirs.update(task!.id, { status: 'done' });
+    createChat(theirs.doc, { actor: 'wake' }).append({
+      role: 'system',
+      text: 'Task wake-up: "Ship" is due.',
+    });
+    sync(mine.doc, theirs.doc);
+    expect(feed.next()).toBe(
+      'Since your last call:\n- Task wake-up: "Ship" is due.\n- task 1 "Write tests" done by agent:b',
+    );
+    expect(feed.next()).toBe('');
   });
 });
