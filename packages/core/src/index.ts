@@ -19,12 +19,25 @@ export type {
   ChatToolCall,
 } from './chat.js';
 export { CHAT_KEY, CHAT_LIMITS, CHAT_ROLES, Chat, createChat } from './chat.js';
-export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
+export type {
+  ClaimArbiter,
+  ClaimDecision,
+  ClaimHost,
+  ClaimNextFilter,
+  ClaimOperation,
+  ClaimOutcome,
+  ClaimRequestOperation,
+  ClaimResult,
+} from './claims.js';
+export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
 export { cursorKnown, cursorOf, readCursor } from './cursor.js';
+export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
+export type { TransactionOrigin } from './origins.js';
+export { readOrigin, registerOrigin } from './origins.js';
 export type {
   BlockedTask,
   CreatePlanOptions,
@@ -33,7 +46,7 @@ export type {
   TaskChange,
   TaskUpdate,
 } from './plan.js';
-export { createPlan, Plan, UNDO_LIMIT } from './plan.js';
+export { createPlan, localArbiterOf, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';
 export type { BudgetOptions, DonePolicy } from './render/budget.js';
@@ -60,6 +73,7 @@ export type {
   ListFilter,
   MoveTarget,
   OpenStatus,
+  PlanLimits,
   Status,
   TaskInput,
   TaskPatch,
@@ -67,13 +81,17 @@ export type {
 } from './schema.js';
 export {
   ActorSchema,
+  actorFor,
   CLOSED_STATUSES,
   DOC_KEYS,
   isOpenStatus,
+  isPrincipalActor,
   isWaitingStatus,
   ListFilterSchema,
   MoveSchema,
   OPEN_STATUSES,
+  PLAN_LIMITS,
+  PrincipalActorSchema,
   SCHEMA_VERSION,
   STATUSES,
   StatusSchema,

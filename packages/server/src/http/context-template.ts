@@ -10,15 +10,9 @@ import {
 } from '@cairn/core';
 import * as z from 'zod';
 import type { SyncHub } from '../hub/hub.js';
-import {
-  agentActor,
-  authorize,
-  type PlanRoutesOptions,
-  presenceOf,
-  readBody,
-  withPlanOrBlank,
-} from './plans.js';
+import { agentActor, type PlanRoutesOptions, presenceOf, readBody, withPlanOrBlank } from './plans.js';
 import { type Router, sendJson } from './router.js';
+import { authorizeRequest } from './routes.js';
 
 const BodySchema = z.strictObject({
   template: ContextTemplateSchema,
@@ -36,7 +30,7 @@ export function registerContextTemplateRoute(router: Router, hub: SyncHub, optio
   const now = options.now ?? Date.now;
   router.add('POST', '/api/plans/:plan/context', async ({ req, res, url, params }) => {
     const planId = params.plan!;
-    const grant = await authorize(hub, req, planId, 'read');
+    const grant = await authorizeRequest(hub, req, planId, 'read');
     const parsed = BodySchema.safeParse(await readBody(req, false));
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);

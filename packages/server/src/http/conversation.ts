@@ -3,16 +3,9 @@
 import { CairnError, CHAT_ROLES, type ChatInput, createChat, cursorOf, readCursor } from '@cairn/core';
 import * as z from 'zod';
 import type { PlanHandle, SyncHub } from '../hub/hub.js';
-import {
-  agentActor,
-  authorize,
-  type PlanRoutesOptions,
-  readBody,
-  subjectOf,
-  userActor,
-  withPlan,
-} from './plans.js';
+import { agentActor, type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from './plans.js';
 import { type Router, sendJson } from './router.js';
+import { authorizeRequest } from './routes.js';
 
 const TurnSchema = z.strictObject({
   role: z.enum(CHAT_ROLES),
@@ -23,7 +16,7 @@ const TURN_SHAPE = `{ "role": ${CHAT_ROLES.join(' | ')}, "text": string (1 to 20
 export function registerConversationRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions): void {
   router.get('/api/plans/:plan/chat', async ({ req, res, url, params }) => {
     const planId = params.plan!;
-    await authorize(hub, req, planId, 'read');
+    await authorizeRequest(hub, req, planId, 'read');
     const since = url.searchParams.get('since');
     const point = since ? readCursor(since) : null;
     await withPlan(hub, options, planId, (handle) => {
@@ -55,7 +48,7 @@ export function registerConversationRoutes(router: Router, hub: SyncHub, options
       );
     }
     const turn: ChatInput = parsed.data;
-    const grant = await authorize(hub, req, planId, turn.role === 'system' ? 'admin' : 'write');
+    const grant = await authorizeRequest(hub, req, planId, turn.role === 'system' ? 'admin' : 'write');
     const actor =
       turn.role === 'user'
         ? userActor(subjectOf(hub, grant))
@@ -74,7 +67,7 @@ export function registerConversationRoutes(router: Router, hub: SyncHub, options
 
   router.get('/api/plans/:plan/decisions', async ({ req, res, params }) => {
     const planId = params.plan!;
-    await authorize(hub, req, planId, 'read');
+    await authorizeRequest(hub, req, planId, 'read');
     const autoClose = options.autoClose ?? null;
     sendJson(res, 200, {
       plan: planId,
