@@ -368,7 +368,8 @@ describe('tool calls with a cursor', () => {
     const scout = await token('acme:1', 'write', 'scout');
     const first = await fetch(`${server.http}/api/plans/acme%3A1/tools/list_tasks`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${scout}` },
+      headers: { authorization: `Bearer ${scout}`, 'content-type': 'application/json' },
+      body: '{}',
     });
     const cursor = first.headers.get('cairn-cursor')!;
     expect((await first.json()).count).toBe(2); // without since, the result as it is
