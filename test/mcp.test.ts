@@ -113,6 +113,10 @@ describe('cairn mcp', () => {
       'claim_next',
       'release',
       'hand_off',
+      'read_chat',
+      'add_chat_message',
+      'resolve_context',
+      'plan_changes',
     ]);
 
     // It sees the plan as it is on the server, claims through the server, and its edits reach the others.

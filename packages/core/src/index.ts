@@ -30,6 +30,7 @@ export type {
   ClaimResult,
 } from './claims.js';
 export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
+export { cursorKnown, cursorOf, readCursor } from './cursor.js';
 export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
@@ -50,12 +51,19 @@ export { createPlan, localArbiterOf, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';
 export type { BudgetOptions, DonePolicy } from './render/budget.js';
+export type { ContextFeed, ContextFeedOptions, ContextTurn } from './render/context-feed.js';
+export { createContextFeed } from './render/context-feed.js';
 export type { DeltaOptions } from './render/delta.js';
 export { renderDelta } from './render/delta.js';
 export type { RenderFormat, RenderOptions } from './render/index.js';
 export { RENDER_FORMATS, renderPlan } from './render/index.js';
 export type { ChatMessage, ContextOptions, ContextSection, Identity } from './render/template.js';
-export { CONTEXT_VARIABLES, resolveContext } from './render/template.js';
+export {
+  CONTEXT_ALIASES,
+  CONTEXT_VARIABLES,
+  ContextTemplateSchema,
+  resolveContext,
+} from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
 export type { Presence } from './render/view.js';
@@ -94,7 +102,10 @@ export {
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
+export { SINCE_LAST_CALL_TOKENS, sinceLastCall, sinceLastCallFeed } from './since-last-call.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
+export type { TaskNumbers } from './task-numbers.js';
+export { taskNumbers } from './task-numbers.js';
 export type {
   AnthropicToolDefinition,
   DefinitionFormat,

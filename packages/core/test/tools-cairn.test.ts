@@ -275,6 +275,23 @@ describe('cairn family', () => {
     await refused(tk, 'search_tasks', { query: '  ' }, 'invalid_argument');
   });
 
+  it('ranks the exact and whole-word matches first, and counts every match', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    await tk.dispatch('add_tasks', {
+      tasks: Array.from({ length: 20 }, (_, i) => ({ title: `Task number ${i + 1}` })),
+    });
+    const found = (await tk.dispatch('search_tasks', { query: 'number 1', limit: 3 })) as {
+      count: number;
+      tasks: Brief[];
+    };
+    // "1" starts 11 titles (1, 10 to 19); the one where it is a whole word comes first.
+    expect(found.count).toBe(11);
+    expect(found.tasks).toHaveLength(3);
+    expect(found.tasks[0]!.title).toBe('Task number 1');
+    const exact = (await tk.dispatch('search_tasks', { query: 'task number 12' })) as { tasks: Brief[] };
+    expect(exact.tasks[0]!.title).toBe('Task number 12');
+  });
+
   it('refuses bad input with what is valid and changes nothing', async () => {
     const tk = createToolkit(fixedPlan(), {});
     await writePlan(tk);

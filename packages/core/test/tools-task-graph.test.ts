@@ -91,4 +91,10 @@ describe('task_graph family', () => {
       'unknown field "all"',
     );
   });
+
+  it('says that a tool without parameters takes no arguments', async () => {
+    const message = (await refused(graph(), 'list_ready_tasks', { x: 1 }, 'invalid_argument')).message;
+    expect(message).toContain('unknown field "x"; this tool takes no arguments');
+    expect(message).not.toMatch(/fields here are\s*[.;]/);
+  });
 });

@@ -2,7 +2,14 @@
 // one plan through a Cairn server. One splits the goal into a dependency graph; all of them claim ready tasks
 // (claimNext, arbitrated by the server), report progress into the steps, complete them, and stop when the plan
 // is done. Presence says what each works on. The work is simulated, or done by a model when one is configured.
-import { CairnError, createPlan, isOpenStatus, type Plan, type PlanSnapshot } from '@cairn/core';
+import {
+  CairnError,
+  createPlan,
+  isOpenStatus,
+  type Plan,
+  type PlanSnapshot,
+  sinceLastCallFeed,
+} from '@cairn/core';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
@@ -74,6 +81,8 @@ interface Agent {
   connection: PlanConnection;
   presence: Presence;
   done: string[];
+  /** What the other agents did since this one last asked its model, told to the model with the next step. */
+  news: { next(): string };
 }
 
 /** Runs the agents until every top-level task of the plan is closed (or the signal / timeout stops them). */
@@ -169,7 +178,7 @@ async function join(options: AgentsOptions, actor: string, index: number): Promi
     plan.destroy();
     throw error;
   }
-  return { actor, plan, connection, presence, done: [] };
+  return { actor, plan, connection, presence, done: [], news: sinceLastCallFeed(plan) };
 }
 
 interface RunContext {
@@ -216,7 +225,7 @@ async function work(agent: Agent, taskId: string, ctx: RunContext): Promise<void
       p.update(taskId, { nextStep: step.title });
     });
     const note = ctx.llm
-      ? await workWithModel(ctx.llm, agent.actor, task.title, step.title)
+      ? await workWithModel(ctx.llm, agent.actor, task.title, step.title, agent.news.next())
       : await delay(ctx.stepMs(), ctx.signal);
     plan.update(step.id, { status: 'done', ...(note ? { note } : {}) });
     ctx.emit({ agent: agent.actor, type: 'step', taskId: step.id, title: step.title });

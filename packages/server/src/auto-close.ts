@@ -14,6 +14,7 @@ import {
 } from '@cairn/core';
 import type * as Y from 'yjs';
 import * as z from 'zod';
+import { updateClosingSteps } from './close-task.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -78,6 +79,16 @@ export interface JudgeRun {
   /** Why the judge was not asked: `no_open_tasks` or `no_exchange` (an empty chat); null when it was. */
   skipped: 'no_open_tasks' | 'no_exchange' | null;
 }
+
+/** A line of the decision log: one judgement, as the server's log writes it (`task_close` at info level). */
+export interface CloseDecision extends TaskJudgement {
+  kind: 'task_close';
+  /** When it was decided, ISO 8601. */
+  at: string;
+}
+
+/** How many decisions are kept per plan, and for how many plans (the log is in memory, since the start). */
+const DECISION_LOG = { perPlan: 200, plans: 1_000 } as const;
 
 export interface AutoCloseEvents {
   /** One per task judged, as logged. */
@@ -202,6 +213,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private readonly running = new Map<string, Promise<JudgeRun>>();
   private readonly chats = new WeakMap<Y.Doc, Chat>();
   private readonly decisions: Counter;
+  private readonly decisionLog = new Map<string, CloseDecision[]>();
   private closed = false;
 
   constructor(
@@ -241,6 +253,11 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       });
     this.running.set(planId, next);
     return next;
+  }
+
+  /** The plan's decision log, oldest first: the last judgements since the server started. */
+  decisionsOf(planId: string): CloseDecision[] {
+    return [...(this.decisionLog.get(planId) ?? [])];
   }
 
   async close(): Promise<void> {
@@ -362,7 +379,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
           if (judgement.decision !== 'open' && task) {
             const line = `Closed as ${judgement.decision} by auto_close (completed ${entry.completed}, abandoned ${entry.abandoned})${entry.reason ? `: ${entry.reason}` : '.'}`;
             try {
-              plan.update(task.id, {
+              updateClosingSteps(plan, task.id, {
                 status: judgement.decision,
                 note: task.note ? `${task.note}\n${line}` : line,
               });
@@ -381,6 +398,19 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       chat.destroy();
       plan.destroy();
       handle.release();
+    }
+  }
+
+  private record(entry: CloseDecision): void {
+    const log = this.decisionLog.get(entry.planId) ?? [];
+    // Most recently judged plans last, so the oldest plan's log is the one dropped.
+    this.decisionLog.delete(entry.planId);
+    this.decisionLog.set(entry.planId, log);
+    log.push(entry);
+    if (log.length > DECISION_LOG.perPlan) log.splice(0, log.length - DECISION_LOG.perPlan);
+    if (this.decisionLog.size > DECISION_LOG.plans) {
+      const oldest = this.decisionLog.keys().next().value;
+      if (oldest !== undefined) this.decisionLog.delete(oldest);
     }
   }
 
@@ -407,7 +437,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private finish(result: JudgeRun): JudgeRun {
     for (const judgement of result.judgements) {
       this.decisions.inc({ decision: judgement.decision });
-      this.logger.info('task_close', { ...judgement });
+      const entry: CloseDecision = { kind: 'task_close', at: new Date().toISOString(), ...judgement };
+      this.record(entry);
+      this.logger.info('task_close', { ...entry });
       this.emit('task_close', judgement);
     }
     this.emit('judged', result);

@@ -17,9 +17,10 @@ import { createCairnServer } from './node-host.js';
 import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
 const USAGE = `Usage:
-  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
+  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       Serves the bundled demo at / unless --static names another built app (--static none: no pages).
+      --log-level info also logs events such as wake-ups (task_woken) and auto-close decisions (task_close).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
       listens on loopback only, answering only pages of its own origin (CAIRN_ALLOWED_ORIGINS and
       CAIRN_ALLOWED_HOSTS, comma-separated, allow more). Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
@@ -43,6 +44,11 @@ const defaultIO: CliIO = {
 /** Runs one command; resolves with the exit code (for `serve`, once the server has shut down). */
 export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
   const [command, ...rest] = argv;
+  // `cairn serve --help` and the like: the usage, as asked for, is not a mistake.
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    io.stderr(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case 'serve':
@@ -100,7 +106,12 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     data: { type: 'string' },
     'secret-file': { type: 'string' },
     static: { type: 'string' },
+    'log-level': { type: 'string' },
   });
+  const logLevel = values['log-level'] ?? 'warn';
+  if (logLevel !== 'warn' && logLevel !== 'info') {
+    throw usage(`--log-level must be warn (the default) or info, not "${logLevel}".`);
+  }
   const port = Number(values.port ?? '1234');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
@@ -114,7 +125,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     dataDir: values.data ?? './data',
     secret: readSecret(values, io),
     staticDir: values.static === 'none' ? null : (values.static ?? bundledDemoDir()),
-    logger: createConsoleLogger({ quiet: true }),
+    logger: createConsoleLogger({ quiet: logLevel === 'warn' }),
     judge: judgeFromEnv(io.env),
     model: modelProxyFromEnv(io.env),
     allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),

@@ -11,6 +11,8 @@ import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
 import { ClaimArbiterService, type ClaimOptions } from './claims.js';
 import { createOnFirstWrite } from './create-on-write.js';
+import { registerContextTemplateRoute } from './http/context-template.js';
+import { registerConversationRoutes } from './http/conversation.js';
 import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
 import { registerPlanRoutes } from './http/plans.js';
 import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
@@ -124,10 +126,13 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     : null;
   const router = new Router();
   registerCoreRoutes(router, hub);
-  registerPlanRoutes(router, hub, {
+  const planRoutes = {
     autoClose,
     ...(disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {}),
-  });
+  };
+  registerPlanRoutes(router, hub, planRoutes);
+  registerConversationRoutes(router, hub, planRoutes);
+  registerContextTemplateRoute(router, hub, planRoutes);
   if (options.model) {
     registerModelRoutes(router, {
       ...options.model,

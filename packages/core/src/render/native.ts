@@ -7,6 +7,8 @@ import {
   checkbox,
   collapsedNote,
   indent,
+  inline,
+  inlineMarked,
   type Omissions,
   type PlanView,
   statusWords,
@@ -58,14 +60,19 @@ function line(
   const notes = annotations(view, task);
   const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
   out.push(
-    `${indent(depth)}- ${checkbox(task.status)} ${task.title} [${task.id}]${statusWords(task.status)}${collapsed}` +
+    `${indent(depth)}- ${checkbox(task.status)} ${named(task.title, task.id)}${statusWords(task.status)}${collapsed}` +
       (notes.length > 0 ? ` — ${notes.join('; ')}` : ''),
   );
   for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
 }
 
 function ref(view: PlanView, id: string): string {
-  return `${view.title(id)} [${id}]`;
+  return named(view.title(id), id);
+}
+
+/** "Write migration [k3x9a2b]": brackets in the title are escaped, so the last pair is always the id. */
+function named(title: string, id: string): string {
+  return `${inlineMarked(title)} [${inlineMarked(id)}]`;
 }
 
 function annotations(view: PlanView, task: TaskSnapshot): string[] {
@@ -84,16 +91,20 @@ function annotations(view: PlanView, task: TaskSnapshot): string[] {
   }
   if (task.assignee !== null) {
     if (task.assignee === view.actor) notes.push('yours');
-    else if (view.presence === null) notes.push(`assigned to ${task.assignee}`);
-    else if (view.presence.some((p) => p.actor === task.assignee)) notes.push(`${task.assignee} is on it`);
-    else notes.push(`assigned to ${task.assignee}, who is not connected`);
+    else {
+      const assignee = inline(task.assignee);
+      if (view.presence === null) notes.push(`assigned to ${assignee}`);
+      else if (view.presence.some((p) => p.actor === task.assignee)) notes.push(`${assignee} is on it`);
+      else notes.push(`assigned to ${assignee}, who is not connected`);
+    }
   }
   const watchers = (view.presence ?? []).filter(
     (p) => p.taskId === task.id && p.actor !== task.assignee && p.actor !== view.actor,
   );
-  if (watchers.length > 0) notes.push(`${watchers.map((p) => p.actor).join(', ')} looking at it`);
-  if (open && task.wakeAt) notes.push(`wakes ${task.wakeAt}`);
-  if (open && task.nextStep) notes.push(`next: ${task.nextStep}`);
+  if (watchers.length > 0) notes.push(`${watchers.map((p) => inline(p.actor)).join(', ')} looking at it`);
+  if (open && task.wakeAt) notes.push(`wakes ${inline(task.wakeAt)}`);
+  if (task.updatedBy === 'wake' && task.status === 'in_progress') notes.push('just woke up');
+  if (open && task.nextStep) notes.push(`next: ${inline(task.nextStep)}`);
   return notes;
 }
 
@@ -106,7 +117,7 @@ function hereNow(view: PlanView): string {
     if (p.actor === view.actor || seen.has(p.actor)) continue;
     seen.add(p.actor);
     const on = p.taskId && view.plan.has(p.taskId) ? ` (on ${ref(view, p.taskId)})` : '';
-    others.push(`${p.actor}${on}`);
+    others.push(`${inline(p.actor)}${on}`);
   }
   return others.length > 0 ? `Here now: ${others.join(', ')}` : '';
 }

@@ -292,7 +292,7 @@ const searchTool = defineTool({
   name: 'search_tasks',
   description:
     'Find tasks by keywords in their title, next step, note or context, closed ones included: every word must ' +
-    'match the start of a word.',
+    'match the start of a word; exact and whole-word matches come first. count is the number of matches.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({
     query: z.string().trim().min(1, 'give at least one keyword').max(500).describe('Keywords.'),
@@ -300,11 +300,12 @@ const searchTool = defineTool({
     limit: z.int().min(1).max(100).optional().describe('At most this many (default 20).'),
   }),
   run({ query, state = 'all', limit = 20 }, { plan }) {
-    const hits = searchTasks(plan, query, { state, limit });
+    // count is every match, tasks the best `limit` of them.
+    const hits = searchTasks(plan, query, { state, limit: Number.MAX_SAFE_INTEGER });
     return {
       query,
       count: hits.length,
-      tasks: hits.map((h) => compact({ matched: h.fields }, brief(h.task))),
+      tasks: hits.slice(0, limit).map((h) => compact({ matched: h.fields }, brief(h.task))),
     };
   },
 });

@@ -113,7 +113,7 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
 
   const fail = (error: unknown, family?: ToolFamily): { error: ToolError } => {
     const json = toCairnError(error).toJSON() as ToolError;
-    return { error: (family?.ids === 'num' ? errorInAliases(own, json) : json) as ToolError };
+    return { error: (family?.ids === 'num' ? errorInAliases(own, json, family.numbers) : json) as ToolError };
   };
 
   return {
@@ -264,7 +264,12 @@ function explain(issue: z.core.$ZodIssue, schema: unknown): string {
     case 'unrecognized_keys': {
       const here = schemaAt(schema, issue.path as Array<string | number>);
       const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
-      const valid = here ? `; the fields here are ${fieldList(here)}` : '';
+      const fields = here ? fieldList(here) : '';
+      const valid = fields
+        ? `; the fields here are ${fields}`
+        : issue.path.length === 0
+          ? '; this tool takes no arguments (send {})'
+          : '; nothing is allowed here';
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${valid}`;
     }
     case 'invalid_type': {
