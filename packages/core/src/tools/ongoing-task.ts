@@ -108,13 +108,14 @@ const setOngoingTask = defineTool({
     }
     if (stepItems) checkListItems(stepItems, target.id);
     plan.batch((p) => {
-      p.update(target.id, { title: goal, status, ...fields });
+      // Steps first: closing the task then closes whichever of them are still open, as any close does.
       if (stepItems) {
         reconcileList(p, stepItems, {
           parent: target.id,
           sameStatus: (current, wanted) => toStepStatus(current) === toStepStatus(wanted),
         });
       }
+      p.update(target.id, { title: goal, status, ...fields });
     });
     return { created: false, ...ongoing(plan, plan.require(target.id), now) };
   },
