@@ -236,6 +236,8 @@ export class TaskRow {
         return `Waits with its parent: ${names(info.blockedBy)}`;
       case 'blocker_failed':
         return `A task it waits on failed: ${names(info.blockedBy)}`;
+      case 'waiting_on_steps':
+        return `Waits on its steps: ${names(info.blockedBy)}`;
       default:
         return `Waits on: ${names(info.blockedBy)}`;
     }
