@@ -127,7 +127,8 @@ const updateTasks = defineTool({
   name: 'update_tasks',
   description:
     'Change some fields of one or more tasks; fields you leave out stay as they are, so marking a task done is ' +
-    '{"updates":[{"id":"…","status":"done"}]}. All updates apply, or none. Returns the tasks that became ready.',
+    '{"updates":[{"id":"…","status":"done"}]}. Closing a task skips its open steps. All updates apply, or none. ' +
+    'Returns the tasks that became ready.',
   input: z.strictObject({
     updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
   }),

@@ -136,7 +136,8 @@ const getOngoingTask = defineTool({
 const clearOngoingTask = defineTool({
   name: 'clear_ongoing_task',
   description:
-    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled.',
+    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled; ' +
+    'its steps still open are closed as skipped.',
   input: z.strictObject({
     outcome: z.enum(OUTCOMES).optional().describe('How it ended: done (default), failed or cancelled.'),
     reason: z.string().max(2000).optional().describe('Why, in a sentence; kept in the task note.'),
