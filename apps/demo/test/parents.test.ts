@@ -45,7 +45,9 @@ describe('a task with open steps', () => {
     expect(next).not.toContain('Website relaunch');
     // Its first step is ready (each waits on the one before), not the task that waits on them.
     await counts(bo, '4 open · 0 closed · 1 ready for you');
-    await row(bo.page, 'Website relaunch').locator('.task-meta', { hasText: 'Waits on its steps' }).waitFor();
+    await row(bo.page, 'Website relaunch')
+      .locator('.task-meta', { hasText: 'Waits on its steps: Audit content, Redesign, Go live' })
+      .waitFor();
   });
 
   it('closing it closes its open steps, and a step reopened under it shows without "Show closed"', async () => {
