@@ -48,6 +48,12 @@ describe('a task with open steps', () => {
     await row(bo.page, 'Website relaunch')
       .locator('.task-meta', { hasText: 'Waits on its steps: Audit content, Redesign, Go live' })
       .waitFor();
+    // The graph agrees: the step is ready, the task that waits on it is not.
+    await bo.page.getByRole('tab', { name: 'Graph' }).click();
+    await bo.page.locator('.node.node-ready', { hasText: 'Audit content' }).waitFor();
+    await bo.page.locator('.node.node-blocked', { hasText: 'Website relaunch' }).waitFor();
+    expect(await bo.page.locator('.node.node-ready').count()).toBe(1);
+    await bo.page.getByRole('tab', { name: 'List' }).click();
   });
 
   it('closing it closes its open steps, and a step reopened under it shows without "Show closed"', async () => {
