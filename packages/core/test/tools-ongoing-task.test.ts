@@ -226,3 +226,51 @@ describe('ongoing_task family', () => {
     );
   });
 });
+
+describe('ongoing_task family: a task with open steps', () => {
+  it('clearing a task, or setting it done, closes the steps left open as skipped', async () => {
+    const { tk } = conversation();
+    await tk.dispatch('set_ongoing_task', {
+      task: 'Book a table',
+      status: 'in_progress',
+      steps: [
+        { title: 'Find the number', status: 'done' },
+        { title: 'Call to book', status: 'pending' },
+      ],
+    });
+    expect(tk.plan.ready().map((t) => t.title)).toEqual(['Call to book']);
+    expect(await tk.dispatch('clear_ongoing_task', { reason: 'Booked online' })).toMatchObject({
+      taskId: 1,
+      status: 'done',
+      steps: [
+        { title: 'Find the number', status: 'done' },
+        { title: 'Call to book', status: 'skipped' },
+      ],
+    });
+
+    await tk.dispatch('set_ongoing_task', {
+      task: 'Renew the passport',
+      status: 'in_progress',
+      steps: [{ title: 'Take a photo', status: 'pending' }],
+    });
+    // Done with its step still listed as pending: the close wins, as for any close.
+    expect(
+      await tk.dispatch('set_ongoing_task', {
+        task: 'Renew the passport',
+        status: 'done',
+        steps: [
+          { title: 'Take a photo', status: 'pending' },
+          { title: 'Post the form', status: 'pending' },
+        ],
+      }),
+    ).toMatchObject({
+      task: 'Renew the passport',
+      status: 'done',
+      steps: [
+        { title: 'Take a photo', status: 'skipped' },
+        { title: 'Post the form', status: 'skipped' },
+      ],
+    });
+    expect(tk.plan.list({ state: 'open' })).toEqual([]);
+  });
+});

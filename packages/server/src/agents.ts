@@ -9,6 +9,7 @@ import {
   type Plan,
   type PlanSnapshot,
   sinceLastCallFeed,
+  type TaskSnapshot,
 } from '@cairn/core';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
@@ -188,13 +189,17 @@ interface RunContext {
   llm: LlmOptions | null;
 }
 
-/** One agent's loop: claim the next ready top-level task, work it, repeat; wait for changes when none is ready. */
+/**
+ * One agent's loop: claim the next top-level task it can take on with its steps, work it, repeat; wait for
+ * changes when there is none.
+ */
 async function runOne(agent: Agent, ctx: RunContext): Promise<void> {
   const { plan } = agent;
   while (!ctx.signal.aborted) {
     if (plan.list().length > 0 && plan.children(null).every((t) => !isOpenStatus(t.status))) break;
     const changed = nextChange(plan, ctx.signal);
-    let result = await plan.claimNext({ parent: null });
+    const next = nextWithSteps(plan, agent.actor);
+    let result = next ? await plan.claim(next.id) : await plan.claimNext({ parent: null });
     if (result.outcome === 'tentative' && result.settled) result = await result.settled;
     if (result.outcome === 'won' && result.taskId) {
       await work(agent, result.taskId, ctx);
@@ -204,6 +209,22 @@ async function runOne(agent: Agent, ctx: RunContext): Promise<void> {
     await changed;
   }
   ctx.emit({ agent: agent.actor, type: 'stopped', detail: `${agent.done.length} tasks done` });
+}
+
+/**
+ * The first top-level task nobody holds whose only wait is on its own open steps: this runner's agents take a
+ * task together with its steps (claimed explicitly, since claimNext hands out only ready tasks, and a task with
+ * open steps is not ready).
+ */
+function nextWithSteps(plan: Plan, actor: string): TaskSnapshot | undefined {
+  return plan
+    .children(null)
+    .find(
+      (t) =>
+        isOpenStatus(t.status) &&
+        (t.assignee === null || t.assignee === actor) &&
+        plan.blockedTask(t.id)?.reason === 'waiting_on_steps',
+    );
 }
 
 async function work(agent: Agent, taskId: string, ctx: RunContext): Promise<void> {

@@ -14,7 +14,6 @@ import {
 } from '@cairn/core';
 import type * as Y from 'yjs';
 import * as z from 'zod';
-import { updateClosingSteps } from './close-task.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -379,7 +378,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
           if (judgement.decision !== 'open' && task) {
             const line = `Closed as ${judgement.decision} by auto_close (completed ${entry.completed}, abandoned ${entry.abandoned})${entry.reason ? `: ${entry.reason}` : '.'}`;
             try {
-              updateClosingSteps(plan, task.id, {
+              plan.update(task.id, {
                 status: judgement.decision,
                 note: task.note ? `${task.note}\n${line}` : line,
               });

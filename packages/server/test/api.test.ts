@@ -723,3 +723,37 @@ describe('security over HTTP', () => {
     await until(neighbour, (p) => p.get(otherId!)?.status === 'done');
   });
 });
+
+describe('a task with open steps over HTTP', () => {
+  it('claim_next hands out its steps first, and PATCH closing it closes them as skipped, by the same actor', async () => {
+    const server = await startServer({ secret });
+    const [launch] = await seed(server, 'acme:p', [
+      {
+        title: 'Product launch',
+        steps: [{ title: 'Write the announcement', status: 'done' }, { title: 'Review it' }],
+      },
+    ]);
+    const writer = await token('acme:p', 'write');
+    const claimed = await call(server, 'POST', '/api/plans/acme%3Ap/tools/claim_next', {
+      token: writer,
+      body: {},
+    });
+    expect(claimed.body).toMatchObject({ outcome: 'won', task: { title: 'Review it' } });
+    const none = await call(server, 'POST', '/api/plans/acme%3Ap/tools/claim_next', {
+      token: writer,
+      body: {},
+    });
+    expect(none.body).toMatchObject({ outcome: 'none' });
+
+    const patched = await call(server, 'PATCH', `/api/plans/acme%3Ap/tasks/${launch}`, {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.task.steps.map((s: { status: string }) => s.status)).toEqual(['done', 'skipped']);
+    const plan = await watcher(server, 'acme:p', { token: writer });
+    const review = plan.children(launch!).find((s) => s.title === 'Review it')!;
+    expect(review.updatedBy).toBe(patched.body.task.updatedBy);
+    expect(plan.list({ state: 'open' })).toEqual([]);
+  });
+});

@@ -28,9 +28,20 @@ const ORDER: Group[] = ['ready', 'taken', 'blocked', 'waiting', 'done'];
 function groupOf(view: PlanView, task: TaskSnapshot): Group {
   if (!isOpenStatus(task.status)) return 'done';
   if (task.status === 'waiting_user' || task.status === 'waiting_external') return 'waiting';
-  if (view.blocked(task.id)) return 'blocked';
+  const blocked = view.blocked(task.id);
+  // A task waiting on its steps is where the first of its open steps is: one that can start makes it ready.
+  if (blocked?.reason === 'waiting_on_steps') return stepsGroup(view, task.id);
+  if (blocked) return 'blocked';
   if (task.assignee !== null && task.assignee !== view.actor) return 'taken';
   return 'ready';
+}
+
+function stepsGroup(view: PlanView, id: string): Group {
+  let best = ORDER.length - 1;
+  for (const step of view.children(id)) {
+    if (isOpenStatus(step.status)) best = Math.min(best, ORDER.indexOf(groupOf(view, step)));
+  }
+  return ORDER[best]!;
 }
 
 export const nativeFormat: FormatRenderer = {

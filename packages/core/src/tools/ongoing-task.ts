@@ -110,14 +110,15 @@ const setOngoingTask = defineTool({
     }
     if (stepItems) checkListItems(stepItems, target.id);
     plan.batch((p) => {
-      // The stored wording stays unless the goal itself changed (not merely its case or spacing).
-      p.update(target.id, { ...(sameGoal(target.title, goal) ? {} : { title: goal }), status, ...fields });
+      // Steps first: closing the task then closes whichever of them are still open, as any close does.
       if (stepItems) {
         reconcileList(p, stepItems, {
           parent: target.id,
           sameStatus: (current, wanted) => toStepStatus(current) === toStepStatus(wanted),
         });
       }
+      // The stored wording stays unless the goal itself changed (not merely its case or spacing).
+      p.update(target.id, { ...(sameGoal(target.title, goal) ? {} : { title: goal }), status, ...fields });
     });
     return { created: false, ...ongoing(plan, plan.require(target.id), now) };
   },
@@ -138,7 +139,8 @@ const getOngoingTask = defineTool({
 const clearOngoingTask = defineTool({
   name: 'clear_ongoing_task',
   description:
-    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled.',
+    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled; ' +
+    'its steps still open are closed as skipped.',
   input: z.strictObject({
     outcome: z.enum(OUTCOMES).optional().describe('How it ended: done (default), failed or cancelled.'),
     reason: z.string().max(2000).optional().describe('Why, in a sentence; kept in the task note.'),

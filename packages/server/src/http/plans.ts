@@ -39,7 +39,6 @@ import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
 import { mayActAs } from '../claims.js';
-import { updateClosingSteps } from '../close-task.js';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
 import { type Router, readJson, STATUS_BY_CODE, sendJson } from './router.js';
@@ -113,7 +112,8 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
       const task = taskOf(plan, params.taskId!);
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
-      const updated = updateClosingSteps(plan, task.id, {
+      // Closing the task skips its open steps in the same write (the plan's rule).
+      const updated = plan.update(task.id, {
         status: body.status,
         ...(note !== undefined ? { note } : {}),
       });
