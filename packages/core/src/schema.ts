@@ -57,13 +57,13 @@ export function isWaitingStatus(status: string): boolean {
 }
 
 /** An actor names who made a write: `agent:<name>`, `user:<name>`, or a system actor. */
-export const SYSTEM_ACTORS = ['wake', 'auto_close', 'lease', 'system'] as const;
-export const ACTOR_PATTERN = /^(?:(?:agent|user):[^\s]{1,100}|wake|auto_close|lease|system)$/;
+export const SYSTEM_ACTORS = ['wake', 'auto_close', 'lease', 'learning', 'system'] as const;
+export const ACTOR_PATTERN = /^(?:(?:agent|user):[^\s]{1,100}|wake|auto_close|lease|learning|system)$/;
 export const ActorSchema = z
   .string()
   .regex(
     ACTOR_PATTERN,
-    'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease" or "system"',
+    'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease", "learning" or "system"',
   );
 export type Actor = string;
 

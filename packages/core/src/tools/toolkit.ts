@@ -18,6 +18,7 @@ import {
   toDefinition,
   toolJsonSchema,
 } from './definitions.js';
+import { observeCalls, type ToolCallObserver } from './observe.js';
 import { ongoingTaskFamily } from './ongoing-task.js';
 import { taskGraphFamily } from './task-graph.js';
 import { taskManageFamily } from './task-manage.js';
@@ -39,6 +40,8 @@ export interface ToolkitOptions {
   families?: readonly FamilyName[];
   /** Clock for times in results (the age of an ongoing task). Default `Date.now`. */
   now?: () => number;
+  /** Told of every call once it has run (the trace of learned procedures); never changes a call's result. */
+  onCall?: ToolCallObserver;
 }
 
 export interface ToolError extends CairnErrorJSON {
@@ -110,7 +113,7 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
     return { error: (family?.ids === 'num' ? errorInAliases(own, json) : json) as ToolError };
   };
 
-  return {
+  const toolkit: Toolkit = {
     actor,
     plan: own,
     families: familyNames,
@@ -149,6 +152,8 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
       if (own !== plan) own.destroy();
     },
   };
+  if (!options.onCall) return toolkit;
+  return observeCalls(toolkit, options.onCall, ctx.now, (name) => tools.get(name)?.family.ids === 'num');
 }
 
 /** Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape. */
