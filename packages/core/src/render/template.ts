@@ -3,6 +3,7 @@
 // are resolved into chat messages. A section that resolves to nothing is skipped when it says so.
 import type { ChangePoint } from '../changes.js';
 import { CairnError } from '../errors.js';
+import { type LearnedContext, learnedProcedures } from '../learning/context.js';
 import type { Plan } from '../plan.js';
 import { type Actor, SYSTEM_ACTORS } from '../schema.js';
 import type { DonePolicy } from './budget.js';
@@ -56,6 +57,8 @@ export interface ContextOptions {
   variables?: Record<string, Source>;
   /** Context tools for `tool:` sections; the built-in variables can be named there too. */
   tools?: Record<string, Source>;
+  /** The scope's learned skills, for `learned_procedures`; without them that variable is empty. */
+  learned?: LearnedContext;
 }
 
 /** The variables every template can use. */
@@ -69,6 +72,7 @@ export const CONTEXT_VARIABLES = [
   'agent_identity',
   'my_actor',
   'collaborators',
+  'learned_procedures',
 ] as const;
 
 const PLAN_FORMATS: Record<string, RenderFormat> = {
@@ -158,6 +162,8 @@ function builtinSources(options: ContextOptions, identity: Identity): Record<str
   };
   out['my_actor'] = actor;
   out['collaborators'] = () => collaborators(plan, actor, options.presence ?? null);
+  out['learned_procedures'] = () =>
+    options.learned ? learnedProcedures(plan, options.learned, actor, options.now ?? Date.now()) : '';
   return out;
 }
 

@@ -11,7 +11,7 @@ export interface ToolCallRecord {
   /** The arguments as given: the parsed object, or the raw text when it was not JSON. */
   args: unknown;
   actor: Actor;
-  /** When the call started (ms since the epoch, the toolkit's clock). */
+  /** When the call ended (ms since the epoch, the toolkit's clock). */
   at: number;
   /** `ok`, or the code of the refusal. */
   outcome: 'ok' | ErrorCode;
@@ -38,7 +38,6 @@ export function observeCalls(
     definitions: toolkit.definitions.bind(toolkit),
     destroy: toolkit.destroy.bind(toolkit),
     async dispatch(name: string, raw?: unknown): Promise<unknown> {
-      const at = now();
       const touched = new Set<string>();
       const stop = plan.onChange((event) => {
         if (!event.local) return;
@@ -50,6 +49,8 @@ export function observeCalls(
       } finally {
         stop();
       }
+      // The time the call ended: a call that creates a task is then not older than the task.
+      const at = now();
       const tool = String(name);
       const args = parsedArgs(raw);
       for (const id of namedTasks(plan, args, numIds(tool))) touched.add(id);
