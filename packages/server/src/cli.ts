@@ -9,6 +9,7 @@ import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { judgeFromEnv } from './auto-close.js';
 import { parseOptions, usage } from './cli-args.js';
+import { distillerFromEnv } from './learning/distiller.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
@@ -18,7 +19,8 @@ const USAGE = `Usage:
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
       listens on loopback only. Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
-      OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key).
+      OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key); the same
+      model writes skills learned from finished tasks (without one, an offline distiller writes them).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
 ${MCP_USAGE}${AGENTS_USAGE}`;
@@ -109,6 +111,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     staticDir: values.static ?? null,
     logger: createConsoleLogger({ quiet: true }),
     judge: judgeFromEnv(io.env),
+    distiller: distillerFromEnv(io.env),
     model: modelProxyFromEnv(io.env),
   });
   let info: Awaited<ReturnType<typeof server.listen>>;

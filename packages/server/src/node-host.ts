@@ -14,6 +14,10 @@ import { Router } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 import { serveStatic } from './http/static.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
+import { withLearningAccess } from './learning/access.js';
+import type { Distiller } from './learning/distiller.js';
+import { Learner, type LearningOptions } from './learning/learner.js';
+import { registerLearningRoutes } from './learning/routes.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
 import { PlanLoads } from './plan-loads.js';
@@ -46,6 +50,10 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   autoClose?: Omit<AutoCloseOptions, 'judge' | 'logger'>;
   /** Mounts the model proxy (`/api/model`); with auth on, a call needs a write token for its `x-cairn-plan`. */
   model?: ModelProxyOptions | null;
+  /** Writes learned skills with a model (the judge's endpoint in `cairn serve`); none: the offline distiller. */
+  distiller?: Distiller | null;
+  /** Traces and learned skills (docs/decisions/020). `false` turns learning off (tool calls are not traced). */
+  learning?: Omit<LearningOptions, 'distiller' | 'logger'> | false;
 }
 
 export interface ListenInfo {
@@ -63,6 +71,8 @@ export interface CairnServer {
   readonly wake: WakeSweeper | null;
   /** Emits `task_close` and `judged`. Null without a judge. */
   readonly autoClose: AutoCloser | null;
+  /** Emits `queued`, `learned`, `retry` and `outcome`; `sweep()` distils due traces now. Null when turned off. */
+  readonly learner: Learner | null;
   readonly httpServer: Server;
   /**
    * Starts listening (port 0 = a free port). Rejects with CairnError `invalid_argument` when the server is open
@@ -98,7 +108,7 @@ export function upgradeToken(req: IncomingMessage, url: URL): string | null {
 
 export function createCairnServer(options: CairnServerOptions = {}): CairnServer {
   const logger = options.logger ?? createConsoleLogger();
-  const auth = createAuthenticator({ secret: options.secret ?? null });
+  const auth = withLearningAccess(createAuthenticator({ secret: options.secret ?? null }));
   const baseStore = options.store ?? DiskStore.open(options.dataDir ?? './data');
   const disk = baseStore instanceof DiskStore ? baseStore : null;
   const loads = new PlanLoads(logger);
@@ -116,12 +126,30 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const autoClose = options.judge
     ? new AutoCloser(hub, loads, { ...options.autoClose, judge: options.judge, logger })
     : null;
+  const learner =
+    options.learning === false
+      ? null
+      : new Learner(hub, loads, {
+          indexPath: disk ? join(disk.dir, '.cairn-learning.json') : null,
+          listPlans: disk ? () => listDiskPlans(disk.dir) : null,
+          ...options.learning,
+          distiller: options.distiller ?? null,
+          logger,
+        });
+  const planExists = disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {};
   const router = new Router();
   registerCoreRoutes(router, hub);
   registerPlanRoutes(router, hub, {
     autoClose,
-    ...(disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {}),
+    ...planExists,
+    recordCall: learner
+      ? (planId, call) =>
+          learner.recordCall(planId, call).catch((error: unknown) => {
+            logger.error('a tool call could not be traced', { plan: planId, error: describeError(error) });
+          })
+      : null,
   });
+  if (learner) registerLearningRoutes(router, hub, learner, planExists);
   if (options.model) {
     registerModelRoutes(router, {
       ...options.model,
@@ -239,6 +267,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     router,
     wake,
     autoClose,
+    learner,
     httpServer,
     listen(port = 1234, host = '127.0.0.1') {
       if (auth.open && !isLoopback(host)) {
@@ -274,7 +303,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         try {
           // Their last writes go through the hub, which flushes them.
-          await Promise.allSettled([wake?.close(), autoClose?.close()]);
+          await Promise.allSettled([wake?.close(), autoClose?.close(), learner?.close()]);
           await hub.close();
         } finally {
           // Sockets got a 1001 close frame; give them a moment to answer it before cutting what is left.

@@ -20,6 +20,7 @@ import {
   STATUSES,
   StatusSchema,
   type TaskSnapshot,
+  type ToolCallRecord,
   toCairnError,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
@@ -41,6 +42,8 @@ export interface PlanRoutesOptions {
   planExists?: (planId: string) => boolean;
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
+  /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
+  recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
 }
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
@@ -171,10 +174,19 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
     const run = async (handle: PlanHandle) => {
       const plan = createPlan({ doc: handle.doc, actor });
-      const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
+      let call: ToolCallRecord | null = null;
+      const toolkit = createToolkit(plan, {
+        actor,
+        families: [offered.family],
+        now,
+        onCall: (c) => {
+          call = c;
+        },
+      });
       try {
         const result = await toolkit.dispatch(name, args);
         if (!offered.readOnly && !isToolError(result)) await handle.flush();
+        if (call && options.recordCall) await options.recordCall(planId, call).catch(() => undefined);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
         sendJson(res, status, result ?? null);
       } finally {
@@ -218,7 +230,12 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
 // ------------------------------------------------------------------ auth and actors
 
 /** `authorizeRequest`, with the HTTP way to pass a token in its refusal. */
-async function authorize(hub: SyncHub, req: IncomingMessage, planId: string, needs: Role): Promise<Grant> {
+export async function authorize(
+  hub: SyncHub,
+  req: IncomingMessage,
+  planId: string,
+  needs: Role,
+): Promise<Grant> {
   try {
     return await authorizeRequest(hub, req, planId, needs);
   } catch (error) {
@@ -231,7 +248,7 @@ async function authorize(hub: SyncHub, req: IncomingMessage, planId: string, nee
 }
 
 /** The token's subject; `local` on an open server. */
-function subjectOf(hub: SyncHub, grant: Grant): string {
+export function subjectOf(hub: SyncHub, grant: Grant): string {
   return hub.auth.open ? 'local' : grant.sub;
 }
 
@@ -246,7 +263,7 @@ function checkActor(actor: string, sub: string): string {
 }
 
 /** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
-function userActor(sub: string): string {
+export function userActor(sub: string): string {
   return checkActor(/^(agent|user):/.test(sub) ? sub : `user:${sub}`, sub);
 }
 
@@ -284,7 +301,7 @@ function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
  * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created. The
  * plan is released afterwards.
  */
-async function withPlan(
+export async function withPlan(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
@@ -367,7 +384,7 @@ function parsePatch(body: unknown): z.infer<typeof PatchSchema> {
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
-async function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
+export async function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
