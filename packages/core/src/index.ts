@@ -24,6 +24,8 @@ export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
+export type { LearnedContext } from './learning/context.js';
+export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
@@ -151,5 +153,3 @@ export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } f
 export { defineTool, FAMILY_NAMES } from './tools/tool.js';
 export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';
 export { createToolkit, FAMILIES, isToolError } from './tools/toolkit.js';
-export type { LearnedContext } from './learning/context.js';
-export { learnedProcedures } from './learning/context.js';
