@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createPlan, type Plan } from '@cairn/core';
+import { createPlan, type Plan, readCalls, traceDocId } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { until } from '@cairn/core/testing';
 import { connectPlan } from '@cairn/core/websocket';
@@ -171,6 +171,18 @@ describe('cairn mcp', () => {
       { title: 'one' },
     ]);
     await stored.close();
+    // Each tool call is in the plan's trace, stored beside it and not in it.
+    const traceDoc = new Y.Doc();
+    const storedTrace = openFilePersistence(dir)(traceDocId('solo'), traceDoc);
+    await storedTrace.whenLoaded;
+    expect(
+      readCalls(traceDoc).map((c) => [c.tool, c.actor, c.outcome, c.tasks.includes(added.added[0].id)]),
+    ).toEqual([
+      ['add_tasks', 'agent:codex', 'ok', true],
+      ['claim', 'agent:codex', 'ok', true],
+    ]);
+    expect([...doc.share.keys()]).not.toContain('calls');
+    await storedTrace.close();
   });
 
   it('refuses bad arguments with the usage, exit code 2', async () => {

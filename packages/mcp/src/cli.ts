@@ -41,6 +41,7 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
     presence: () => live.presence(),
     onPresence: (listener) => live.onPresence(listener),
     onActiveTask: (taskId) => live.setActiveTask(taskId),
+    traces: live.traces,
   });
   const transport = new StdioServerTransport(
     io.stdin as NodeJS.ReadStream | undefined,

@@ -1,6 +1,6 @@
 // A plan an MCP server (or any Node process) works on: synced through a Cairn server, with claims arbitrated
 // there and presence in awareness, or on local disk through @cairn/core/fs. One shape for both.
-import { CairnError, createPlan, type Plan, type Presence as RenderPresence } from '@cairn/core';
+import { CairnError, createPlan, type Plan, type Presence as RenderPresence, traceDocId } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { attachClaims, connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
@@ -26,6 +26,8 @@ export interface LivePlan {
   readonly plan: Plan;
   /** The sync connection, when synced through a server. */
   readonly connection: PlanConnection | null;
+  /** The plan's trace document (`<planId>#traces`), synced or stored beside the plan: tool calls go there. */
+  readonly traces: Y.Doc;
   /** Who else is here and on what, for the renderer. Empty on disk. */
   presence(): RenderPresence[];
   /** Says which task this participant is on (null: none), in presence. */
@@ -62,11 +64,20 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     presence,
   });
   const detach = attachClaims(plan, connection);
+  // The trace syncs in a room of its own; calls recorded before it has synced are merged in when it does.
+  const traces = new Y.Doc();
+  const traceConnection = connectPlan(traces, {
+    url,
+    planId: traceDocId(options.planId),
+    ...(options.token ? { token: options.token } : {}),
+    WebSocketPolyfill: WebSocket,
+  });
   try {
     await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
   } catch (error) {
     detach();
     connection.destroy();
+    traceConnection.destroy();
     plan.destroy();
     throw error;
   }
@@ -78,6 +89,7 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     planId: options.planId,
     plan,
     connection,
+    traces,
     presence: () =>
       [...connection.peers().values()].map((p) => ({ actor: p.id, taskId: p.activeTask ?? null })),
     setActiveTask(taskId) {
@@ -90,10 +102,15 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     async close() {
       offPresence();
       try {
-        await connection.whenAcknowledged();
+        await Promise.all([
+          connection.whenAcknowledged(),
+          // A trace the server refuses (a read-only token) must not keep the plan's edits from closing.
+          traceConnection.whenAcknowledged().catch(() => undefined),
+        ]);
       } finally {
         detach();
         connection.destroy();
+        traceConnection.destroy();
         plan.destroy();
       }
     },
@@ -101,10 +118,14 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
 }
 
 async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise<LivePlan> {
-  const stored = openFilePersistence(options.dataDir!)(options.planId, doc);
+  const open = openFilePersistence(options.dataDir!);
+  const stored = open(options.planId, doc);
+  const traces = new Y.Doc();
+  const storedTraces = open(traceDocId(options.planId), traces);
   try {
-    await stored.whenLoaded;
+    await Promise.all([stored.whenLoaded, storedTraces.whenLoaded]);
   } catch (error) {
+    await Promise.allSettled([stored.close(), storedTraces.close()]);
     plan.destroy();
     throw error;
   }
@@ -112,12 +133,13 @@ async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise
     planId: options.planId,
     plan,
     connection: null,
+    traces,
     presence: () => [],
     setActiveTask() {},
     onPresence: () => () => undefined,
     async close() {
       try {
-        await stored.close();
+        await Promise.all([stored.close(), storedTraces.close()]);
       } finally {
         plan.destroy();
       }

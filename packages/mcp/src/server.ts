@@ -9,6 +9,7 @@ import {
   type Presence,
   type RenderFormat,
   renderPlan,
+  traceRecorder,
 } from '@cairn/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -21,6 +22,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type * as Y from 'yjs';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -37,6 +39,8 @@ export interface CairnMcpOptions {
   onActiveTask?: (taskId: string | null) => void;
   /** Notifications are sent at most this often. Default 50 ms. */
   notifyDelayMs?: number;
+  /** The plan's trace document: each tool call is recorded there (learned procedures). */
+  traces?: Y.Doc | null;
 }
 
 export interface CairnMcpServer {
@@ -55,7 +59,10 @@ export function planResourceUri(planId: string): string {
 export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const { plan, planId } = options;
   const format = options.format ?? 'native';
-  const toolkit = createToolkit(plan, { families: options.families ?? ['cairn'] });
+  const toolkit = createToolkit(plan, {
+    families: options.families ?? ['cairn'],
+    ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
+  });
   const uri = planResourceUri(planId);
   const server = new Server(
     { name: 'cairn', title: 'Cairn shared plan', version: VERSION },

@@ -2,7 +2,18 @@
 // one plan through a Cairn server. One splits the goal into a dependency graph; all of them claim ready tasks
 // (claimNext, arbitrated by the server), report progress into the steps, complete them, and stop when the plan
 // is done. Presence says what each works on. The work is simulated, or done by a model when one is configured.
-import { CairnError, createPlan, isOpenStatus, type Plan, type PlanSnapshot } from '@cairn/core';
+import {
+  CairnError,
+  createPlan,
+  createToolkit,
+  isOpenStatus,
+  isToolError,
+  type Plan,
+  type PlanSnapshot,
+  type Toolkit,
+  traceDocId,
+  traceRecorder,
+} from '@cairn/core';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
@@ -72,6 +83,10 @@ interface Agent {
   actor: string;
   plan: Plan;
   connection: PlanConnection;
+  /** Its progress goes through the tools, so each call is in the plan's trace (learned procedures). */
+  toolkit: Toolkit;
+  /** The plan's trace document, synced in its own room. */
+  traces: PlanConnection;
   presence: Presence;
   done: string[];
 }
@@ -128,7 +143,13 @@ export async function runAgents(options: AgentsOptions): Promise<AgentsReport> {
       throw new CairnError('limit', `The plan was not done within ${options.timeoutMs} ms.`);
     }
     // Every agent's edits are stored before it reports (an agent about to exit waits for the server).
-    await Promise.all(agents.map((a) => a.connection.whenAcknowledged()));
+    await Promise.all(
+      agents.flatMap((a) => [
+        a.connection.whenAcknowledged(),
+        // A trace the server refuses must not fail a finished run.
+        a.traces.whenAcknowledged().catch(() => undefined),
+      ]),
+    );
     return {
       planId: options.planId,
       agents: agents.map((a) => ({
@@ -143,6 +164,8 @@ export async function runAgents(options: AgentsOptions): Promise<AgentsReport> {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     for (const agent of agents) {
+      agent.toolkit.destroy();
+      agent.traces.destroy();
       agent.connection.destroy();
       agent.plan.destroy();
     }
@@ -162,14 +185,23 @@ async function join(options: AgentsOptions, actor: string, index: number): Promi
     plan,
     presence,
   });
+  const traceDoc = new Y.Doc();
+  const traces = connectPlan(traceDoc, {
+    url: options.url,
+    planId: traceDocId(options.planId),
+    ...(token ? { token } : {}),
+    WebSocketPolyfill: WebSocket,
+  });
   try {
     await connection.whenSynced(15_000);
   } catch (error) {
+    traces.destroy();
     connection.destroy();
     plan.destroy();
     throw error;
   }
-  return { actor, plan, connection, presence, done: [] };
+  const toolkit = createToolkit(plan, { actor, onCall: traceRecorder(traceDoc) });
+  return { actor, plan, connection, toolkit, traces, presence, done: [] };
 }
 
 interface RunContext {
@@ -211,24 +243,30 @@ async function work(agent: Agent, taskId: string, ctx: RunContext): Promise<void
   for (const step of plan.children(taskId)) {
     if (ctx.signal.aborted) break;
     if (!isOpenStatus(step.status)) continue;
-    plan.batch((p) => {
-      p.update(step.id, { status: 'in_progress' });
-      p.update(taskId, { nextStep: step.title });
-    });
+    await update(agent, [
+      { id: step.id, status: 'in_progress' },
+      { id: taskId, nextStep: step.title },
+    ]);
     const note = ctx.llm
       ? await workWithModel(ctx.llm, agent.actor, task.title, step.title)
       : await delay(ctx.stepMs(), ctx.signal);
-    plan.update(step.id, { status: 'done', ...(note ? { note } : {}) });
+    await update(agent, [{ id: step.id, status: 'done', ...(note ? { note } : {}) }]);
     ctx.emit({ agent: agent.actor, type: 'step', taskId: step.id, title: step.title });
   }
   if (ctx.signal.aborted) {
     await plan.release(taskId).catch(() => undefined); // leave it to others, or to the next run
   } else {
-    plan.update(taskId, { status: 'done', nextStep: null });
+    await update(agent, [{ id: taskId, status: 'done', nextStep: null }]);
     agent.done.push(taskId);
     ctx.emit({ agent: agent.actor, type: 'done', taskId, title: task.title });
   }
   setActive(agent, null);
+}
+
+/** One `update_tasks` call; a refusal (someone removed the task meanwhile) is thrown as the CairnError it is. */
+async function update(agent: Agent, updates: Array<Record<string, unknown>>): Promise<void> {
+  const result = await agent.toolkit.dispatch('update_tasks', { updates });
+  if (isToolError(result)) throw new CairnError(result.error.code, result.error.message);
 }
 
 function setActive(agent: Agent, taskId: string | null): void {
