@@ -68,6 +68,7 @@ export {
   SkillSchema,
   successRate,
 } from './learning/skill.js';
+export { LEARNED_PROCEDURE_TOOL, learnedProcedureTool } from './learning/tool.js';
 export type { SkillOffer, TraceBound, TraceCall } from './learning/traces.js';
 export {
   callsForTask,

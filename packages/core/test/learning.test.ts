@@ -7,6 +7,7 @@ import {
   createPlan,
   createToolkit,
   currentVersion,
+  learnedProcedureTool,
   learnSkill,
   matchSkills,
   offlineDistill,
@@ -248,5 +249,43 @@ describe('offline distiller and the skill library', () => {
     expect(matchSkills(skills, ['Could you book us a table at Mario’s?'])).toHaveLength(1);
     expect(matchSkills(skills, ['Reserve a seat at the opera'])).toHaveLength(0);
     expect(renderLearnedProcedures([])).toBe('');
+  });
+
+  it('offers a read tool to look a procedure up by id or keywords', async () => {
+    const doc = new Y.Doc();
+    const { skill } = learnSkill(doc, {
+      scope: 'acme',
+      draft: {
+        name: 'Book a table',
+        triggers: ['book table'],
+        steps: [{ tool: 'set_ongoing_task', args: { task: '<string>' } }],
+        pitfalls: [],
+      },
+      author: { kind: 'model', model: 'm' },
+      source: { planId: 'acme:c', taskId: null, goal: 'Book a table' },
+      actor: 'learning',
+      now: 1,
+    });
+    const toolkit = createToolkit(createPlan(), {
+      families: ['ongoing_task'],
+      extraTools: [learnedProcedureTool(() => readSkills(doc))],
+    });
+    expect(toolkit.names).toContain('get_learned_procedure');
+    expect(toolkit.definitions('mcp').find((d) => d.name === 'get_learned_procedure')?.annotations).toEqual({
+      readOnlyHint: true,
+    });
+    const byId = (await toolkit.dispatch('get_learned_procedure', { skillId: skill.id })) as {
+      procedures: Array<{ text: string }>;
+    };
+    expect(byId.procedures[0]!.text).toContain('1. set_ongoing_task { task: <string> }');
+    expect(await toolkit.dispatch('get_learned_procedure', { query: 'please book a table' })).toMatchObject({
+      procedures: [{ skillId: skill.id, version: 1 }],
+    });
+    expect(await toolkit.dispatch('get_learned_procedure', { skillId: 'nope' })).toMatchObject({
+      error: { code: 'not_found', valid: [skill.id] },
+    });
+    expect(await toolkit.dispatch('get_learned_procedure', { skillId: skill.id, query: 'x' })).toMatchObject({
+      error: { code: 'invalid_argument' },
+    });
   });
 });

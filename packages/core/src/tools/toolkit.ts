@@ -42,6 +42,8 @@ export interface ToolkitOptions {
   now?: () => number;
   /** Told of every call once it has run (the trace of learned procedures); never changes a call's result. */
   onCall?: ToolCallObserver;
+  /** Tools offered beside the families' (e.g. `learnedProcedureTool`); they name tasks by id. */
+  extraTools?: ReadonlyArray<ToolSpec<unknown>>;
 }
 
 export interface ToolError extends CairnErrorJSON {
@@ -105,6 +107,12 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
       }
       tools.set(tool.name, { tool, family });
     }
+  }
+  for (const tool of options.extraTools ?? []) {
+    if (tools.has(tool.name)) {
+      throw new CairnError('invalid_argument', `An extra tool is named like a family's: "${tool.name}".`);
+    }
+    tools.set(tool.name, { tool, family: { name: familyNames[0] ?? 'cairn', ids: 'id', tools: [] } });
   }
   const names = [...tools.keys()];
 
