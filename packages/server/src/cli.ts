@@ -3,7 +3,7 @@
 // MCP protocol) and `agents` (stdout is its event log) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError, isCairnError } from '@cairn/core';
+import { CairnError, DEFAULT_TRACE_BOUND, isCairnError } from '@cairn/core';
 import { MCP_USAGE } from '@cairn/mcp/usage';
 import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
@@ -16,11 +16,14 @@ import { createCairnServer } from './node-host.js';
 
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
+              [--trace-calls N] [--trace-days D] [--retire-after N]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
       listens on loopback only. Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
       OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key); the same
       model writes skills learned from finished tasks (without one, an offline distiller writes them).
+      Each plan's trace of tool calls keeps at most --trace-calls calls (500) of the last --trace-days days
+      (30); a skill is retired after --retire-after failed tasks in a row (3).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
 ${MCP_USAGE}${AGENTS_USAGE}`;
@@ -88,6 +91,14 @@ function readSecret(values: { 'secret-file'?: string | boolean }, io: CliIO): st
   return io.env.CAIRN_SECRET?.trim() || null;
 }
 
+function positiveInt(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1)
+    throw usage(`${flag} must be a whole number, 1 or more, not "${value}".`);
+  return n;
+}
+
 async function serve(args: string[], io: CliIO): Promise<number> {
   const values = parseOptions(args, {
     port: { type: 'string' },
@@ -95,7 +106,17 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     data: { type: 'string' },
     'secret-file': { type: 'string' },
     static: { type: 'string' },
+    'trace-calls': { type: 'string' },
+    'trace-days': { type: 'string' },
+    'retire-after': { type: 'string' },
   });
+  const traceCalls = positiveInt(values['trace-calls'], '--trace-calls', DEFAULT_TRACE_BOUND.maxCalls);
+  const traceDays = positiveInt(
+    values['trace-days'],
+    '--trace-days',
+    DEFAULT_TRACE_BOUND.maxAgeMs / 86_400_000,
+  );
+  const retireAfter = positiveInt(values['retire-after'], '--retire-after', 3);
   const port = Number(values.port ?? '1234');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
@@ -112,6 +133,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     logger: createConsoleLogger({ quiet: true }),
     judge: judgeFromEnv(io.env),
     distiller: distillerFromEnv(io.env),
+    learning: { traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 }, retireAfter },
     model: modelProxyFromEnv(io.env),
   });
   let info: Awaited<ReturnType<typeof server.listen>>;

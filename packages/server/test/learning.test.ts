@@ -395,6 +395,14 @@ describe('learning without a model', () => {
       statusReason: 'outdated',
       updatedBy: 'user:local',
     });
+    const history = await api(s, 'GET', `/api/scopes/acme/skills/${skill.id}`);
+    expect(history.json.changes.map((c: Answer) => `${c.change}:${c.by}:${c.detail}`)).toEqual([
+      'learned:learning:the offline distiller, from acme:conv:1 task ' + skill.versions[0].source.taskId,
+      'retired:user:local:outdated',
+    ]);
+    // A retired skill is restored by a person, attributed to them.
+    const restored = await api(s, 'PATCH', `/api/scopes/acme/skills/${skill.id}`, { status: 'active' });
+    expect(restored.json.skill).toMatchObject({ status: 'active', updatedBy: 'user:local' });
   });
 });
 
