@@ -481,6 +481,16 @@ describe('isolation', () => {
       expect((await refused.closed).code).toBe(4403);
     }
     expect((await rawClient(s.url, traceDocId('acme:conv:2'), { token: conv }).closed).code).toBe(4403);
+    // A writer of the plan writes its trace, but cannot queue a job of its own: the server undoes it.
+    const traceDoc = new Y.Doc();
+    const writer = cairnClient(s.url, traceDocId('acme:conv:1'), traceDoc, { token: conv });
+    await writer.whenSynced();
+    traceDoc
+      .getMap('pending')
+      .set('forged', { id: 'forged', planId: 'acme:conv:1', taskId: null, goal: 'x' });
+    await writer.whenAcknowledged();
+    await until(() => !traceDoc.getMap('pending').has('forged'));
+    expect(await s.server.learner!.pending('acme:conv:1')).toEqual([]);
     // The skills document syncs read-only to the scope's tokens: a write is refused and never stored.
     const skillsDoc = new Y.Doc();
     const reader = cairnClient(s.url, 'acme#skills', skillsDoc, { token: conv });

@@ -334,6 +334,21 @@ export class Learner extends EventEmitter<LearningEvents> {
     };
     calls.observe(check);
     check();
+    // Queued jobs are the server's: a client's change to them (a forged job would be learned into the scope's
+    // skills) is undone.
+    const pending = doc.getMap<unknown>(TRACE_KEYS.pending);
+    pending.observe((event, transaction) => {
+      if (transaction.origin === 'learning') return;
+      const changes = [...event.changes.keys];
+      queueMicrotask(() => {
+        doc.transact(() => {
+          for (const [key, change] of changes) {
+            if (change.action === 'add') pending.delete(key);
+            else pending.set(key, change.oldValue);
+          }
+        }, 'learning');
+      });
+    });
   }
 
   private async closedTask(
