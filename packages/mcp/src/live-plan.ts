@@ -1,6 +1,14 @@
 // A plan an MCP server (or any Node process) works on: synced through a Cairn server, with claims arbitrated
 // there and presence in awareness, or on local disk through @cairn/core/fs. One shape for both.
-import { CairnError, createPlan, type Plan, type Presence as RenderPresence, traceDocId } from '@cairn/core';
+import {
+  CairnError,
+  createPlan,
+  type Plan,
+  type Presence as RenderPresence,
+  scopeOf,
+  skillsDocId,
+  traceDocId,
+} from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { attachClaims, connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
@@ -28,6 +36,11 @@ export interface LivePlan {
   readonly connection: PlanConnection | null;
   /** The plan's trace document (`<planId>#traces`), synced or stored beside the plan: tool calls go there. */
   readonly traces: Y.Doc;
+  /**
+   * The learned skills of the plan's scope (`<scope>#skills`, read-only), when synced through a server; null on
+   * disk, where another process may be learning into the same scope.
+   */
+  readonly skills: Y.Doc | null;
   /** Who else is here and on what, for the renderer. Empty on disk. */
   presence(): RenderPresence[];
   /** Says which task this participant is on (null: none), in presence. */
@@ -72,12 +85,20 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     ...(options.token ? { token: options.token } : {}),
     WebSocketPolyfill: WebSocket,
   });
+  const skills = new Y.Doc();
+  const skillsConnection = connectPlan(skills, {
+    url,
+    planId: skillsDocId(scopeOf(options.planId)),
+    ...(options.token ? { token: options.token } : {}),
+    WebSocketPolyfill: WebSocket,
+  });
   try {
     await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
   } catch (error) {
     detach();
     connection.destroy();
     traceConnection.destroy();
+    skillsConnection.destroy();
     plan.destroy();
     throw error;
   }
@@ -90,6 +111,7 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     plan,
     connection,
     traces,
+    skills,
     presence: () =>
       [...connection.peers().values()].map((p) => ({ actor: p.id, taskId: p.activeTask ?? null })),
     setActiveTask(taskId) {
@@ -111,6 +133,7 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
         detach();
         connection.destroy();
         traceConnection.destroy();
+        skillsConnection.destroy();
         plan.destroy();
       }
     },
@@ -134,6 +157,7 @@ async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise
     plan,
     connection: null,
     traces,
+    skills: null,
     presence: () => [],
     setActiveTask() {},
     onPresence: () => () => undefined,

@@ -5,9 +5,11 @@ import {
   createToolkit,
   type FamilyName,
   isToolError,
+  learnedProcedureTool,
   type Plan,
   type Presence,
   type RenderFormat,
+  readSkills,
   renderPlan,
   traceRecorder,
 } from '@cairn/core';
@@ -41,6 +43,8 @@ export interface CairnMcpOptions {
   notifyDelayMs?: number;
   /** The plan's trace document: each tool call is recorded there (learned procedures). */
   traces?: Y.Doc | null;
+  /** The scope's learned skills: `get_learned_procedure` is offered when given. */
+  skills?: Y.Doc | null;
 }
 
 export interface CairnMcpServer {
@@ -62,6 +66,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const toolkit = createToolkit(plan, {
     families: options.families ?? ['cairn'],
     ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
+    ...(options.skills ? { extraTools: [learnedProcedureTool(() => readSkills(options.skills!))] } : {}),
   });
   const uri = planResourceUri(planId);
   const server = new Server(
