@@ -9,6 +9,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // A test that asserts nothing fails; `expect.poll` waits as long as `vi.waitFor` does (test/setup).
+    expect: { requireAssertions: true, poll: { timeout: 10_000 } },
+    setupFiles: ['test/setup/wait-timeouts.ts'],
     maxWorkers: 2,
     projects: [
       {

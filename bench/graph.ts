@@ -44,7 +44,11 @@ function buildPlan(
   doneBelow: number,
   seed: number,
 ): { plan: Plan; ids: string[] } {
-  const plan = createPlan({ actor: 'agent:bench', random: rng(seed) });
+  const plan = createPlan({
+    actor: 'agent:bench',
+    random: rng(seed),
+    limits: { tasksPerCall: Infinity, tasksPerPlan: Infinity },
+  });
   const ids: string[] = [];
   for (let start = 0; start < n; start += 1000) {
     const batch = [];

@@ -18,7 +18,11 @@ const BUDGET = 2_000;
  * every tenth task waiting on the one before it. Titles of realistic length.
  */
 export function buildPlan(random: () => number) {
-  const plan = createPlan({ actor: 'agent:bench', random });
+  const plan = createPlan({
+    actor: 'agent:bench',
+    random,
+    limits: { tasksPerCall: Infinity, tasksPerPlan: Infinity },
+  });
   const words = [
     'migrate',
     'billing',

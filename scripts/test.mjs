@@ -1,7 +1,7 @@
 // The one test command: lint, type check, architecture checks, then every test (unit, integration, browser).
 // Ends with `N passed, M failed`, counting each check as one and each vitest test as one.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
 const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
 const results = [];
@@ -32,6 +32,7 @@ step('browser bundle', 'node', ['scripts/check-browser-bundle.mjs']);
 
 mkdirSync('.test-results', { recursive: true });
 const report = '.test-results/vitest.json';
+rmSync(report, { force: true }); // a run that dies before writing must not be counted from the last one's report
 const vitestOk = step('tests', bin('vitest'), [
   'run',
   '--reporter=default',
@@ -46,6 +47,7 @@ if (existsSync(report)) {
   const json = JSON.parse(readFileSync(report, 'utf8'));
   passed += json.numPassedTests;
   failed += json.numFailedTests;
+  console.log(`\n${json.numPendingTests} skipped, ${json.numTodoTests} todo`);
   if (!vitestOk && json.numFailedTests === 0) failed += 1; // a suite that failed to load has no failed test
 } else {
   failed += 1;

@@ -77,6 +77,8 @@ describe('two people on one plan', () => {
     await a.press('Enter');
     await b.press('Enter');
     await row(ann.page, 'Rough XDraft v2Y').waitFor();
+    await row(bo.page, 'Rough XDraft v2Y').waitFor();
+    expect(await row(ann.page, 'Draft').count()).toBe(0);
   });
 
   it('shows a title with markup as typed, in the list, the chat and the graph', async () => {
@@ -221,15 +223,25 @@ describe('two people on one plan', () => {
     await ann.page.locator('.person[data-actor="user:bo0002"] .person-task', { hasText: 'Launch' }).waitFor();
     await syncState(ann.page, 'saved');
     await syncState(bo.page, 'saved');
+    expect(await ann.page.locator('.person[data-actor="user:bo0002"] .person-task').textContent()).toContain(
+      'Launch',
+    );
   });
 
   it('keeps a large plan in order across chunks of rows while tasks move, close and go', async () => {
     type Demo = { cairnDemo: { plan: import('@cairn/core').Plan } };
     await ann.page.evaluate(() => {
       const { plan } = (window as unknown as Demo).cairnDemo;
-      plan.addMany(
-        Array.from({ length: 260 }, (_, i) => ({ title: `Bulk ${i}`, steps: [{ title: `Bulk ${i} step` }] })),
-      );
+      // One transaction of two calls: one call adds at most 500 tasks, steps included.
+      plan.batch((p) => {
+        for (const start of [0, 130])
+          p.addMany(
+            Array.from({ length: 130 }, (_, k) => ({
+              title: `Bulk ${start + k}`,
+              steps: [{ title: `Bulk ${start + k} step` }],
+            })),
+          );
+      });
     });
     await row(bo.page, 'Bulk 259 step').waitFor();
     await ann.page.evaluate(() => {

@@ -163,6 +163,8 @@ export async function openAs(
   url: string,
   planId: string,
   who: { id: string; name: string; width?: number; height?: number },
+  /** Runs on the fresh page before it loads the demo (to set up what must precede the first load). */
+  beforeLoad?: (page: Page) => Promise<void>,
 ): Promise<Person> {
   const context = await browser.newContext({
     viewport: { width: who.width ?? 1280, height: who.height ?? 800 },
@@ -180,6 +182,7 @@ export async function openAs(
     dialogs.push(dialog.message());
     void dialog.dismiss();
   });
+  await beforeLoad?.(page);
   await goto(page, url, planId);
   return { context, page, name: who.name, id: who.id, dialogs };
 }

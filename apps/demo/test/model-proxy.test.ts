@@ -98,7 +98,7 @@ describe('model proxy', () => {
     expect(unauthorized.status).toBe(401);
     const bad = await fetch(`${base}/api/model/chat/completions`, {
       method: 'POST',
-      headers: { 'x-cairn-plan': 'ok' },
+      headers: { 'x-cairn-plan': 'ok', 'content-type': 'application/json' },
       body: '{"prompt":"hi"}',
     });
     expect(bad.status).toBe(400);

@@ -6,12 +6,35 @@ import { setText } from './text.js';
 
 export type TaskMap = Y.Map<unknown>;
 
-export function tasksMap(doc: Y.Doc): Y.Map<TaskMap> {
-  return doc.getMap<TaskMap>(DOC_KEYS.tasks);
+/** Tasks as stored: any writer can put any value under a key, so read them through `taskAt` and `taskIds`. */
+export function tasksMap(doc: Y.Doc): Y.Map<unknown> {
+  return doc.getMap(DOC_KEYS.tasks);
 }
 
-export function removedMap(doc: Y.Doc): Y.Map<{ by: string; at: number }> {
+/** Tombstones as stored: any writer can put any value here, so read them with `readTombstone`. */
+export function removedMap(doc: Y.Doc): Y.Map<unknown> {
   return doc.getMap(DOC_KEYS.removed);
+}
+
+/** Who removed a task and when, and the alias it had (so it is never given to another task). */
+export type Tombstone = { by: string; at: number; num?: number };
+
+/** A tombstone's fields that hold the right type; anything else in the value is ignored. */
+export function readTombstone(value: unknown): { by: string | null; num: number } {
+  if (typeof value !== 'object' || value === null) return { by: null, num: 0 };
+  const { by, num: alias } = value as { by?: unknown; num?: unknown };
+  return { by: str(by), num: isAlias(alias) ? alias : 0 };
+}
+
+/** The task map stored under `id`, or undefined when there is none or the value there is not a task map. */
+export function taskAt(tasks: Y.Map<unknown>, id: string): TaskMap | undefined {
+  const value = tasks.get(id);
+  return value instanceof Y.Map ? value : undefined;
+}
+
+/** The ids whose value is a task map; other values under `tasks` are reported by `malformedEntries`. */
+export function* taskIds(tasks: Y.Map<unknown>): IterableIterator<string> {
+  for (const [id, value] of tasks) if (value instanceof Y.Map) yield id;
 }
 
 export function metaMap(doc: Y.Doc): Y.Map<unknown> {
@@ -19,8 +42,12 @@ export function metaMap(doc: Y.Doc): Y.Map<unknown> {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const num = (v: unknown, fallback: number): number =>
-  typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+/** The largest distance from the epoch a JavaScript Date can hold; a time beyond it cannot be shown. */
+const MAX_TIME = 8.64e15;
+/** A time in ms since the epoch that a Date can hold, or 0 (the epoch) for anything else. */
+const time = (v: unknown): number => (typeof v === 'number' && Math.abs(v) <= MAX_TIME ? v : 0);
+/** Aliases are positive safe integers; anything else reads as 0 (no alias) and gets no arithmetic. */
+const isAlias = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
 const textOf = (v: unknown): string => (v instanceof Y.Text ? v.toString() : typeof v === 'string' ? v : '');
 
 export function readStatus(task: TaskMap): Status {
@@ -35,7 +62,8 @@ export function readBlockedBy(task: TaskMap): string[] {
 
 /** The integer alias; 0 when missing or malformed (aliases start at 1). */
 export function readNum(task: TaskMap): number {
-  return num(task.get(F.num), 0);
+  const value = task.get(F.num);
+  return isAlias(value) ? value : 0;
 }
 
 export function readParent(task: TaskMap): string | null {
@@ -65,8 +93,8 @@ export function snapshotTask(id: string, task: TaskMap): TaskSnapshot {
     assignee: str(task.get(F.assignee)),
     createdBy: str(task.get(F.createdBy)) ?? 'system',
     updatedBy: str(task.get(F.updatedBy)) ?? 'system',
-    createdAt: num(task.get(F.createdAt), 0),
-    updatedAt: num(task.get(F.updatedAt), 0),
+    createdAt: time(task.get(F.createdAt)),
+    updatedAt: time(task.get(F.updatedAt)),
   };
 }
 
@@ -128,4 +156,84 @@ export function mergeContext(task: TaskMap, patch: Record<string, Json>): boolea
     }
   }
   return changed;
+}
+
+/** Something under `tasks` that is not a well-formed task, and what is wrong with it. */
+export interface MalformedEntry {
+  id: string;
+  reason: string;
+}
+
+type Check = [expected: string, ok: (v: unknown) => boolean];
+const isString = (v: unknown) => typeof v === 'string';
+const isText = (v: unknown) => v instanceof Y.Text || typeof v === 'string';
+const isTime = (v: unknown) => typeof v === 'number' && Math.abs(v) <= MAX_TIME;
+const STRING: Check = ['a string', isString];
+const TEXT: Check = ['text', isText];
+const MAP: Check = ['a map', (v) => v instanceof Y.Map];
+const TIME: Check = ['a time in ms since the epoch', isTime];
+
+/** What each field must hold when present (id, title and status are checked apart: they are required). */
+const FIELD_CHECKS: Record<string, Check> = {
+  [F.num]: ['a positive integer', isAlias],
+  [F.activeForm]: STRING,
+  [F.parent]: STRING,
+  [F.rank]: STRING,
+  [F.blockedBy]: MAP,
+  [F.nextStep]: STRING,
+  [F.note]: TEXT,
+  [F.context]: MAP,
+  [F.wakeAt]: STRING,
+  [F.supersededBy]: STRING,
+  [F.assignee]: STRING,
+  [F.createdBy]: STRING,
+  [F.updatedBy]: STRING,
+  [F.createdAt]: TIME,
+  [F.updatedAt]: TIME,
+};
+
+/**
+ * Every entry under `tasks` that is not a task map, or is one with a field of the wrong type. Reads never throw
+ * for these (a wrong field reads as its default, a non-map is not a task); this says what was skipped or read
+ * as a default, so a person can repair it.
+ */
+export function malformedEntries(tasks: Y.Map<unknown>): MalformedEntry[] {
+  const out: MalformedEntry[] = [];
+  for (const [id, value] of tasks) {
+    if (!(value instanceof Y.Map)) {
+      out.push({
+        id,
+        reason: `not a task: the entry holds ${describeValue(value)}; it is left out of the plan.`,
+      });
+      continue;
+    }
+    const problems: string[] = [];
+    const status = value.get(F.status);
+    if (typeof status !== 'string' || !(STATUSES as readonly string[]).includes(status)) {
+      problems.push(
+        `status holds ${describeValue(status)}, not one of ${STATUSES.join(', ')} (read as pending)`,
+      );
+    }
+    if (!isText(value.get(F.title)))
+      problems.push(`title holds ${describeValue(value.get(F.title))}, not text`);
+    for (const [field, [expected, ok]] of Object.entries(FIELD_CHECKS)) {
+      const v = value.get(field);
+      if (v !== undefined && !ok(v))
+        problems.push(`${field} holds ${describeValue(v)}, not ${expected} (ignored)`);
+    }
+    if (problems.length > 0) out.push({ id, reason: `${problems.join('; ')}.` });
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** A short, safe description of a stored value for a report (never the whole value). */
+function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (typeof v === 'number' || typeof v === 'boolean') return `the ${typeof v} ${String(v)}`;
+  if (v instanceof Y.AbstractType) return `a ${v.constructor.name.replace(/^_?Y/, 'Y.')}`;
+  if (Array.isArray(v)) return 'an array';
+  if (v instanceof Uint8Array) return 'binary data';
+  return `a ${typeof v}`;
 }

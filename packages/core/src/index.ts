@@ -19,7 +19,18 @@ export type {
   ChatToolCall,
 } from './chat.js';
 export { CHAT_KEY, CHAT_LIMITS, CHAT_ROLES, Chat, createChat } from './chat.js';
-export type { ClaimArbiter, ClaimNextFilter, ClaimOutcome, ClaimResult } from './claims.js';
+export type {
+  ClaimArbiter,
+  ClaimDecision,
+  ClaimHost,
+  ClaimNextFilter,
+  ClaimOperation,
+  ClaimOutcome,
+  ClaimRequestOperation,
+  ClaimResult,
+} from './claims.js';
+export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
+export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
@@ -87,6 +98,8 @@ export {
   traceRecorder,
   trimTrace,
 } from './learning/traces.js';
+export type { TransactionOrigin } from './origins.js';
+export { readOrigin, registerOrigin } from './origins.js';
 export type {
   BlockedTask,
   CreatePlanOptions,
@@ -95,7 +108,7 @@ export type {
   TaskChange,
   TaskUpdate,
 } from './plan.js';
-export { createPlan, Plan, UNDO_LIMIT } from './plan.js';
+export { createPlan, localArbiterOf, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';
 export type { BudgetOptions, DonePolicy } from './render/budget.js';
@@ -115,6 +128,7 @@ export type {
   ListFilter,
   MoveTarget,
   OpenStatus,
+  PlanLimits,
   Status,
   TaskInput,
   TaskPatch,
@@ -122,13 +136,17 @@ export type {
 } from './schema.js';
 export {
   ActorSchema,
+  actorFor,
   CLOSED_STATUSES,
   DOC_KEYS,
   isOpenStatus,
+  isPrincipalActor,
   isWaitingStatus,
   ListFilterSchema,
   MoveSchema,
   OPEN_STATUSES,
+  PLAN_LIMITS,
+  PrincipalActorSchema,
   SCHEMA_VERSION,
   STATUSES,
   StatusSchema,

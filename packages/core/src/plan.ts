@@ -1,37 +1,48 @@
 // The Plan: tasks, their steps and dependencies over one Y.Doc. Every write is one Yjs transaction whose origin
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
 import * as Y from 'yjs';
-import type { ClaimArbiter, ClaimNextFilter, ClaimResult } from './claims.js';
+import { Aliases, createdOrder } from './aliases.js';
+import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
   blockedBySet,
+  type MalformedEntry,
+  malformedEntries,
   mergeContext,
   metaMap,
   readNum,
   removedMap,
   snapshotTask,
   type TaskMap,
+  type Tombstone,
+  taskAt,
+  taskIds,
   tasksMap,
   writeField,
   writeText,
 } from './doc.js';
 import { CairnError, withContext } from './errors.js';
-import { type BlockedInfo, dependencyPath, isActionable } from './graph.js';
-import { cryptoRandom, newTaskId, type Random } from './ids.js';
+import { collectChanges, describeChanges, type PlanChangeEvent } from './events.js';
+import { type BlockedInfo, isActionable } from './graph.js';
+import { cryptoRandom, type Random } from './ids.js';
+import { registerOrigin } from './origins.js';
 import { PlanIndex } from './plan-index.js';
-import { freshRanks, freshRanksAfter, isValidRank, type Ranked, ranksAt } from './rank.js';
+
+export type { PlanChangeEvent, TaskChange } from './events.js';
+
+import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from './planning.js';
+import { freshRanks, type Ranked, ranksAt } from './rank.js';
 import {
   type Actor,
   ActorSchema,
   F,
   isOpenStatus,
-  isWaitingStatus,
   type ListFilter,
   ListFilterSchema,
   MoveSchema,
   type MoveTarget,
+  PLAN_LIMITS,
+  type PlanLimits,
   SCHEMA_VERSION,
-  STATUSES,
-  type Status,
   type TaskInput,
   TaskInputSchema,
   type TaskPatch,
@@ -51,21 +62,11 @@ export interface CreatePlanOptions {
   now?: () => number;
   /** Source of randomness for ids, in [0, 1). Default: crypto. Seed it for reproducible tests. */
   random?: Random;
-}
-
-export interface TaskChange {
-  id: string;
-  kind: 'added' | 'updated' | 'removed';
-  /** Who made the change: the transaction's actor, or for a remote change the actor recorded in the task. */
-  actor: string;
-  /** The task fields that changed, without updatedAt/updatedBy (empty for added/removed). */
-  fields: string[];
-}
-
-export interface PlanChangeEvent {
-  /** True when the change was made through this document (not received from a peer or a store). */
-  local: boolean;
-  changes: TaskChange[];
+  /**
+   * How much one write may add and how many tasks the plan may hold. Default `PLAN_LIMITS` (500 per call,
+   * 10,000 per plan), which keeps every call on a shared server short; a local plan may raise them.
+   */
+  limits?: Partial<PlanLimits>;
 }
 
 export interface BlockedTask extends BlockedInfo {
@@ -81,14 +82,19 @@ export interface PlanSnapshot {
 /** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
 const TaskInputsSchema = TaskInputSchema.array().max(1000);
 
-/** Fields every write stamps; change events leave them out of `fields`. */
-const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
-
 /** Undo steps each Plan keeps; older ones are forgotten, and the values they kept alive are collected. */
 export const UNDO_LIMIT = 100;
 
-/** Undo managers by Plan, so changes they replay are attributed to the Plan's actor. */
-const undoActors = new WeakMap<Y.UndoManager, Actor>();
+/** Each Plan's local arbiter, for the sync server, which decides claims on its authoritative doc. */
+const localArbiters = new WeakMap<Plan, LocalArbiter>();
+
+/**
+ * The arbiter that applies the claim rule on `plan`'s own document, whatever arbiter the plan uses: what the sync
+ * server calls to decide a client's claim on the authoritative doc (replaces `Plan.decideClaim` and kin).
+ */
+export function localArbiterOf(plan: Plan): LocalArbiter {
+  return localArbiters.get(plan)!;
+}
 
 export function createPlan(options: CreatePlanOptions = {}): Plan {
   return new Plan(options);
@@ -97,29 +103,30 @@ export function createPlan(options: CreatePlanOptions = {}): Plan {
 export class Plan {
   readonly doc: Y.Doc;
   readonly actor: Actor;
-  private readonly tasks: Y.Map<TaskMap>;
-  private readonly removed: Y.Map<Tombstone>;
+  private readonly tasks: Y.Map<unknown>;
+  private readonly removed: Y.Map<unknown>;
   private readonly now: () => number;
   private readonly random: Random;
+  private readonly limits: PlanLimits;
   private readonly undoManager: BoundedUndoManager;
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
+  private readonly planner: Planner;
   /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
   private unobserved = false;
-  /** The largest alias any task or tombstone holds; null until an add needs it (see nextNum). */
-  private maxNum: number | null = null;
-  /** Ids by alias; built when first needed, then kept in step by onDocChange. */
-  private aliases: AliasIndex | null = null;
-  private arbiter: ClaimArbiter | null = null;
+  private readonly aliases: Aliases;
+  /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
+  private readonly local: LocalArbiter;
+  private arbiter: ClaimArbiter;
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
-  private readonly tombstoneObserver: (event: Y.YMapEvent<Tombstone>) => void;
 
   constructor(options: CreatePlanOptions = {}) {
     this.doc = options.doc ?? new Y.Doc();
     this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
     this.random = options.random ?? cryptoRandom;
+    this.limits = { ...PLAN_LIMITS, ...options.limits };
     this.tasks = tasksMap(this.doc);
     this.removed = removedMap(this.doc);
     this.undoManager = new BoundedUndoManager([this.tasks, this.removed], {
@@ -127,29 +134,53 @@ export class Plan {
       captureTimeout: 0,
       limit: UNDO_LIMIT,
     });
-    undoActors.set(this.undoManager, this.actor);
-    this.index = new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
+    // Changes it replays are attributed to this Plan's actor.
+    registerOrigin(this.undoManager, { source: 'undo', actor: this.actor });
+    this.index = new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
+    this.planner = new Planner({
+      tasks: this.tasks,
+      removed: this.removed,
+      random: this.random,
+      limits: this.limits,
+      get: (id) => this.get(id),
+      require: (id) => this.require(id),
+      has: (id) => this.has(id),
+      notFound: (id) => this.notFound(id),
+      childIds: (parent) => this.view().children(parent),
+    });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
-    // A peer's tombstone can hold the alias of a task this replica never saw: new aliases must stay above it.
-    this.tombstoneObserver = (event) => {
-      for (const id of event.keysChanged) this.raiseMaxNum(this.removed.get(id)?.num ?? 0);
-    };
-    this.removed.observe(this.tombstoneObserver);
+    this.aliases = new Aliases(this.tasks, this.removed);
+    this.local = new LocalArbiter({
+      require: (id) => this.require(id),
+      ready: (actor) => this.ready({ actor }),
+      effectiveParent: (task) => this.effectiveParent(task),
+      assign: (id, by, holder, status) => {
+        this.doc.transact(() => {
+          const map = this.map(id);
+          writeField(map, F.assignee, holder);
+          if (status !== null) writeField(map, F.status, status);
+          this.stamp(map, by);
+          this.invalidate(id);
+        }, by);
+      },
+    });
+    localArbiters.set(this, this.local);
+    this.arbiter = this.local;
   }
 
   /** A Plan on the same document whose writes are attributed to another actor (with its own undo history). */
   withActor(actor: Actor): Plan {
-    const plan = new Plan({ doc: this.doc, actor, now: this.now, random: this.random });
+    const plan = new Plan({ doc: this.doc, actor, now: this.now, random: this.random, limits: this.limits });
     // Its claims go to the same arbiter: a toolkit for another actor on a connected plan stays exclusive.
-    plan.arbiter = this.arbiter;
+    if (this.arbiter !== this.local) plan.arbiter = this.arbiter;
     return plan;
   }
 
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
-    this.removed.unobserve(this.tombstoneObserver);
+    this.aliases.destroy();
     this.undoManager.destroy();
     this.listeners.clear();
   }
@@ -157,7 +188,7 @@ export class Plan {
   // ---------------------------------------------------------------- reads
 
   has(id: string): boolean {
-    return this.tasks.has(id);
+    return taskAt(this.tasks, id) !== undefined;
   }
 
   get(id: string): TaskSnapshot | undefined {
@@ -182,7 +213,7 @@ export class Plan {
     // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
     const ids = this.unobserved
       ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
-      : this.aliasIndex().ids(num);
+      : this.aliases.ids(num);
     let best: TaskSnapshot | undefined;
     for (const id of ids) {
       const task = this.get(id);
@@ -267,6 +298,15 @@ export class Plan {
     return out.sort((a, b) => at.get(a.id)! - at.get(b.id)!);
   }
 
+  /**
+   * What the document holds under `tasks` that is not a well-formed task: values that are not task maps (left
+   * out of every read) and tasks with a field of the wrong type (read as its default). Any writer can put such
+   * values in a shared document; this says what was skipped, so a person can repair or remove it.
+   */
+  malformed(): MalformedEntry[] {
+    return malformedEntries(this.tasks);
+  }
+
   /** Dependency cycles present in the document (each sorted; only a merge can create one). */
   cycles(): string[][] {
     return this.view().cycles();
@@ -286,7 +326,7 @@ export class Plan {
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOrThrow(TaskInputsSchema, inputs, 'tasks to add');
-    const planned = this.planAdds(parsed, new Set());
+    const planned = this.planner.planAdds(parsed, new Set());
     this.write(() => this.applyAdds(planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
@@ -294,8 +334,8 @@ export class Plan {
   /** Removes every task and adds `inputs` in their place, in one transaction. */
   replace(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
-    const doomed = new Set(this.tasks.keys());
-    const planned = this.planAdds(parsed, doomed);
+    const doomed = new Set(taskIds(this.tasks));
+    const planned = this.planner.planAdds(parsed, doomed);
     this.write(() => {
       this.applyRemoves([...doomed]);
       this.applyAdds(planned);
@@ -305,7 +345,8 @@ export class Plan {
 
   /** Changes some fields of a task; fields not given are left alone. */
   update(id: string, patch: TaskPatch): TaskSnapshot {
-    const planned = this.planUpdate(id, patch, new Map());
+    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
+    const planned = this.planner.planUpdate(id, p, new Map());
     this.write(() => this.applyUpdate(planned));
     return this.require(id);
   }
@@ -334,8 +375,12 @@ export class Plan {
         this.require(id);
         // New steps cannot take part in a dependency cycle or move a task, so planning them apart from the
         // field changes, against the plan as it is, decides the same as applying everything in order would.
-        const fields = patch ? this.planUpdate(id, patch, edges) : null;
-        const steps = addSteps?.length ? this.planSteps(id, addSteps, taken) : null;
+        const fields = patch
+          ? this.planner.planUpdate(id, parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`), edges)
+          : null;
+        const steps = addSteps?.length
+          ? this.planner.planSteps(id, parseOrThrow(TaskInputsSchema, addSteps, 'steps to add'), taken)
+          : null;
         return { id, fields, steps };
       } catch (error) {
         throw withContext(error, `updates[${i}] (task ${id})`);
@@ -380,14 +425,14 @@ export class Plan {
       }
     }
     const siblings = this.children(parent).filter((s) => s.id !== id);
-    const index = this.insertIndex(
+    const index = this.planner.insertIndex(
       siblings.map((s) => s.id),
       t.after,
       t.before,
       parent,
     );
     this.write(() => {
-      const map = this.tasks.get(id)!;
+      const map = this.map(id);
       writeField(map, F.parent, parent);
       this.placeAt(map, siblings, index);
       this.stamp(map);
@@ -417,7 +462,13 @@ export class Plan {
    */
   atomic<T>(fn: (plan: Plan) => T): T {
     const scratch = scratchCopy(this.doc);
-    const probe = new Plan({ doc: scratch, actor: this.actor, now: this.now, random: this.random });
+    const probe = new Plan({
+      doc: scratch,
+      actor: this.actor,
+      now: this.now,
+      random: this.random,
+      limits: this.limits,
+    });
     try {
       fn(probe);
     } finally {
@@ -434,141 +485,47 @@ export class Plan {
    * a task exactly one is told it won and every replica ends with that winner. `null` decides locally again.
    */
   useArbiter(arbiter: ClaimArbiter | null): void {
-    this.arbiter = arbiter;
+    this.arbiter = arbiter ?? this.local;
   }
 
   /** Claims a task for this Plan's actor: it becomes the assignee and the task goes in_progress. */
-  async claim(id: string): Promise<ClaimResult> {
-    return this.arbiter ? this.arbiter.claim(id, this.actor) : this.decideClaim(id, this.actor);
+  claim(id: string): Promise<ClaimResult> {
+    return this.arbiter.claim(id, this.actor);
   }
 
   /** Claims the first ready, unclaimed task (in plan order), optionally among the steps of one task. */
-  async claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
-    return this.arbiter
-      ? this.arbiter.claimNext(this.actor, filter)
-      : this.decideClaimNext(this.actor, filter);
+  claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
+    return this.arbiter.claimNext(this.actor, filter);
   }
 
   /** Gives a task this actor holds back: no assignee, and pending again if it was in progress. */
-  async release(id: string): Promise<ClaimResult> {
-    return this.arbiter ? this.arbiter.release(id, this.actor) : this.decideRelease(id, this.actor);
+  release(id: string): Promise<ClaimResult> {
+    return this.arbiter.release(id, this.actor);
   }
 
   /** Hands a task this actor holds (or nobody holds) to another actor. */
   async handOff(id: string, to: string): Promise<ClaimResult> {
-    const target = parseOrThrow(ActorSchema, to, 'actor to hand off to');
-    return this.arbiter
-      ? this.arbiter.handOff(id, this.actor, target)
-      : this.decideHandOff(id, this.actor, target);
+    return this.arbiter.handOff(id, this.actor, parseOrThrow(ActorSchema, to, 'actor to hand off to'));
   }
 
-  /**
-   * The claim rule, applied on the document that decides (the arbiter's, or this one without an arbiter):
-   * a task nobody holds, or that `actor` already holds, goes to `actor`. Closed tasks cannot be claimed.
-   * `arbitrated` says whether this document's decision is authoritative (true on the sync server).
-   */
+  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim', taskId }, arbitrated)`. */
   decideClaim(id: string, actor: string, arbitrated = false): ClaimResult {
-    const task = this.require(id);
-    if (!isOpenStatus(task.status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${id} is ${task.status}; only open tasks can be claimed.`,
-        {
-          status: task.status,
-        },
-      );
-    }
-    if (task.assignee !== null && task.assignee !== actor) {
-      return {
-        outcome: 'lost',
-        taskId: id,
-        holder: task.assignee,
-        arbitrated,
-        message: `Task ${id} is already claimed by ${task.assignee}.`,
-      };
-    }
-    this.withActorWrites(actor, () => {
-      const map = this.tasks.get(id)!;
-      writeField(map, F.assignee, actor);
-      if (task.status === 'pending') writeField(map, F.status, 'in_progress');
-      this.stamp(map, actor);
-      this.invalidate(id);
-    });
-    return {
-      outcome: 'won',
-      taskId: id,
-      holder: actor,
-      arbitrated,
-      message: `${actor} now holds task ${id}.`,
-    };
+    return this.local.decide(actor, { op: 'claim', taskId: id }, arbitrated);
   }
 
+  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim_next', filter }, arbitrated)`. */
   decideClaimNext(actor: string, filter: ClaimNextFilter = {}, arbitrated = false): ClaimResult {
-    const candidates = this.ready({ actor }).filter(
-      (t) =>
-        t.assignee === null && (filter.parent === undefined || this.effectiveParent(t) === filter.parent),
-    );
-    const next = candidates[0];
-    if (!next) {
-      return {
-        outcome: 'none',
-        taskId: null,
-        holder: null,
-        arbitrated,
-        message: 'No ready, unclaimed task is left.',
-      };
-    }
-    return this.decideClaim(next.id, actor, arbitrated);
+    return this.local.decide(actor, { op: 'claim_next', filter }, arbitrated);
   }
 
+  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'release', taskId }, arbitrated)`. */
   decideRelease(id: string, actor: string, arbitrated = false): ClaimResult {
-    const task = this.require(id);
-    if (task.assignee !== actor) {
-      throw new CairnError(
-        'conflict',
-        task.assignee === null
-          ? `Task ${id} is not claimed by anyone, so there is nothing to release.`
-          : `Task ${id} is held by ${task.assignee}, not ${actor}; only the holder can release it.`,
-        { holder: task.assignee },
-      );
-    }
-    this.withActorWrites(actor, () => {
-      const map = this.tasks.get(id)!;
-      writeField(map, F.assignee, null);
-      if (task.status === 'in_progress') writeField(map, F.status, 'pending');
-      this.stamp(map, actor);
-      this.invalidate(id);
-    });
-    return { outcome: 'won', taskId: id, holder: null, arbitrated, message: `${actor} released task ${id}.` };
+    return this.local.decide(actor, { op: 'release', taskId: id }, arbitrated);
   }
 
+  /** @deprecated Use `localArbiterOf(plan).decide(from, { op: 'hand_off', taskId, to }, arbitrated)`. */
   decideHandOff(id: string, from: string, to: string, arbitrated = false): ClaimResult {
-    const task = this.require(id);
-    if (task.assignee !== null && task.assignee !== from) {
-      throw new CairnError(
-        'conflict',
-        `Task ${id} is held by ${task.assignee}, not ${from}; only the holder can hand it off.`,
-        { holder: task.assignee },
-      );
-    }
-    this.withActorWrites(from, () => {
-      const map = this.tasks.get(id)!;
-      writeField(map, F.assignee, to);
-      this.stamp(map, from);
-      this.invalidate(id);
-    });
-    return {
-      outcome: 'won',
-      taskId: id,
-      holder: to,
-      arbitrated,
-      message: `${from} handed task ${id} to ${to}.`,
-    };
-  }
-
-  /** One transaction attributed to `actor` (the arbiter writes on behalf of whoever asked). */
-  private withActorWrites(actor: string, fn: () => void): void {
-    this.doc.transact(() => fn(), actor);
+    return this.local.decide(from, { op: 'hand_off', taskId: id, to }, arbitrated);
   }
 
   // ---------------------------------------------------------------- undo
@@ -611,7 +568,7 @@ export class Plan {
    */
   private view(): PlanIndex {
     if (!this.unobserved) return this.index;
-    return new PlanIndex({ ids: () => this.tasks.keys(), get: (id) => this.get(id) });
+    return new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
   }
 
   /** A task's map was written: drop its snapshot now; the observer updates the derived views. */
@@ -639,8 +596,13 @@ export class Plan {
     map.set(F.updatedAt, this.now());
   }
 
+  /** The map of a task known to exist (checked by `require` or planning before the write). */
+  private map(id: string): TaskMap {
+    return taskAt(this.tasks, id)!;
+  }
+
   private notFound(id: string): CairnError {
-    const known = [...this.tasks.keys()].sort();
+    const known = [...taskIds(this.tasks)].sort();
     const shown = known.slice(0, 50);
     const list = shown.length === 0 ? 'the plan has no tasks' : `known ids: ${shown.join(', ')}`;
     return new CairnError(
@@ -653,37 +615,8 @@ export class Plan {
     );
   }
 
-  /**
-   * Validates an update completely, without writing: what `applyUpdate` then writes cannot be refused. `edges`
-   * holds the blockedBy lists that updates planned before this one (in the same write) leave behind.
-   */
-  private planUpdate(id: string, patch: TaskPatch, edges: PendingEdges): PlannedUpdate {
-    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
-    const task = this.require(id);
-    const status: Status = p.status ?? task.status;
-    if (status === 'skipped' && task.parent === null) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${id} is not a step, so it cannot be skipped; use cancelled instead. Valid statuses for a top-level task: ${STATUSES.filter((s) => s !== 'skipped').join(', ')}.`,
-        { valid: STATUSES.filter((s) => s !== 'skipped') },
-      );
-    }
-    const wakeAt = p.wakeAt !== undefined ? p.wakeAt : isWaitingStatus(status) ? task.wakeAt : null;
-    if (wakeAt !== null && !isWaitingStatus(status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `wakeAt applies only to the waiting_user and waiting_external statuses; task ${id} would be ${status}.`,
-        { valid: ['waiting_user', 'waiting_external'] },
-      );
-    }
-    if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
-    for (const blocker of p.removeBlockedBy ?? []) this.require(blocker);
-    this.checkNewEdges(id, p.addBlockedBy ?? [], new Set(p.removeBlockedBy ?? []), edges);
-    return { id, patch: p, status, wakeAt };
-  }
-
   private applyUpdate({ id, patch: p, status, wakeAt }: PlannedUpdate): void {
-    const map = this.tasks.get(id)!;
+    const map = this.map(id);
     let changed = false;
     if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
     if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
@@ -712,45 +645,6 @@ export class Plan {
     this.invalidate(id);
   }
 
-  private checkReference(id: string, other: string, field: string): void {
-    if (other === id) {
-      throw new CairnError('invalid_argument', `Task ${id} cannot name itself in ${field}.`, { field });
-    }
-    this.require(other);
-  }
-
-  /**
-   * Refuses self-dependencies, unknown blockers and edges that would close a cycle, then records in `pending` the
-   * blockedBy list task `id` is left with. `pending` holds the lists of tasks updated earlier in the same write,
-   * so an edge that closes a cycle with another update's new edge is refused too.
-   */
-  private checkNewEdges(
-    id: string,
-    blockers: readonly string[],
-    dropping: ReadonlySet<string>,
-    pending: PendingEdges,
-  ): void {
-    if (blockers.length === 0 && dropping.size === 0) return;
-    const own = (pending.get(id) ?? this.require(id).blockedBy).filter((b) => !dropping.has(b));
-    const edges = (task: string) => (task === id ? own : (pending.get(task) ?? this.get(task)?.blockedBy));
-    for (const blocker of blockers) {
-      if (blocker === id) {
-        throw new CairnError('cycle', `Task ${id} cannot depend on itself.`, { task: id });
-      }
-      this.require(blocker);
-      const path = dependencyPath(edges, blocker, id);
-      if (path) {
-        throw new CairnError(
-          'cycle',
-          `Task ${id} cannot wait on ${blocker}: ${path.join(' waits on ')}, so that would be a cycle.`,
-          { task: id, blocker, path },
-        );
-      }
-      if (!own.includes(blocker)) own.push(blocker);
-    }
-    pending.set(id, own);
-  }
-
   private descendants(id: string): string[] {
     const out: string[] = [];
     const stack = [id];
@@ -760,32 +654,6 @@ export class Plan {
       for (const child of this.children(current)) stack.push(child.id);
     }
     return out;
-  }
-
-  private insertIndex(
-    siblings: readonly string[],
-    after: string | null | undefined,
-    before: string | null | undefined,
-    parent: string | null,
-  ): number {
-    const position = (ref: string, which: string): number => {
-      const index = siblings.indexOf(ref);
-      if (index === -1) {
-        throw new CairnError(
-          'invalid_argument',
-          `${which} must name a sibling under ${parent ?? 'the top level'}; "${ref}" is not one. Siblings: ${siblings.join(', ') || 'none'}.`,
-          { valid: siblings.slice(0, 50) },
-        );
-      }
-      return index;
-    };
-    if (after !== undefined && before !== undefined) {
-      throw new CairnError('invalid_argument', 'Give either after or before, not both.');
-    }
-    if (typeof after === 'string') return position(after, 'after') + 1;
-    if (typeof before === 'string') return position(before, 'before');
-    if (after === null) return 0;
-    return siblings.length;
   }
 
   /** Writes a rank placing `map` before siblings[index]; re-ranks the siblings when neighbours tie. */
@@ -802,164 +670,10 @@ export class Plan {
       ...siblings.slice(index).map((s) => s.id),
     ];
     for (const [i, sid] of order.entries()) {
-      const target = sid === null ? map : this.tasks.get(sid)!;
+      const target = sid === null ? map : this.map(sid);
       target.set(F.rank, keys[i]!);
       if (sid !== null) this.invalidate(sid);
     }
-  }
-
-  /** A fresh alias: one more than any task or tombstone holds, so a removed task's alias is never reused. */
-  private nextNum(): number {
-    if (this.maxNum === null) {
-      let max = 0;
-      for (const task of this.tasks.values()) {
-        const num = task.get(F.num);
-        if (typeof num === 'number') max = Math.max(max, num);
-      }
-      for (const tomb of this.removed.values()) max = Math.max(max, tomb.num ?? 0);
-      this.maxNum = max;
-    }
-    return ++this.maxNum;
-  }
-
-  /** Plans appending `inputs` as steps of task `parent`; `taken` holds the ids planned by the same write. */
-  private planSteps(parent: string, inputs: TaskInput[], taken: Set<string>): PlannedAdds {
-    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'steps to add');
-    return this.planAdds(
-      parsed.map((input) => ({ ...input, parent })),
-      new Set(),
-      taken,
-    );
-  }
-
-  /** `taken`: ids planned but not written yet by the same write (several plans applied together). */
-  private planAdds(inputs: TaskInput[], doomed: ReadonlySet<string>, taken = new Set<string>()): PlannedAdds {
-    const planned: PlannedAdd[] = [];
-    const keys = new Map<string, string>();
-    const isTaken = (id: string) => taken.has(id) || this.tasks.has(id) || this.removed.has(id);
-    const live = (id: string, field: string): string => {
-      if (doomed.has(id) || !this.tasks.has(id)) {
-        if (doomed.has(id)) {
-          throw new CairnError('invalid_argument', `${field} "${id}" names a task this call replaces.`, {
-            field,
-          });
-        }
-        throw this.notFound(id);
-      }
-      return id;
-    };
-    const visit = (input: TaskInput, parent: string | null, topLevel: boolean) => {
-      const id = newTaskId(isTaken, this.random);
-      taken.add(id);
-      if (input.key !== undefined) {
-        if (keys.has(input.key)) {
-          throw new CairnError('invalid_argument', `The key "${input.key}" is used twice in one call.`);
-        }
-        keys.set(input.key, id);
-      }
-      const status = input.status ?? 'pending';
-      if (status === 'skipped' && parent === null) {
-        throw new CairnError(
-          'invalid_transition',
-          `Only a step can be skipped; "${input.title}" is not a step.`,
-          {
-            valid: STATUSES.filter((s) => s !== 'skipped'),
-          },
-        );
-      }
-      if (input.wakeAt && !isWaitingStatus(status)) {
-        throw new CairnError(
-          'invalid_transition',
-          `wakeAt applies only to the waiting_user and waiting_external statuses; "${input.title}" would be ${status}.`,
-          { valid: ['waiting_user', 'waiting_external'] },
-        );
-      }
-      if (input.supersededBy) live(input.supersededBy, 'supersededBy');
-      planned.push({ id, input, parent, status, topLevel, blockedBy: [] });
-      const entry = planned[planned.length - 1]!;
-      for (const step of input.steps ?? []) visit(step, id, false);
-      return entry;
-    };
-    for (const input of inputs) {
-      const parent = input.parent ?? null;
-      if (parent !== null) live(parent, 'parent');
-      visit(input, parent, true);
-    }
-    // Dependencies are resolved once every key is known, so tasks of one call can wait on each other.
-    const plannedById = new Map(planned.map((entry) => [entry.id, entry]));
-    const edges = (id: string) =>
-      plannedById.get(id)?.blockedBy ?? (doomed.has(id) ? undefined : this.get(id)?.blockedBy);
-    for (const entry of planned) {
-      for (const ref of entry.input.blockedBy ?? []) {
-        const blocker = keys.get(ref) ?? live(ref, 'blockedBy');
-        if (blocker === entry.id) {
-          throw new CairnError('cycle', `"${entry.input.title}" cannot depend on itself.`);
-        }
-        const path = dependencyPath(edges, blocker, entry.id);
-        if (path) {
-          throw new CairnError(
-            'cycle',
-            `"${entry.input.title}" cannot wait on ${ref}: that would be a cycle.`,
-            {
-              path,
-            },
-          );
-        }
-        if (!entry.blockedBy.includes(blocker)) entry.blockedBy.push(blocker);
-      }
-    }
-    return { entries: planned, ranks: this.planRanks(planned, doomed) };
-  }
-
-  /**
-   * Ranks for new tasks, decided before anything is written: each goes last among its siblings, or right
-   * after the sibling its `after` names (first for `null`). Existing siblings are re-ranked only when their
-   * ranks tie, and then they appear in the result too.
-   */
-  private planRanks(planned: PlannedAdd[], doomed: ReadonlySet<string>): Map<string, string> {
-    const ranks = new Map<string, string>();
-    for (const [parent, group] of groupBy(planned, (entry) => entry.parent)) {
-      const isNewParent = parent !== null && !this.tasks.has(parent);
-      const siblings = isNewParent ? [] : this.view().children(parent);
-      const existingIds = doomed.size === 0 ? siblings : siblings.filter((id) => !doomed.has(id));
-      if (group.every((entry) => entry.input.after === undefined)) {
-        // The common case (appending) needs only the last valid rank, not the whole sibling list.
-        let last: string | null = null;
-        for (let i = existingIds.length - 1; i >= 0 && last === null; i--) {
-          const rank = this.get(existingIds[i]!)!.rank;
-          if (isValidRank(rank)) last = rank;
-        }
-        freshRanksAfter(last, group.length).forEach((rank, i) => {
-          ranks.set(group[i]!.id, rank);
-        });
-        continue;
-      }
-      const list: Ranked[] = existingIds.map((id) => ({ id, rank: this.get(id)!.rank }));
-      for (const entry of group) {
-        const after = entry.input.after;
-        const index =
-          after === undefined
-            ? list.length
-            : this.insertIndex(
-                list.map((r) => r.id),
-                after,
-                undefined,
-                parent,
-              );
-        const rank = ranksAt(list, index)?.[0];
-        const item = { id: entry.id, rank: rank ?? '' };
-        list.splice(index, 0, item);
-        if (rank === undefined) {
-          freshRanks(list.length).forEach((fresh, i) => {
-            list[i]!.rank = fresh;
-          });
-          for (const r of list) ranks.set(r.id, r.rank);
-        } else {
-          ranks.set(entry.id, rank);
-        }
-      }
-    }
-    return ranks;
   }
 
   private applyAdds({ entries: planned, ranks }: PlannedAdds): void {
@@ -971,7 +685,7 @@ export class Plan {
       maps.set(entry.id, map);
       const { input } = entry;
       map.set(F.id, entry.id);
-      map.set(F.num, this.nextNum());
+      map.set(F.num, this.aliases.next());
       writeText(map, F.title, input.title);
       map.set(F.status, entry.status);
       if (entry.parent !== null) map.set(F.parent, entry.parent);
@@ -991,7 +705,7 @@ export class Plan {
       this.invalidate(entry.id);
     }
     for (const [id, rank] of ranks) {
-      (maps.get(id) ?? this.tasks.get(id)!).set(F.rank, rank);
+      (maps.get(id) ?? this.map(id)).set(F.rank, rank);
       this.invalidate(id);
     }
   }
@@ -1000,14 +714,15 @@ export class Plan {
     const doomed = new Set(ids);
     const at = this.now();
     for (const id of ids) {
-      const map = this.tasks.get(id);
-      const num = map?.get(F.num);
-      this.removed.set(id, { by: this.actor, at, ...(typeof num === 'number' ? { num } : {}) });
+      const map = taskAt(this.tasks, id);
+      const num = map ? readNum(map) : 0;
+      const tomb: Tombstone = { by: this.actor, at, ...(num > 0 ? { num } : {}) };
+      this.removed.set(id, tomb);
       this.tasks.delete(id);
       this.invalidate(id);
     }
     for (const [id, map] of this.tasks) {
-      if (doomed.has(id)) continue;
+      if (doomed.has(id) || !(map instanceof Y.Map)) continue;
       const set = map.get(F.blockedBy);
       if (!(set instanceof Y.Map)) continue;
       let touched = false;
@@ -1025,199 +740,36 @@ export class Plan {
   }
 
   private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
-    const changes = new Map<string, { kind: TaskChange['kind']; fields: Set<string> }>();
-    const note = (id: string, kind: TaskChange['kind'], field?: string) => {
-      const change = changes.get(id);
-      if (!change) changes.set(id, { kind, fields: new Set(field ? [field] : []) });
-      else {
-        if (kind !== 'updated') change.kind = kind;
-        if (field) change.fields.add(field);
-      }
-    };
-    for (const event of events) {
-      if (event.target === this.tasks) {
-        for (const [id, change] of event.changes.keys) {
-          note(id, change.action === 'add' ? 'added' : change.action === 'delete' ? 'removed' : 'updated');
-        }
-        continue;
-      }
-      const id = String(event.path[0]);
-      if (event.path.length >= 2) note(id, 'updated', String(event.path[1]));
-      else for (const key of event.changes.keys.keys()) note(id, 'updated', key);
-    }
+    const changes = collectChanges(events, this.tasks);
     for (const id of changes.keys()) this.snapshots.delete(id);
     this.unobserved = false;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
-    this.followAliases(changes);
-
-    const origin = txn.origin;
-    const localActor =
-      typeof origin === 'string'
-        ? origin
-        : origin instanceof Y.UndoManager
-          ? (undoActors.get(origin) ?? null)
-          : null;
-    const list: TaskChange[] = [];
-    for (const [id, { kind, fields }] of changes) {
-      const recorded =
-        kind === 'removed'
-          ? this.removed.get(id)?.by
-          : (this.tasks.get(id)?.get(F.updatedBy) as string | undefined);
-      list.push({
-        id,
-        kind,
-        actor: (txn.local ? localActor : null) ?? recorded ?? 'unknown',
-        fields: kind === 'updated' ? [...fields].filter((f) => !BOOKKEEPING.has(f)).sort() : [],
-      });
-    }
+    this.aliases.follow(changes);
+    const list = describeChanges(changes, txn, this.tasks, this.removed);
     if (!txn.local && list.some((c) => c.kind === 'added')) this.repairDuplicateNums();
     const event: PlanChangeEvent = { local: txn.local, changes: list };
     for (const listener of this.listeners) listener(event);
   }
 
-  /**
-   * Keeps the alias index and the largest alias in step with a transaction's changes, local or remote, so that
-   * neither is rebuilt from every task after a peer's edit.
-   */
-  private followAliases(
-    changes: ReadonlyMap<string, { kind: TaskChange['kind']; fields: Set<string> }>,
-  ): void {
-    for (const [id, { kind, fields }] of changes) {
-      if (kind === 'updated' && !fields.has(F.num)) continue;
-      const num = this.numOf(id);
-      if (num !== undefined) this.raiseMaxNum(num);
-      this.aliases?.set(id, num);
-    }
-  }
-
-  /** A task's alias read from the document (undefined when there is no such task). */
-  private numOf(id: string): number | undefined {
-    const map = this.tasks.get(id);
-    return map instanceof Y.Map ? readNum(map) : undefined;
-  }
-
-  private raiseMaxNum(num: number): void {
-    if (this.maxNum !== null && num > this.maxNum) this.maxNum = num;
-  }
-
-  private aliasIndex(): AliasIndex {
-    if (!this.aliases) {
-      this.aliases = new AliasIndex();
-      for (const id of this.tasks.keys()) this.aliases.set(id, this.numOf(id));
-    }
-    return this.aliases;
-  }
-
-  /**
-   * Integer aliases are assigned as max + 1, so two replicas creating tasks concurrently can pick the same one.
-   * After a merge the earlier-created task keeps the alias; the creator of the later one (and only it, so two
-   * replicas never race to repair) gives its task a fresh alias.
-   */
+  /** Gives a fresh alias to this actor's tasks that share one with an earlier task (see Aliases.losers). */
   private repairDuplicateNums(): void {
-    const losers: string[] = [];
-    for (const num of this.aliasIndex().duplicated()) {
-      const group = [...this.aliasIndex().ids(num)].map((id) => this.require(id)).sort(createdOrder);
-      for (const task of group.slice(1)) if (task.createdBy === this.actor) losers.push(task.id);
-    }
+    const losers = this.aliases.losers(this.actor, (id) => this.get(id));
     if (losers.length === 0) return;
     this.doc.transact(() => {
       for (const id of losers) {
-        this.tasks.get(id)!.set(F.num, this.nextNum());
+        this.map(id).set(F.num, this.aliases.next());
         this.invalidate(id);
       }
     }, this.actor);
   }
 }
 
-/** Which tasks hold each integer alias: normally one, two or more after concurrent creation until repaired. */
-class AliasIndex {
-  private readonly idsByNum = new Map<number, Set<string>>();
-  private readonly numById = new Map<string, number>();
-  private readonly shared = new Set<number>();
-
-  /** Records task `id`'s alias, or (undefined) that the task is gone. */
-  set(id: string, num: number | undefined): void {
-    const old = this.numById.get(id);
-    if (old === num) return;
-    if (old !== undefined) {
-      const ids = this.idsByNum.get(old)!;
-      ids.delete(id);
-      if (ids.size === 0) this.idsByNum.delete(old);
-      if (ids.size < 2) this.shared.delete(old);
-    }
-    if (num === undefined) {
-      this.numById.delete(id);
-      return;
-    }
-    this.numById.set(id, num);
-    const ids = this.idsByNum.get(num) ?? new Set<string>();
-    this.idsByNum.set(num, ids.add(id));
-    if (ids.size > 1) this.shared.add(num);
-  }
-
-  ids(num: number): ReadonlySet<string> {
-    return this.idsByNum.get(num) ?? NO_IDS;
-  }
-
-  /** Aliases more than one task holds. */
-  duplicated(): ReadonlySet<number> {
-    return this.shared;
-  }
-}
-
-const NO_IDS: ReadonlySet<string> = new Set();
-
-/** Creation order, ties broken by id: the earlier task keeps a shared alias. */
-function createdOrder(a: TaskSnapshot, b: TaskSnapshot): number {
-  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
-/** Who removed a task and when, and the alias it had (so it is never given to another task). */
-type Tombstone = { by: string; at: number; num?: number };
-
 /** One task's part of an updateMany: fields to change and steps to append, either optional. */
 export interface TaskUpdate {
   id: string;
   patch?: TaskPatch;
   addSteps?: TaskInput[];
-}
-
-/** An update validated by planUpdate: the parsed patch and the status and wakeAt the task ends with. */
-interface PlannedUpdate {
-  id: string;
-  patch: TaskPatch;
-  status: Status;
-  wakeAt: string | null;
-}
-
-/** The blockedBy lists that the updates planned so far in one write leave their tasks with. */
-type PendingEdges = Map<string, string[]>;
-
-interface PlannedAdds {
-  entries: PlannedAdd[];
-  /** Ranks to write: every new task's, and existing siblings' when a tie forced re-ranking. */
-  ranks: Map<string, string>;
-}
-
-interface PlannedAdd {
-  id: string;
-  input: TaskInput;
-  parent: string | null;
-  status: Status;
-  topLevel: boolean;
-  blockedBy: string[];
-}
-
-function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }
 
 /** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */

@@ -67,6 +67,37 @@ export const ActorSchema = z
   );
 export type Actor = string;
 
+/** An actor's kind prefix: a subject that starts with one already names an actor. */
+const PRINCIPAL_PREFIX = /^(?:agent|user):/;
+
+/** Whether `value` is an actor a principal (a person or an agent, not the system) may be: agent:<name>, user:<name>. */
+export function isPrincipalActor(value: string): boolean {
+  return PRINCIPAL_PREFIX.test(value) && ACTOR_PATTERN.test(value);
+}
+
+export const PrincipalActorSchema = z
+  .string()
+  .refine(isPrincipalActor, 'an actor is "agent:<name>" or "user:<name>"');
+
+/**
+ * The actor a token's subject acts as: the subject itself when it already names one (`agent:ci`), else
+ * `<kind>:<subject>`. The one rule for the server's claims, its HTTP routes and the MCP command line.
+ */
+export function actorFor(subject: string, kind: 'agent' | 'user'): string {
+  return PRINCIPAL_PREFIX.test(subject) ? subject : `${kind}:${subject}`;
+}
+
+/**
+ * How much one write may add, and how many tasks a plan may hold, so that no single call stalls a shared server:
+ * adding 500 tasks takes about 20-30 ms on one core, and reads stay cheap at 10,000 tasks (docs/TOOLS.md).
+ * Steps count as tasks.
+ */
+export const PLAN_LIMITS: Readonly<PlanLimits> = { tasksPerCall: 500, tasksPerPlan: 10_000 };
+export interface PlanLimits {
+  tasksPerCall: number;
+  tasksPerPlan: number;
+}
+
 export const TaskIdSchema = z.string().min(1).max(64);
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);

@@ -2,6 +2,7 @@
 // An adapter binds one Y.Doc to durable storage; the shared acceptance suite in ./testing checks it.
 import * as Y from 'yjs';
 import type { CairnError } from './errors.js';
+import { registerOrigin } from './origins.js';
 
 /** A Y.Doc bound to durable storage, as returned by an adapter's `open` function. */
 export interface DocPersistence {
@@ -24,7 +25,8 @@ export type OpenPersistence = (name: string, doc: Y.Doc) => DocPersistence;
  * the listener to ignore it. What other code writes in reaction to the load (an observer, such as a Plan
  * repairing an integer alias after a merge) would then go unseen, so it is returned, for the caller to store.
  */
-export function applyStored(doc: Y.Doc, stored: readonly Uint8Array[], origin: unknown): Uint8Array | null {
+export function applyStored(doc: Y.Doc, stored: readonly Uint8Array[], origin: object): Uint8Array | null {
+  registerOrigin(origin, { source: 'store' });
   let loaded: Uint8Array | null = null;
   let othersWrote = false;
   const watch = (transaction: Y.Transaction) => {

@@ -41,6 +41,7 @@ export function idbHarness(factory: IDBFactory, prefix = ''): StorageHarness {
   const read = (name: string) => readRecords(factory, `${prefix}${name}`);
   return {
     open,
+    secondInstance: 'shared',
     readStored: read,
     storedBytes: async (name) => (await read(name)).reduce((sum, r) => sum + r.byteLength, 0),
     openFailing(name, doc) {

@@ -141,15 +141,21 @@ describe('render budget', () => {
 
   it('reads only about what fits of a large plan', () => {
     const plan = fixedPlan('agent:a', 5);
-    plan.addMany(
-      Array.from({ length: 200 }, (_, i) => ({
-        title: `Task ${i} with a title of a usual length for a plan`,
-        status: i < 40 ? ('done' as const) : ('pending' as const),
-        steps: Array.from({ length: 4 }, (_, s) => ({
-          title: `Step ${s} of task ${i}, also of a usual length`,
-        })),
-      })),
-    );
+    // In calls of 100 tasks (500 with their steps): one call adds at most PLAN_LIMITS.tasksPerCall.
+    for (const start of [0, 100]) {
+      plan.addMany(
+        Array.from({ length: 100 }, (_, k) => {
+          const i = start + k;
+          return {
+            title: `Task ${i} with a title of a usual length for a plan`,
+            status: i < 40 ? ('done' as const) : ('pending' as const),
+            steps: Array.from({ length: 4 }, (_, s) => ({
+              title: `Step ${s} of task ${i}, also of a usual length`,
+            })),
+          };
+        }),
+      );
+    }
     for (const format of RENDER_FORMATS) {
       const full = renderPlan(plan, { format }).length;
       let counted = 0;

@@ -2,7 +2,7 @@
 // plan included: nothing to show renders as '' so a context section costs zero tokens.
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type Plan, RENDER_FORMATS, type RenderOptions, renderPlan } from '../src/index.js';
 import { cl100kTokenizer } from '../src/tokenizers/cl100k.js';
 import { fixedPlan, T0, TestClock } from './tools-fixtures.js';
@@ -12,7 +12,11 @@ const NOW = T0 + 3 * 3_600_000;
 
 function golden(name: string, text: string): void {
   const file = new URL(name, GOLDEN);
-  if (process.env['CAIRN_UPDATE_GOLDEN'] || !existsSync(file)) writeFileSync(file, text);
+  if (process.env['CAIRN_UPDATE_GOLDEN']) writeFileSync(file, text);
+  // A missing file fails: writing it here would make a test that can never fail on its first run (or in CI).
+  if (!existsSync(file)) {
+    throw new Error(`The golden file ${name} is missing. Write it with CAIRN_UPDATE_GOLDEN=1 and review it.`);
+  }
   expect(text).toBe(readFileSync(file, 'utf8'));
 }
 
@@ -89,6 +93,17 @@ describe('render formats', () => {
       expect(renderPlan(fixedPlan(), { format, now: NOW, maxTokens: 5, presence })).toBe('');
     });
   }
+
+  it('fails on a missing golden file instead of writing it', () => {
+    vi.stubEnv('CAIRN_UPDATE_GOLDEN', ''); // as in CI, whatever this shell has set
+    onTestFinished(() => {
+      vi.unstubAllEnvs();
+    });
+    expect(() => golden('no-such-format.txt', 'anything')).toThrow(
+      /golden file no-such-format\.txt is missing/,
+    );
+    expect(existsSync(new URL('no-such-format.txt', GOLDEN))).toBe(false);
+  });
 
   it('native without awareness says nothing about who is connected', () => {
     const text = renderPlan(samplePlan(), { format: 'native', now: NOW });

@@ -61,3 +61,36 @@ export async function refused(
   expect(Y.encodeStateAsUpdate(toolkit.plan.doc)).toEqual(before);
   return result.error!;
 }
+
+/**
+ * Applies, as a peer's update would arrive, values no Cairn writer makes but any writer can: entries under
+ * `tasks` that are not task maps, fields of the wrong type on `victim` (an existing task), impossible times and
+ * broken tombstones. Returns the ids of the entries that are not tasks.
+ */
+export function damage(doc: Y.Doc, victim: string): string[] {
+  const peer = new Y.Doc();
+  Y.applyUpdate(peer, Y.encodeStateAsUpdate(doc));
+  const tasks = peer.getMap<unknown>('tasks');
+  peer.transact(() => {
+    tasks.set('x1', 'a plain string');
+    tasks.set('x2', 42);
+    tasks.set('x3', new Y.Array());
+    tasks.set('x4', null);
+    const task = tasks.get(victim) as Y.Map<unknown>;
+    task.set('updatedAt', -1e308);
+    task.set('createdAt', Number.POSITIVE_INFINITY);
+    task.set('num', 'seven');
+    task.set('blockedBy', 'x1');
+    task.set('context', 5);
+    task.set('parent', 42);
+    task.set('assignee', { who: 'agent:b' });
+    task.set('wakeAt', 17);
+    const removed = peer.getMap<unknown>('removed');
+    removed.set('gone1', null);
+    removed.set('gone2', { by: 7, num: 1e300 });
+    removed.set('gone3', 'removed');
+  }, 'user:mallory');
+  Y.applyUpdate(doc, Y.encodeStateAsUpdate(peer, Y.encodeStateVector(doc)));
+  peer.destroy();
+  return ['x1', 'x2', 'x3', 'x4'];
+}

@@ -13,14 +13,15 @@ import {
   type Plan,
   type Toolkit,
 } from '../src/index.js';
-import { seeded } from './tools-fixtures.js';
+import { damage, seeded } from './tools-fixtures.js';
 
 const RUNS = Number(process.env['CAIRN_FUZZ_RUNS'] ?? 300);
 const SEED = Number(process.env['CAIRN_FUZZ_SEED'] ?? 20261202);
 
 type Rand = () => number;
 
-function world(rand: Rand): { plan: Plan; tk: Toolkit } {
+/** `damaged`: the document also holds what a careless or malicious writer can put there (see `damage`). */
+function world(rand: Rand, damaged = false): { plan: Plan; tk: Toolkit } {
   const plan = createPlan({ actor: 'user:ann', random: rand });
   const [a] = plan.addMany([
     { title: 'Read the code', key: 'a', status: 'done' },
@@ -34,6 +35,7 @@ function world(rand: Rand): { plan: Plan; tk: Toolkit } {
     { title: 'Ship', blockedBy: ['b'], assignee: 'agent:other' },
   ]);
   plan.update(a!.id, { note: 'done early' });
+  if (damaged) damage(plan.doc, plan.list()[1]!.id);
   return { plan, tk: createToolkit(plan, { actor: 'agent:fuzz', families: [...FAMILY_NAMES] }) };
 }
 
@@ -134,66 +136,70 @@ function argumentsFor(rand: Rand, plan: Plan, schema: JsonSchemaObject): unknown
   return pick(rand, ['', '   ', '{', '}', '[]', 'null', 'true', '{"a":', '\u0000', '{}{}']);
 }
 
-describe('dispatch under fuzzing', () => {
-  it(`survives ${RUNS} random calls per tool (seed ${SEED})`, async () => {
-    const rand = seeded(SEED);
-    let { plan, tk } = world(rand);
-    const schemas = new Map(tk.definitions('mcp').map((d) => [d.name, d.inputSchema]));
-    const codes = new Set<string>(ERROR_CODES);
-    let failures = 0;
-    let successes = 0;
-    // Every change a successful call makes must be the toolkit's actor's.
-    const actors = new Set<string>();
-    let watched: Plan | null = null;
-    const watch = () => {
-      if (watched === plan) return;
-      watched = plan;
-      plan.onChange((e) => {
-        for (const c of e.changes) actors.add(c.actor);
-      });
-    };
-    for (let run = 0; run < RUNS; run++) {
-      for (const name of tk.names) {
-        let before = Y.encodeStateAsUpdate(plan.doc);
-        // Successful calls grow the document; start over now and then so each check stays cheap.
-        if (before.length > 8_000) {
-          ({ plan, tk } = world(rand));
-          before = Y.encodeStateAsUpdate(plan.doc);
+async function fuzz(runs: number, seed: number, damaged: boolean): Promise<void> {
+  const RUNS = runs;
+  const rand = seeded(seed);
+  let { plan, tk } = world(rand, damaged);
+  const schemas = new Map(tk.definitions('mcp').map((d) => [d.name, d.inputSchema]));
+  const codes = new Set<string>(ERROR_CODES);
+  let failures = 0;
+  let successes = 0;
+  // Every change a successful call makes must be the toolkit's actor's.
+  const actors = new Set<string>();
+  let watched: Plan | null = null;
+  const watch = () => {
+    if (watched === plan) return;
+    watched = plan;
+    plan.onChange((e) => {
+      for (const c of e.changes) actors.add(c.actor);
+    });
+  };
+  for (let run = 0; run < RUNS; run++) {
+    for (const name of tk.names) {
+      let before = Y.encodeStateAsUpdate(plan.doc);
+      // Successful calls grow the document; start over now and then so each check stays cheap.
+      if (before.length > 8_000) {
+        ({ plan, tk } = world(rand, damaged));
+        before = Y.encodeStateAsUpdate(plan.doc);
+      }
+      watch();
+      actors.clear();
+      const args = argumentsFor(rand, plan, schemas.get(name)!);
+      let result: unknown;
+      try {
+        result = await tk.dispatch(name, args);
+      } catch (error) {
+        throw new Error(`${name}(${String(JSON.stringify(args))}) threw: ${String(error)}`);
+      }
+      const json = JSON.stringify(result);
+      expect(json, `${name} returned nothing`).toBeTypeOf('string');
+      const error = (result as { error?: { code: unknown; message: unknown } } | null)?.error;
+      if (error) {
+        failures++;
+        if (
+          !codes.has(String(error.code)) ||
+          typeof error.message !== 'string' ||
+          error.message.length < 10
+        ) {
+          throw new Error(`${name}(${JSON.stringify(args)}) gave a poor error: ${json}`);
         }
-        watch();
-        actors.clear();
-        const args = argumentsFor(rand, plan, schemas.get(name)!);
-        let result: unknown;
-        try {
-          result = await tk.dispatch(name, args);
-        } catch (error) {
-          throw new Error(`${name}(${String(JSON.stringify(args))}) threw: ${String(error)}`);
+        if (error.code === 'internal') throw new Error(`${name}(${JSON.stringify(args)}) hit a bug: ${json}`);
+        if (Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc)) !== 0) {
+          throw new Error(`${name}(${JSON.stringify(args)}) failed but changed the document: ${json}`);
         }
-        const json = JSON.stringify(result);
-        expect(json, `${name} returned nothing`).toBeTypeOf('string');
-        const error = (result as { error?: { code: unknown; message: unknown } } | null)?.error;
-        if (error) {
-          failures++;
-          if (
-            !codes.has(String(error.code)) ||
-            typeof error.message !== 'string' ||
-            error.message.length < 10
-          ) {
-            throw new Error(`${name}(${JSON.stringify(args)}) gave a poor error: ${json}`);
-          }
-          if (error.code === 'internal')
-            throw new Error(`${name}(${JSON.stringify(args)}) hit a bug: ${json}`);
-          if (Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc)) !== 0) {
-            throw new Error(`${name}(${JSON.stringify(args)}) failed but changed the document: ${json}`);
-          }
-        } else {
-          successes++;
-          for (const actor of actors) expect(actor, `${name}(${JSON.stringify(args)})`).toBe('agent:fuzz');
-        }
+      } else {
+        successes++;
+        for (const actor of actors) expect(actor, `${name}(${JSON.stringify(args)})`).toBe('agent:fuzz');
       }
     }
-    // Both paths were exercised.
-    expect(failures).toBeGreaterThan(RUNS);
-    expect(successes).toBeGreaterThan(RUNS / 2);
-  });
+  }
+  // Both paths were exercised.
+  expect(failures).toBeGreaterThan(RUNS);
+  expect(successes).toBeGreaterThan(RUNS / 2);
+}
+
+describe('dispatch under fuzzing', () => {
+  it(`survives ${RUNS} random calls per tool (seed ${SEED})`, () => fuzz(RUNS, SEED, false));
+  it(`survives random calls on a document holding values that are not tasks (seed ${SEED})`, () =>
+    fuzz(Math.ceil(RUNS / 3), SEED + 1, true));
 });

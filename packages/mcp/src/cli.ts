@@ -2,10 +2,11 @@
 // stderr. Runs until the client closes stdin (or a signal), then waits until the plan's edits are stored.
 import { parseArgs } from 'node:util';
 import {
-  ActorSchema,
+  actorFor,
   CairnError,
   FAMILY_NAMES,
   type FamilyName,
+  isPrincipalActor,
   RENDER_FORMATS,
   type RenderFormat,
 } from '@cairn/core';
@@ -110,7 +111,7 @@ export function parseMcpArgs(args: string[], env: Record<string, string | undefi
   const token = text('token') ?? env.CAIRN_TOKEN ?? null;
   if (token && !server) throw usage('--token goes with --server.');
   const actor = text('actor') ?? defaultActor(token);
-  if (!ActorSchema.safeParse(actor).success || !/^(agent|user):/.test(actor)) {
+  if (!isPrincipalActor(actor)) {
     throw usage(`--actor must be "agent:<name>" or "user:<name>", not "${actor}".`);
   }
   const families = (text('families') ?? 'cairn').split(',').map((f) => f.trim());
@@ -138,7 +139,7 @@ export function parseMcpArgs(args: string[], env: Record<string, string | undefi
 export function defaultActor(token: string | null): string {
   const sub = token ? subjectOf(token) : null;
   if (!sub) return 'agent:mcp';
-  return /^(agent|user):/.test(sub) ? sub : `agent:${sub}`;
+  return actorFor(sub, 'agent');
 }
 
 function subjectOf(token: string): string | null {

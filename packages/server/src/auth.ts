@@ -15,7 +15,7 @@ export interface Grant {
   sub: string;
   /** The plan claim the grant came from (an id or a pattern). */
   pattern: string;
-  /** Expiry of the token in ms since the epoch, or null. */
+  /** When the grant ends, in ms since the epoch (the token's `exp` plus the tolerance); null in open mode. */
   expiresAt: number | null;
 }
 
@@ -40,11 +40,27 @@ export interface Authenticator {
   authorizeScope(token: string | null | undefined, scope: string, needs?: Role): Promise<Grant>;
 }
 
+/**
+ * Seconds a token is still accepted after its `exp` (clocks of the issuer and the server differ): the same on
+ * HTTP, on the WebSocket upgrade and for the connection's own expiry.
+ */
+export const EXPIRY_TOLERANCE_SECONDS = 5;
+
 /** Shortest secret accepted: HS256 wants at least 256 bits of key. */
 export const MIN_SECRET_BYTES = 32;
 
+/** Bounds of a token's plan claim, checked when a token is signed and when one is read. */
+export const PLAN_PATTERN_LIMITS = { maxLength: 256, maxStars: 8 } as const;
+const PATTERN_RULE = `at most ${PLAN_PATTERN_LIMITS.maxLength} characters with at most ${PLAN_PATTERN_LIMITS.maxStars} "*"`;
+
+const PlanPatternSchema = z
+  .string()
+  .min(1)
+  .max(PLAN_PATTERN_LIMITS.maxLength)
+  .refine((plan) => plan.split('*').length - 1 <= PLAN_PATTERN_LIMITS.maxStars);
+
 const ClaimsSchema = z.object({
-  plan: z.string().min(1),
+  plan: PlanPatternSchema,
   role: z.enum(ROLES),
   sub: z.string().min(1).optional(),
 });
@@ -90,7 +106,12 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
     }
     let payload: unknown;
     try {
-      ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], clockTolerance: 5 }));
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        clockTolerance: EXPIRY_TOLERANCE_SECONDS,
+        // A token without an expiry would be valid forever: `cairn token` always sets one.
+        requiredClaims: ['exp'],
+      }));
     } catch (error) {
       throw new CairnError('unauthorized', tokenProblem(error), {}, { cause: error });
     }
@@ -98,7 +119,7 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
     if (!claims.success) {
       throw new CairnError(
         'unauthorized',
-        'Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }.',
+        `Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }, the plan ${PATTERN_RULE}.`,
       );
     }
     const { plan, role, sub } = claims.data;
@@ -111,13 +132,13 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
         needs,
       });
     }
-    const exp = (payload as { exp?: unknown }).exp;
+    const exp = (payload as { exp: number }).exp;
     return {
       planId,
       role,
       sub: sub ?? 'anonymous',
       pattern: plan,
-      expiresAt: typeof exp === 'number' ? exp * 1000 : null,
+      expiresAt: (exp + EXPIRY_TOLERANCE_SECONDS) * 1000,
     };
   };
   return {
@@ -146,21 +167,37 @@ function tokenProblem(error: unknown): string {
   if (error instanceof errors.JWSSignatureVerificationFailed)
     return 'Token signature is not valid for this server.';
   if (error instanceof errors.JOSEAlgNotAllowed) return 'Token must be signed with HS256.';
+  if (
+    error instanceof errors.JWTClaimValidationFailed &&
+    error.claim === 'exp' &&
+    error.reason === 'missing'
+  ) {
+    return 'Token has no expiry (exp): tokens without one are refused; `cairn token --ttl` sets it.';
+  }
   if (error instanceof errors.JWTClaimValidationFailed) return `Token rejected: ${error.message}.`;
   return 'Token is malformed (not a signed JWT).';
 }
 
 /**
  * `pattern` is a plan id, or a glob where `*` matches any run of characters (`acme:*` matches `acme:1:conv:2`,
- * `*` matches every plan). Nothing else is special.
+ * `*` matches every plan). Nothing else is special. Linear in the id's length: the literal parts between stars are
+ * found left to right, each at its first place after the previous one (no backtracking, whatever the pattern).
  */
 export function planMatches(pattern: string, planId: string): boolean {
-  if (!pattern.includes('*')) return pattern === planId;
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 's').test(planId);
+  const parts = pattern.split('*');
+  if (parts.length === 1) return pattern === planId;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (first.length + last.length > planId.length) return false;
+  if (!planId.startsWith(first) || !planId.endsWith(last)) return false;
+  let at = first.length;
+  const end = planId.length - last.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = planId.indexOf(part, at);
+    if (found === -1 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
 }
 
 export function roleAllows(role: Role, needs: Role): boolean {
@@ -177,8 +214,8 @@ export async function signToken(
   if (!parsed.success) {
     throw new CairnError(
       'invalid_argument',
-      'Token claims need plan (an id or a pattern like "acme:*") and role (read, write or admin).',
-      { valid: { role: ROLES } },
+      `Token claims need plan (an id or a pattern like "acme:*"; ${PATTERN_RULE}) and role (read, write or admin).`,
+      { valid: { role: ROLES }, ...PLAN_PATTERN_LIMITS },
     );
   }
   const ttl = options.ttl ?? '1h';

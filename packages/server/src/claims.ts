@@ -2,11 +2,13 @@
 // racing agents get exactly one winner, and every replica receives that write by normal sync), and keeps leases:
 // a claim lapses when its holder has been gone from the plan's awareness, or has not renewed it, for too long.
 import {
-  ActorSchema,
+  actorFor,
   CairnError,
   type ClaimResult,
   createPlan,
   isOpenStatus,
+  isPrincipalActor,
+  localArbiterOf,
   type Plan,
   toCairnError,
 } from '@cairn/core';
@@ -202,38 +204,34 @@ export class ClaimArbiterService {
     return decision;
   }
 
-  /** Applies the claim rule of the Plan API on the authoritative doc, attributed to the claimer. */
+  /** Applies the claim rule on the authoritative doc, attributed to the claimer. */
   private apply(doc: Y.Doc, claims: PlanClaims, actor: string, request: ClaimRequest): ClaimResult {
-    const plan = this.viewOf(doc);
+    const arbiter = localArbiterOf(this.viewOf(doc));
     const taskId = request.taskId ?? '';
     switch (request.op) {
       case 'claim':
       case 'claim_next': {
-        const result =
+        const result = arbiter.decide(
+          actor,
           request.op === 'claim'
-            ? plan.decideClaim(taskId, actor, true)
-            : plan.decideClaimNext(actor, request.filter ?? {}, true);
+            ? { op: 'claim', taskId }
+            : { op: 'claim_next', filter: request.filter ?? {} },
+          true,
+        );
         if (result.outcome === 'won' && result.taskId) {
           claims.leases.set(result.taskId, { holder: actor, renewedAt: this.now() });
         }
         return result;
       }
       case 'release': {
-        const result = plan.decideRelease(taskId, actor, true);
+        const result = arbiter.decide(actor, { op: 'release', taskId }, true);
         claims.leases.delete(taskId);
         return result;
       }
       case 'hand_off': {
-        const parsed = ActorSchema.safeParse(request.to);
-        if (!parsed.success || !/^(agent|user):/.test(parsed.data)) {
-          throw new CairnError(
-            'invalid_argument',
-            `Hand off to "agent:<name>" or "user:<name>", not ${JSON.stringify(request.to)}.`,
-            { field: 'to' },
-          );
-        }
-        const result = plan.decideHandOff(taskId, actor, parsed.data, true);
-        claims.leases.set(taskId, { holder: parsed.data, renewedAt: this.now() });
+        const to = principalActor(request.to, 'to', 'Hand off to');
+        const result = arbiter.decide(actor, { op: 'hand_off', taskId, to }, true);
+        claims.leases.set(taskId, { holder: to, renewedAt: this.now() });
         return result;
       }
     }
@@ -251,14 +249,7 @@ export class ClaimArbiterService {
       );
     }
     if (requested === '') return conn.actor;
-    const parsed = ActorSchema.safeParse(requested);
-    if (!parsed.success || !/^(agent|user):/.test(requested)) {
-      throw new CairnError(
-        'invalid_argument',
-        `A claim is made by "agent:<name>" or "user:<name>", not ${JSON.stringify(requested)}.`,
-        { field: 'actor' },
-      );
-    }
+    principalActor(requested, 'actor', 'A claim is made by');
     if (this.host.open || mayActAs(conn.grant.sub, requested)) return requested;
     const own = actorsOfSubject(conn.grant.sub);
     throw new CairnError(
@@ -415,7 +406,8 @@ export function installClaims(
 
 /** The actors a token's subject is: `agent:<sub>` and `user:<sub>`, or the sub when it names an actor itself. */
 export function actorsOfSubject(sub: string): string[] {
-  return /^(agent|user):/.test(sub) ? [sub] : [`agent:${sub}`, `user:${sub}`];
+  const agent = actorFor(sub, 'agent');
+  return agent === sub ? [sub] : [agent, actorFor(sub, 'user')];
 }
 
 /** Whether a token's subject may act as `actor`: one of its own actors, or an agent it runs (`agent:<sub>/<name>`). */
@@ -433,6 +425,18 @@ function statedActors(state: Record<string, unknown>): string[] {
   if (typeof presence?.id === 'string') out.push(presence.id);
   if (typeof cairn?.actor === 'string') out.push(cairn.actor);
   return out;
+}
+
+/** `value` when it is an actor a principal may be; otherwise a refusal that says what is. */
+function principalActor(value: string | undefined, field: string, what: string): string {
+  if (value === undefined || !isPrincipalActor(value)) {
+    throw new CairnError(
+      'invalid_argument',
+      `${what} "agent:<name>" or "user:<name>", not ${JSON.stringify(value)}.`,
+      { field },
+    );
+  }
+  return value;
 }
 
 function refusal(error: unknown): Decision {

@@ -1,6 +1,6 @@
 // The `cairn` command: `serve` runs the sync server, `token` prints a signed token. Only `serve`'s
 // `listening on http://HOST:PORT` line goes to stdout; every other message goes to stderr. `mcp` (stdout is the
-// MCP protocol) and `agents` (stdout is its event log) live in their own modules.
+// MCP protocol), `agents` (stdout is its event log) and `log` (stdout is its report) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError, DEFAULT_TRACE_BOUND, isCairnError } from '@cairn/core';
@@ -9,24 +9,27 @@ import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { judgeFromEnv } from './auto-close.js';
 import { parseOptions, usage } from './cli-args.js';
+import { listFromEnv } from './http/origin.js';
 import { distillerFromEnv } from './learning/distiller.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
+import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR]
               [--trace-calls N] [--trace-days D] [--retire-after N]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
-      listens on loopback only. Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
+      listens on loopback only, answering only pages of its own origin (CAIRN_ALLOWED_ORIGINS and
+      CAIRN_ALLOWED_HOSTS, comma-separated, allow more). Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
       OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key); the same
       model writes skills learned from finished tasks (without one, an offline distiller writes them).
       Each plan's trace of tool calls keeps at most --trace-calls calls (500) of the last --trace-days days
       (30); a skill is retired after --retire-after failed tasks in a row (3).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
-${MCP_USAGE}${AGENTS_USAGE}`;
+${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -56,6 +59,8 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
       }
       case 'agents':
         return await runAgentsCli(rest, io);
+      case 'log':
+        return await runLogCli(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -135,6 +140,8 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     distiller: distillerFromEnv(io.env),
     learning: { traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 }, retireAfter },
     model: modelProxyFromEnv(io.env),
+    allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),
+    allowedOrigins: listFromEnv(io.env.CAIRN_ALLOWED_ORIGINS),
   });
   let info: Awaited<ReturnType<typeof server.listen>>;
   try {

@@ -97,10 +97,13 @@ export function modelProxyHandler(options: ModelProxyOptions): Handler {
       );
     }
     const text = await upstream.text();
+    const retryAfter = upstream.headers.get('retry-after');
     res.writeHead(upstream.status, {
       'content-type': upstream.headers.get('content-type') ?? 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),
       'cache-control': 'no-store',
+      // A rate-limited upstream says when to come back; the caller should hear it.
+      ...(retryAfter ? { 'retry-after': retryAfter } : {}),
     });
     res.end(text);
   };

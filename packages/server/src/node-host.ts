@@ -9,8 +9,11 @@ import { CairnError } from '@cairn/core';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
+import { createOnFirstWrite } from './create-on-write.js';
+import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
 import { registerPlanRoutes } from './http/plans.js';
-import { Router } from './http/router.js';
+import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
+import { Router, sendError } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 import { serveStatic } from './http/static.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
@@ -27,7 +30,7 @@ import type { PlanStore } from './store/store.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
 import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
 
-export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'> {
+export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'>, OriginOptions {
   /** Where the disk store keeps plans. Default `./data`. Ignored when `store` is given. */
   dataDir?: string;
   /** Another PlanStore instead of the disk store. */
@@ -54,6 +57,8 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   distiller?: Distiller | null;
   /** Traces and learned skills (docs/decisions/020). `false` turns learning off (tool calls are not traced). */
   learning?: Omit<LearningOptions, 'distiller' | 'logger'> | false;
+  /** Per-token (or per-address) limits of `/api/` requests; `false` turns them off. Defaults: DEFAULT_HTTP_RATE_LIMITS. */
+  httpRateLimits?: Partial<HttpRateLimits> | false;
 }
 
 export interface ListenInfo {
@@ -83,16 +88,6 @@ export interface CairnServer {
   close(): Promise<void>;
 }
 
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    h === 'localhost' ||
-    h === '::1' ||
-    /^127\.\d+\.\d+\.\d+$/.test(h) ||
-    /^::ffff:127\.\d+\.\d+\.\d+$/.test(h)
-  );
-}
-
 /** The token of an upgrade: `?token=` or the subprotocol `cairn.token.<jwt>`. */
 export function upgradeToken(req: IncomingMessage, url: URL): string | null {
   const query = url.searchParams.get('token');
@@ -112,7 +107,9 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const baseStore = options.store ?? DiskStore.open(options.dataDir ?? './data');
   const disk = baseStore instanceof DiskStore ? baseStore : null;
   const loads = new PlanLoads(logger);
-  const hub = new SyncHub({ ...options, store: loads.wrap(baseStore), auth, logger });
+  // A disk plan gets its file with its first write, not when a reader (or an idle writer) opens it.
+  const store = disk ? createOnFirstWrite(disk, (planId) => diskPlanExists(disk.dir, planId)) : baseStore;
+  const hub = new SyncHub({ ...options, store: loads.wrap(store), auth, logger });
   loads.attach(hub);
   const wake =
     options.wake === false
@@ -169,7 +166,23 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   }
   if (options.staticDir) router.fallback(serveStatic(options.staticDir));
 
+  let listeningOn: string | null = null;
+  const origins = createOriginPolicy({
+    open: auth.open,
+    listening: () => listeningOn,
+    allowedHosts: options.allowedHosts ?? null,
+    allowedOrigins: options.allowedOrigins ?? null,
+  });
+  const rateLimiter = options.httpRateLimits === false ? null : new HttpRateLimiter(options.httpRateLimits);
   const httpServer = createServer((req, res) => {
+    try {
+      const refusal = origins.check(req);
+      if (refusal) throw refusal;
+      if (req.url?.startsWith('/api/')) rateLimiter?.check(req);
+    } catch (error) {
+      sendError(res, error);
+      return;
+    }
     void router.handle(req, res);
   });
   const wss = new WebSocketServer({
@@ -178,7 +191,11 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     // by ws before it is buffered (1009).
     maxPayload: hub.limits.maxMessageBytes * 2,
     perMessageDeflate: false,
-    handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : ([...offered][0] ?? false)),
+    // Never the token's own subprotocol: echoing it would put the token in the response headers.
+    handleProtocols: (offered) =>
+      offered.has(SUBPROTOCOL)
+        ? SUBPROTOCOL
+        : ([...offered].find((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? false),
   });
   const alive = new Map<WebSocket, boolean>();
 
@@ -191,6 +208,13 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   });
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // A page of another site never gets a socket, not even a refused one.
+    const refusal = origins.check(req);
+    if (refusal) {
+      hub.metrics.refusedTotal.inc({ reason: 'origin' });
+      refuseHttp(socket, 403, 'Forbidden', refusal.message);
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!url.pathname.startsWith(SYNC_PATH_PREFIX)) {
       refuseHttp(socket, 404, 'Not Found', 'WebSocket sync is at /sync/<planId>.');
@@ -292,6 +316,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         httpServer.listen(port, host, () => {
           httpServer.off('error', onError);
           const address = httpServer.address() as AddressInfo;
+          listeningOn = address.address;
           const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
           resolve({ host: address.address, port: address.port, url: `http://${shown}:${address.port}` });
         });

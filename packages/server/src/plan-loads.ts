@@ -32,6 +32,7 @@ export class PlanLoads {
       metrics: () => store.metrics(),
     };
     if (store.validatePlanId) wrapped.validatePlanId = (planId) => store.validatePlanId?.(planId);
+    if (store.damagedLogs) wrapped.damagedLogs = () => store.damagedLogs?.() ?? [];
     if (store.onError) wrapped.onError = (listener) => store.onError?.(listener) ?? (() => {});
     return wrapped;
   }

@@ -30,9 +30,8 @@ async function call(
     method,
     headers: {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      ...(options.body !== undefined || options.raw !== undefined
-        ? { 'content-type': 'application/json' }
-        : {}),
+      // Every write says it is JSON, even without a body (the server refuses it otherwise: 415).
+      ...(method !== 'GET' ? { 'content-type': 'application/json' } : {}),
     },
     ...(options.raw !== undefined
       ? { body: options.raw }
@@ -392,6 +391,33 @@ describe('tools over HTTP', () => {
     expect(system.status).toBe(400);
 
     expect(await serverState(server, 'acme:1')).toEqual(before);
+  });
+
+  it('bounds the work one request may ask for: at most 1,000 objects and arrays in a body (413), changing nothing', async () => {
+    const server = await startServer();
+    await seed(server, 'p', [{ title: 'T' }]);
+    const before = await serverState(server, 'p');
+    const tasks = Array.from({ length: 200 }, (_, i) => ({
+      title: `t${i}`,
+      steps: Array.from({ length: 200 }, (_, j) => ({ title: `s${j}` })),
+    }));
+    const started = performance.now();
+    const huge = await call(server, 'POST', '/api/plans/p/tools/add_tasks', { body: { tasks } });
+    expect(huge.status).toBe(413);
+    expect(huge.body.error).toMatchObject({
+      code: 'limit',
+      maxNodes: 1000,
+      message: expect.stringMatching(/split the call/),
+    });
+    expect(performance.now() - started).toBeLessThan(5_000); // it held the server for about 10 s before
+    expect(await serverState(server, 'p')).toEqual(before);
+    const fits = Array.from({ length: 20 }, (_, i) => ({
+      title: `u${i}`,
+      steps: [{ title: 'a' }, { title: 'b' }],
+    }));
+    expect(
+      (await call(server, 'POST', '/api/plans/p/tools/add_tasks', { body: { tasks: fits } })).status,
+    ).toBe(200);
   });
 
   it('runs open on loopback without a secret, as agent:local and user:local', async () => {

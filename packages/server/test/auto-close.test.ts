@@ -1,65 +1,21 @@
 // Auto-close against a real server and a judge that is a small local HTTP server speaking the OpenAI
 // chat-completions protocol: a finished turn gets every open task judged, tasks rated >= 0.75 close as
 // `auto_close`, every judgement is logged, and a judge that fails or answers garbage changes nothing.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createChat, createPlan, type TaskInput } from '@cairn/core';
 import { until } from '@cairn/core/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { chatCompletionsJudge, type JudgeRun, judgeFromEnv, signToken } from '../src/index.js';
+import { type ChatCall, type LlmReply, startFakeLlm } from './fake-llm.js';
 import { cairnClient, seedPlan, serverState, startServer, type TestServer } from './helpers.js';
 
-interface JudgeCall {
-  headers: IncomingMessage['headers'];
-  body: {
-    model: string;
-    response_format?: unknown;
-    messages: Array<{ role: string; content: string }>;
-  };
-}
+type JudgeCall = ChatCall;
 
-/** What the judge answers next: the message content (JSON text or not), or a raw HTTP status and body. */
-type Reply = { content: string } | { status: number; body: string };
+/** What the judge answers next: the message content (JSON text or not), an error, or a raw HTTP status and body. */
+type Reply = LlmReply;
 
-let judge: Server;
-let judgeUrl: string;
 const calls: JudgeCall[] = [];
 let reply: (call: JudgeCall) => Reply = () => ({ content: '{"tasks":[]}' });
-
-beforeAll(async () => {
-  judge = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const call: JudgeCall = {
-      headers: req.headers,
-      body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-    };
-    calls.push(call);
-    const answer = reply(call);
-    if ('status' in answer) {
-      res.writeHead(answer.status, { 'content-type': 'application/json' });
-      res.end(answer.body);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        created: 0,
-        model: call.body.model,
-        choices: [
-          { index: 0, message: { role: 'assistant', content: answer.content }, finish_reason: 'stop' },
-        ],
-      }),
-    );
-  });
-  await new Promise<void>((resolve) => judge.listen(0, '127.0.0.1', resolve));
-  judgeUrl = `http://127.0.0.1:${(judge.address() as AddressInfo).port}/v1`;
-});
-
-afterAll(() => new Promise<void>((resolve) => judge.close(() => resolve())));
 
 /** The tasks the judge was shown (from the user message of its last call). */
 function shown(call: JudgeCall): {
@@ -78,11 +34,20 @@ function rate(ratings: Record<string, { completed: number; abandoned: number; re
   });
 }
 
+/** The judge's endpoint: records each call in `calls` and answers with `reply`. */
+function judgeEndpoint() {
+  return startFakeLlm((call) => {
+    calls.push(call);
+    return reply(call);
+  });
+}
+
 async function judgedServer(options: { secret?: string } = {}): Promise<TestServer> {
   calls.length = 0;
+  const judge = await judgeEndpoint();
   return startServer({
     ...options,
-    judge: chatCompletionsJudge({ baseUrl: judgeUrl, model: 'judge-1', apiKey: 'sk-judge' }),
+    judge: chatCompletionsJudge({ baseUrl: judge.url, model: 'judge-1', apiKey: 'sk-judge' }),
     autoClose: { settleMs: 0 },
     wake: false,
   });
@@ -207,14 +172,15 @@ describe('auto-close after a turn', () => {
     const judgeNow = () =>
       fetch(`${server.http}/api/plans/acme%3Aconv%3A2/judge`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${writer}` },
+        headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' },
       });
     const before = await serverState(server, 'acme:conv:2');
 
     for (const [what, answer] of [
       ['prose', { content: 'I think the booking is probably done.' }],
       ['wrong shape', { content: '{"verdict": "done"}' }],
-      ['an endpoint error', { status: 500, body: '{"error":{"message":"overloaded"}}' }],
+      ['an endpoint error', { error: 500 }],
+      ['rate limited', { error: 429 }],
       ['no content', { status: 200, body: '{"choices":[]}' }],
       ['not JSON at all', { status: 200, body: '<html>' }],
     ] as const) {
@@ -230,10 +196,10 @@ describe('auto-close after a turn', () => {
     const warnings = server.logger.lines.filter(
       (l) => l.message === 'auto-close judge output ignored; tasks stay open',
     );
-    expect(warnings).toHaveLength(5);
+    expect(warnings).toHaveLength(6);
     expect(warnings[0]!.fields).toMatchObject({ plan: 'acme:conv:2', judge: 'judge-1' });
     expect(server.server.hub.registry.render()).toContain(
-      'cairn_auto_close_judgements_total{decision="error"} 5',
+      'cairn_auto_close_judgements_total{decision="error"} 6',
     );
 
     // Partly malformed: the good entry counts, the others are dropped and reported.
@@ -274,7 +240,10 @@ describe('auto-close after a turn', () => {
     const post = async (planId: string, role: 'read' | 'write') =>
       fetch(`${server.http}/api/plans/${encodeURIComponent(planId)}/judge`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${await signToken(secret, { plan: 'acme:*', role })}` },
+        headers: {
+          authorization: `Bearer ${await signToken(secret, { plan: 'acme:*', role })}`,
+          'content-type': 'application/json',
+        },
       });
     expect((await post('acme:none', 'write')).status).toBe(404);
     expect((await post('acme:conv:3', 'read')).status).toBe(403);
@@ -292,7 +261,10 @@ describe('without a judge', () => {
     const a = await agent(server, 'acme:conv:4');
     a.user.append({ role: 'user', text: 'Thanks, all done!' });
     a.chat.append({ role: 'assistant', text: 'Booked.' });
-    const response = await fetch(`${server.http}/api/plans/acme%3Aconv%3A4/judge`, { method: 'POST' });
+    const response = await fetch(`${server.http}/api/plans/acme%3Aconv%3A4/judge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(409);
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
       /CAIRN_JUDGE_URL and CAIRN_JUDGE_MODEL/,
@@ -301,6 +273,7 @@ describe('without a judge', () => {
   });
 
   it('is configured from CAIRN_JUDGE_URL, CAIRN_JUDGE_MODEL and CAIRN_JUDGE_KEY', async () => {
+    const judgeUrl = (await judgeEndpoint()).url;
     expect(judgeFromEnv({})).toBeNull();
     expect(() => judgeFromEnv({ CAIRN_JUDGE_URL: judgeUrl })).toThrow(/CAIRN_JUDGE_MODEL/);
     expect(() => judgeFromEnv({ CAIRN_JUDGE_URL: 'not a url', CAIRN_JUDGE_MODEL: 'm' })).toThrow(/not a URL/);

@@ -137,6 +137,47 @@ describe('leases', () => {
   });
 });
 
+describe('leases on the real clock', () => {
+  /** A server whose leases lapse 300 ms after the holder left, swept by its own timer (no test clock). */
+  const shortLease = () => startServer({ claims: { absentMs: 300 } });
+
+  it('free the task of a holder that left, by the server’s own timer, attributed to lease', async () => {
+    const s = await shortLease();
+    const a = await agent(s, 'p', 'agent:a');
+    const b = await agent(s, 'p', 'agent:b');
+    const task = a.plan.add({ title: 'T' });
+    expect(await a.plan.claim(task.id)).toMatchObject({ outcome: 'won' });
+    await until(b.plan, () => b.plan.get(task.id)?.assignee === 'agent:a');
+    const left = Date.now();
+    a.connection.destroy();
+    await until(b.plan, () => b.plan.get(task.id)?.assignee === null);
+    expect(Date.now() - left).toBeGreaterThanOrEqual(300);
+    expect(b.plan.get(task.id)).toMatchObject({ status: 'pending', updatedBy: 'lease' });
+  });
+
+  it('a holder that returns after its lease lapsed finds the task taken, and cannot take it back', async () => {
+    const s = await shortLease();
+    const a = await agent(s, 'p', 'agent:a');
+    const b = await agent(s, 'p', 'agent:b');
+    const task = a.plan.add({ title: 'T' });
+    expect(await a.plan.claim(task.id)).toMatchObject({ outcome: 'won' });
+    await a.connection.whenAcknowledged();
+    a.connection.disconnect();
+    await until(b.plan, () => b.plan.get(task.id)?.assignee === null);
+    expect(await b.plan.claim(task.id)).toMatchObject({ outcome: 'won', holder: 'agent:b' });
+    await b.connection.whenAcknowledged();
+
+    // Offline all along, `a` still believes it holds the task; back online it learns otherwise.
+    expect(a.plan.get(task.id)?.assignee).toBe('agent:a');
+    a.connection.connect();
+    await a.connection.whenSynced(5_000);
+    await until(a.plan, () => a.plan.get(task.id)?.assignee === 'agent:b');
+    expect(await a.plan.claim(task.id)).toMatchObject({ outcome: 'lost', holder: 'agent:b' });
+    expect(b.plan.get(task.id)?.assignee).toBe('agent:b');
+    expect(s.server.hub.claims!.leases('p')).toMatchObject([{ taskId: task.id, holder: 'agent:b' }]);
+  });
+});
+
 describe('release and hand-off through the server', () => {
   it('are attributed and allowed to the holder only; the loser of a claim is told who holds it', async () => {
     const s = await server();

@@ -1,9 +1,10 @@
 // The HTTP side of the server: health, Prometheus metrics, the static app with its index.html fallback, JSON
 // errors for everything else.
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { authorizeRequest, sendJson, signToken } from '../src/index.js';
 import { cairnClient, startServer, tempDir } from './helpers.js';
@@ -15,7 +16,7 @@ describe('http', () => {
     await conn.whenSynced();
     const health = await fetch(`${http}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ ok: true, rooms: 1, connections: 1 });
+    expect(await health.json()).toEqual({ ok: true, rooms: 1, connections: 1, damagedLogs: 0 });
     const metrics = await fetch(`${http}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await metrics.text();
@@ -87,5 +88,98 @@ describe('http', () => {
     expect(await reader.json()).toMatchObject({ error: { code: 'forbidden', message: /needs role write/ } });
     const ok = await call(await signToken(secret, { plan: 'acme:*', role: 'write', sub: 'ana' }));
     expect(await ok.json()).toEqual({ plan: 'acme:1', sub: 'ana' });
+  });
+
+  it('closes a kept-alive connection whose body it refused unread (413, 415), so the next request is answered', async () => {
+    const server = await startServer();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, headers: Record<string, string>, body?: Buffer | string) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: server.port, method, path, headers, agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
+      const tooLarge = await send(
+        'POST',
+        '/api/plans/p/tools/add_tasks',
+        { 'content-type': 'application/json' },
+        big,
+      );
+      expect(tooLarge).toEqual({ status: 413, connection: 'close' });
+      const started = performance.now();
+      expect((await send('GET', '/healthz', {})).status).toBe(200);
+      const notJson = await send(
+        'POST',
+        '/api/plans/p/tools/add_tasks',
+        { 'content-type': 'text/plain' },
+        'x'.repeat(100_000),
+      );
+      expect(notJson).toEqual({ status: 415, connection: 'close' });
+      expect((await send('GET', '/healthz', {})).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(3_000); // a dead kept-alive socket waited about 6 s here
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers a path that is not valid percent-encoding with 400, on HTTP as on WebSocket', async () => {
+    const server = await startServer();
+    const api = await fetch(`${server.http}/api/plans/%ZZ/tasks`);
+    expect(api.status).toBe(400);
+    expect(await api.json()).toMatchObject({
+      error: { code: 'invalid_argument', message: /percent-encoding/ },
+    });
+    const socket = connect(server.port, '127.0.0.1');
+    const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+    socket.write(
+      'GET /sync/%ZZ HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    expect(await reply).toMatch(/^HTTP\/1.1 400/);
+    socket.destroy();
+  });
+
+  it('limits /api/ requests per token (429 with Retry-After), as the WebSocket side limits each connection', async () => {
+    const secret = 'http-test-secret-long-enough-for-hs256!';
+    const server = await startServer({ secret, httpRateLimits: { requestsPerSecond: 2, requestBurst: 5 } });
+    const ann = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'ann' });
+    const bob = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'bob' });
+    const tools = (token: string) =>
+      fetch(`${server.http}/api/plans/acme%3A1/tools`, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 5; i++) expect((await tools(ann)).status).toBe(200);
+    const limited = await tools(ann);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toMatchObject({ error: { code: 'limit', message: /at most 2 per second/ } });
+    // Another token, and the server's own endpoints, are not affected.
+    expect((await tools(bob)).status).toBe(200);
+    expect((await fetch(`${server.http}/healthz`)).status).toBe(200);
+    // The bucket refills at the sustained rate.
+    await vi.waitFor(async () => expect((await tools(ann)).status).toBe(200), {
+      timeout: 10_000,
+      interval: 250,
+    });
+  });
+
+  it('counts callers without a token by address, and body bytes by Content-Length', async () => {
+    const server = await startServer({
+      httpRateLimits: { requestsPerSecond: 100, requestBurst: 100, bytesPerSecond: 1000, byteBurst: 3000 },
+    });
+    const post = () =>
+      fetch(`${server.http}/api/plans/p/tools/list_tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ pad: 'x'.repeat(1400) }),
+      });
+    expect((await post()).status).not.toBe(429);
+    expect((await post()).status).not.toBe(429);
+    const third = await post();
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 });

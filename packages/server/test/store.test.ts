@@ -78,6 +78,8 @@ describe('store errors through the server', () => {
     const doc = new Y.Doc();
     const conn = cairnClient(url, 'acme:full', doc);
     await conn.whenSynced();
+    doc.getMap('tasks').set('t0', 'the plan exists'); // its log is open: the next write is an append to it
+    await conn.whenAcknowledged();
 
     full = true;
     doc.getMap('tasks').set('t1', 'while the disk is full');
@@ -97,6 +99,30 @@ describe('store errors through the server', () => {
     const stored = new Y.Doc();
     for (const u of UpdateLog.read(planFiles(dir, 'acme:full').log) ?? []) Y.applyUpdate(stored, u);
     expect(stored.getMap('tasks').get('t1')).toBe('while the disk is full');
+  });
+
+  it('fails the acknowledgement of a new plan’s first write while the disk is full, and stores it once it recovers', async () => {
+    const dir = await tempDir();
+    let full = false;
+    const fs = {
+      ...nodeFs,
+      writeSync: ((...args: Parameters<typeof nodeFs.writeSync>) => {
+        if (full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        return (nodeFs.writeSync as (...a: unknown[]) => number)(...args);
+      }) as typeof nodeFs.writeSync,
+    } as typeof nodeFs;
+    const { url } = await startServer({ store: DiskStore.open(dir, { fs }), dataDir: dir });
+    const doc = new Y.Doc();
+    const conn = cairnClient(url, 'acme:new', doc);
+    await conn.whenSynced();
+    full = true;
+    doc.getMap('tasks').set('t1', 'first write, disk full');
+    await expect(conn.whenAcknowledged()).rejects.toMatchObject({ code: 'storage' });
+    full = false;
+    await conn.whenAcknowledged();
+    const stored = new Y.Doc();
+    for (const u of UpdateLog.read(planFiles(dir, 'acme:new').log) ?? []) Y.applyUpdate(stored, u);
+    expect(stored.getMap('tasks').get('t1')).toBe('first write, disk full');
   });
 
   it('closes clients with 4503 when a plan cannot be loaded, and keeps serving others', async () => {

@@ -110,11 +110,14 @@ export class App {
     const syncState = h('div', { className: 'sync', attrs: { role: 'status', 'aria-live': 'polite' } });
     const syncDot = h('span', { className: 'dot', attrs: { 'aria-hidden': 'true' } });
     const syncText = h('span', { className: 'sync-text' });
-    syncState.append(syncDot, syncText);
+    // A storage or sync problem is spelled out, not left in a tooltip: edits may not be kept in this browser.
+    const syncProblem = h('span', { className: 'sync-problem', attrs: { role: 'alert' } });
+    syncState.append(syncDot, syncText, syncProblem);
     const renderSync = () => {
       const view = session.sync;
       syncState.dataset['state'] = view.state;
       setText(syncText, LABELS[view.state] ?? view.state);
+      setText(syncProblem, session.problem ?? '');
       setAttr(syncState, 'title', view.detail);
     };
     session.onSync(renderSync);
@@ -285,7 +288,8 @@ export class App {
     const { planId, token } = this.session;
     const response = await fetch(`/api/plans/${encodeURIComponent(planId)}/distill`, {
       method: 'POST',
-      headers: token ? { authorization: `Bearer ${token}` } : {},
+      // A write says it is JSON, even without a body: the server refuses anything else (no cross-site forms).
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     });
     const body = (await response.json().catch(() => ({}))) as {
       skill?: { name: string; version: number };

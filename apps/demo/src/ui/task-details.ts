@@ -4,9 +4,14 @@ import { isOpenStatus, STATUSES, type TaskSnapshot } from '@cairn/core';
 import { h, replace, setAttr } from '../dom.js';
 import { STATUS_LABELS, type UiContext } from './context.js';
 import { moveBy } from './moves.js';
-import type { TaskRow } from './task-row.js';
 
 const WAITING = new Set(['waiting_user', 'waiting_external']);
+
+/** What the details panel reads of the row it opens under (the row owns the panel, not the other way). */
+export interface DetailsRow {
+  readonly id: string;
+  readonly task: TaskSnapshot;
+}
 
 export class TaskDetails {
   readonly el: HTMLDivElement;
@@ -18,7 +23,7 @@ export class TaskDetails {
   private readonly depPicker: HTMLSelectElement;
 
   constructor(
-    private readonly row: TaskRow,
+    private readonly row: DetailsRow,
     private readonly ctx: UiContext,
   ) {
     const plan = ctx.plan;

@@ -3,7 +3,13 @@
 // `attachClaims(plan, connection)`. A tentative claim is never written into the doc by the client: only the
 // server's decision is, so an offline claim cannot overwrite the server's winner when the replicas merge.
 import type * as decoding from 'lib0/decoding';
-import type { ClaimArbiter, ClaimNextFilter, ClaimResult } from '../claims.js';
+import {
+  type ClaimArbiter,
+  type ClaimNextFilter,
+  type ClaimResult,
+  claimRule,
+  isClaimCandidate,
+} from '../claims.js';
 import {
   ClaimMessageType,
   type ClaimReply,
@@ -13,8 +19,7 @@ import {
 } from '../claims-protocol.js';
 import { CairnError, ERROR_CODES, type ErrorCode } from '../errors.js';
 import type { Plan } from '../plan.js';
-import { isOpenStatus } from '../schema.js';
-import type { PlanConnection } from './websocket.js';
+import type { PlanConnection } from './connection.js';
 
 export interface ClaimClientOptions {
   /**
@@ -91,23 +96,15 @@ class ClaimClient implements ClaimArbiter {
   }
 
   async claim(taskId: string, actor: string): Promise<ClaimResult> {
-    const task = this.plan.require(taskId);
-    if (!isOpenStatus(task.status)) {
-      throw new CairnError(
-        'invalid_transition',
-        `Task ${taskId} is ${task.status}; only open tasks can be claimed.`,
-        {
-          status: task.status,
-        },
-      );
-    }
-    if (!this.online && task.assignee !== null && task.assignee !== actor) {
+    // The rule on what this replica knows: a closed task is refused now; a held one is lost when offline.
+    const decision = claimRule(this.plan.require(taskId), actor, { op: 'claim' });
+    if (!this.online && decision.kind === 'lost') {
       return {
         outcome: 'lost',
         taskId,
-        holder: task.assignee,
+        holder: decision.holder,
         arbitrated: false,
-        message: `Task ${taskId} is claimed by ${task.assignee} (as this replica last saw it; not connected to the server).`,
+        message: `Task ${taskId} is claimed by ${decision.holder} (as this replica last saw it; not connected to the server).`,
       };
     }
     return this.ask({ op: 'claim', actor, taskId }, () =>
@@ -128,10 +125,7 @@ class ClaimClient implements ClaimArbiter {
     const next = this.plan
       .ready({ actor })
       .find(
-        (t) =>
-          t.assignee === null &&
-          !asked.has(t.id) &&
-          (filter.parent === undefined || this.plan.effectiveParent(t) === filter.parent),
+        (t) => !asked.has(t.id) && isClaimCandidate(t, filter, (task) => this.plan.effectiveParent(task)),
       );
     if (!next) {
       return {
@@ -146,14 +140,14 @@ class ClaimClient implements ClaimArbiter {
   }
 
   async release(taskId: string, actor: string): Promise<ClaimResult> {
-    this.requireHolder(taskId, actor, 'release');
+    claimRule(this.plan.require(taskId), actor, { op: 'release' }); // refuses now what the server would
     return this.ask({ op: 'release', actor, taskId }, () => ({
       ...tentative(taskId, null, `Not connected: ${actor} releases task ${taskId} once connected`),
     }));
   }
 
   async handOff(taskId: string, from: string, to: string): Promise<ClaimResult> {
-    this.requireHolder(taskId, from, 'hand off');
+    claimRule(this.plan.require(taskId), from, { op: 'hand_off', to }); // refuses now what the server would
     return this.ask({ op: 'hand_off', actor: from, taskId, to }, () =>
       tentative(taskId, to, `Not connected: task ${taskId} goes to ${to} once connected`),
     );
@@ -162,22 +156,6 @@ class ClaimClient implements ClaimArbiter {
   private get online(): boolean {
     const ws = this.connection.provider.ws;
     return this.connection.synced && ws !== null && ws.readyState === ws.OPEN;
-  }
-
-  /** Same checks as the local rule, on what this replica knows, so an obvious refusal is immediate. */
-  private requireHolder(taskId: string, actor: string, what: string): void {
-    const task = this.plan.require(taskId);
-    const allowed =
-      what === 'release' ? task.assignee === actor : task.assignee === null || task.assignee === actor;
-    if (!allowed) {
-      throw new CairnError(
-        'conflict',
-        task.assignee === null
-          ? `Task ${taskId} is not claimed by anyone, so there is nothing to ${what}.`
-          : `Task ${taskId} is held by ${task.assignee}, not ${actor}; only the holder can ${what} it.`,
-        { holder: task.assignee },
-      );
-    }
   }
 
   /**

@@ -10,24 +10,28 @@ import { encodePlanName } from './fs/names.js';
 import {
   type CompactionPolicy,
   type Durability,
+  describeRecovery,
   type LogRecovery,
   UpdateLog,
   type UpdateLogStats,
 } from './fs/update-log.js';
 
-export type { BadTail, ParsedLog } from './fs/format.js';
-export { encodeRecord, parseRecords } from './fs/format.js';
+export type { BadTail, LogScan, ParsedLog, ScannedRecord } from './fs/format.js';
+export { encodeRecord, parseRecords, scanLog } from './fs/format.js';
 export type { FileLock } from './fs/lock.js';
 export { acquireLock } from './fs/lock.js';
 export { decodePlanName, encodePlanName } from './fs/names.js';
+export type { LogInspection, LogRepair, RepairOptions } from './fs/repair.js';
+export { inspectLog, repairLog } from './fs/repair.js';
 export type {
   CompactionPolicy,
   Durability,
+  LogDamage,
   LogRecovery,
   UpdateLogOptions,
   UpdateLogStats,
 } from './fs/update-log.js';
-export { UpdateLog } from './fs/update-log.js';
+export { describeRecovery, UpdateLog } from './fs/update-log.js';
 
 export interface FilePersistenceOptions {
   /** `batched` (default: survives kill -9, fsync within `fsyncDelayMs`) or `fsync-every-write` (survives power loss). */
@@ -37,8 +41,9 @@ export interface FilePersistenceOptions {
   /** Default `{ records: 1000, minBytes: 16384 }`; `false` turns compaction off. */
   compaction?: CompactionPolicy | false;
   /**
-   * Told when a log had a torn or corrupt tail that the load cut off (after a crash mid-write). Valid records are
-   * kept; corrupt bytes are saved beside the log. Default: a console.warn line naming the plan and the file.
+   * Told when the load cut an incomplete last record off the log (a write a crash cut short). Default: a
+   * console.error line naming the plan, the file and what was cut. (A damaged log, a record failing its checksum
+   * with bytes after it, is not cut: the open fails with CairnError('storage') and `details.damage`.)
    */
   onRecover?: (recovery: LogRecovery & { plan: string; path: string }) => void;
   /** File system calls, node:fs by default (tests wrap it to inject failures). */
@@ -50,7 +55,7 @@ export interface FilePersistence extends DocPersistence {
   readonly name: string;
   /** The log file of this plan. */
   readonly path: string;
-  /** What the load cut off a damaged log, or null. */
+  /** What the load cut off the end of the log (a torn last record), or null. */
   readonly recovery: LogRecovery | null;
   /** Size and history of the log; null if the open failed or after close. */
   stats(): UpdateLogStats | null;
@@ -285,11 +290,7 @@ class FilePersistenceImpl implements FilePersistence {
       this.options.onRecover(info);
       return;
     }
-    const saved = recovery.savedTo ? `; the discarded bytes were saved to ${recovery.savedTo}` : '';
-    console.warn(
-      `[cairn] plan "${this.name}": ${this.path} ended in a ${recovery.kind} record at byte ${recovery.offset}; ` +
-        `kept ${recovery.keptRecords} valid records and cut ${recovery.discardedBytes} bytes${saved}.`,
-    );
+    console.error(`[cairn] plan "${this.name}": ${describeRecovery(this.path, recovery)}`);
   }
 
   private detach(): void {

@@ -20,6 +20,12 @@ export interface StorageHarness {
    * resolves once the failure is armed.
    */
   openFailing(name: string, doc: Y.Doc): DocPersistence;
+  /**
+   * What a second open of a plan that is already open does in this adapter: `locked` (refused with
+   * CairnError('locked'), as a file lock does) or `shared` (both instances work and keep each other's writes, as
+   * two browser tabs do). Fixed per adapter, so a change of behaviour fails the suite instead of switching branch.
+   */
+  secondInstance: 'locked' | 'shared';
   teardown?(): Promise<void> | void;
 }
 
@@ -185,7 +191,7 @@ export function runStorageAdapterTests(adapterName: string, setup: StorageSetup)
       expect(json(again)).toEqual(json(doc));
     });
 
-    it('two instances of one plan: the second is refused as locked, or both keep their writes', async () => {
+    it('two instances of one plan: the second is refused as locked, or both keep their writes, as the adapter says', async () => {
       const a = open('plan-two');
       await a.p.whenLoaded;
       writeTasks(a.doc, 0, 2);
@@ -195,6 +201,7 @@ export function runStorageAdapterTests(adapterName: string, setup: StorageSetup)
         () => 'opened' as const,
         (error: unknown) => error,
       );
+      expect(outcome === 'opened' ? 'shared' : 'locked').toBe(h.secondInstance);
       if (outcome !== 'opened') {
         expect(outcome).toBeInstanceOf(CairnError);
         expect((outcome as CairnError).code).toBe('locked');

@@ -3,6 +3,7 @@
 // API (tasks, context, tools) can drop in beside /healthz and /metrics.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CairnError, type ErrorCode, toCairnError } from '@cairn/core';
+import { requireJsonBody } from './origin.js';
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -65,6 +66,10 @@ export class Router {
         const params = match(route.parts, segments);
         if (!params) continue;
         if (route.method === req.method || (route.method === 'GET' && req.method === 'HEAD')) {
+          if (route.method !== 'GET') {
+            const refusal = requireJsonBody(req);
+            if (refusal) throw refusal;
+          }
           await route.handler({ req, res, url, params });
           return;
         }
@@ -115,7 +120,11 @@ function match(parts: string[], segments: string[]): Record<string, string> | nu
       try {
         params[part.slice(1)] = decodeURIComponent(segment);
       } catch {
-        return null;
+        throw new CairnError(
+          'invalid_argument',
+          `The path segment "${segment}" is not valid percent-encoding (e.g. acme%3Aconv%3A7).`,
+          { field: part.slice(1) },
+        );
       }
     } else if (part !== segment) {
       return null;
@@ -142,11 +151,42 @@ export function sendError(res: ServerResponse, caught: unknown): void {
   const error = toCairnError(caught);
   const status = typeof error.details.status === 'number' ? error.details.status : STATUS_BY_CODE[error.code];
   const { status: _status, ...details } = error.details;
+  // A body left unread (too large, refused before reading) would be taken for the next request on a kept-alive
+  // connection: close it after this answer instead.
+  if (!res.headersSent && hasUnreadBody(res.req)) res.setHeader('connection', 'close');
+  if (!res.headersSent && typeof details.retryAfter === 'number')
+    res.setHeader('retry-after', `${details.retryAfter}`);
   sendJson(res, status, { error: { ...details, code: error.code, message: error.message } });
 }
 
-/** Reads a JSON body of at most `maxBytes`; bad JSON or a larger body is a CairnError (400 / 429). */
-export async function readJson(req: IncomingMessage, maxBytes = 1024 * 1024): Promise<unknown> {
+function hasUnreadBody(req: IncomingMessage | undefined): boolean {
+  if (!req || req.readableEnded) return false;
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+export interface ReadJsonOptions {
+  /** Largest body, in bytes (413 above). Default 1 MiB. */
+  maxBytes?: number;
+  /** Most objects and arrays in the body (413 above): the work a request may ask for. Default: no bound. */
+  maxNodes?: number;
+  /** An empty body is `undefined` (a tool without arguments) instead of a 400. */
+  optional?: boolean;
+}
+
+/**
+ * Reads a JSON body (see ReadJsonOptions; a number is `maxBytes`). Bad JSON or a key `__proto__` is a CairnError
+ * `invalid_argument` (400), a body over a bound a CairnError `limit` (413).
+ */
+export async function readJson(
+  req: IncomingMessage,
+  options: ReadJsonOptions | number = {},
+): Promise<unknown> {
+  const {
+    maxBytes = 1024 * 1024,
+    maxNodes = Number.POSITIVE_INFINITY,
+    optional = false,
+  } = typeof options === 'number' ? { maxBytes: options } : options;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -157,11 +197,44 @@ export async function readJson(req: IncomingMessage, maxBytes = 1024 * 1024): Pr
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new CairnError('invalid_argument', 'The body is not valid JSON.', { field: 'body' });
+  if (text.trim() === '') {
+    if (optional) return undefined;
+    throw new CairnError('invalid_argument', 'The body is empty; send a JSON object.', { field: 'body' });
   }
+  let protoKey = false;
+  let nodes = 0;
+  let value: unknown;
+  try {
+    value = JSON.parse(text, (key, v) => {
+      if (key === '__proto__') protoKey = true;
+      if (typeof v === 'object' && v !== null) nodes++;
+      return v;
+    });
+  } catch (error) {
+    throw new CairnError(
+      'invalid_argument',
+      `The body is not valid JSON (${(error as Error).message}); send a JSON object.`,
+      { field: 'body' },
+    );
+  }
+  // A JavaScript object cannot keep such a key: it would be accepted and then silently lost.
+  if (protoKey) {
+    throw new CairnError(
+      'invalid_argument',
+      'The body has a key "__proto__", which is never accepted; rename it.',
+      {
+        field: 'body',
+      },
+    );
+  }
+  if (nodes > maxNodes) {
+    throw new CairnError(
+      'limit',
+      `The body has ${nodes} objects and arrays; at most ${maxNodes} are accepted in one request (split the call).`,
+      { status: 413, maxNodes },
+    );
+  }
+  return value;
 }
 
 /** The token of `Authorization: Bearer <token>`, or null. */

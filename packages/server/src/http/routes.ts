@@ -1,6 +1,7 @@
 // The server's own HTTP endpoints: health and metrics. The plan API (tasks, context, tools) registers beside
 // them through the same Router, authorizing each request with `authorizeRequest`.
 import type { IncomingMessage } from 'node:http';
+import { CairnError } from '@cairn/core';
 import type { Grant, Role } from '../auth.js';
 import type { SyncHub } from '../hub/hub.js';
 import { bearerToken, type Router, sendJson } from './router.js';
@@ -12,6 +13,9 @@ export function registerCoreRoutes(router: Router, hub: SyncHub): void {
       ok: !closing,
       rooms: hub.roomCount,
       connections: hub.connectionCount,
+      // A count only: this route needs no token, and plan ids and paths are for the operator's log. Still 200:
+      // every other plan is served; these wait for `cairn log repair`.
+      damagedLogs: hub.store.damagedLogs?.().length ?? 0,
     });
   });
   router.get('/metrics', ({ res }) => {
@@ -35,5 +39,15 @@ export async function authorizeRequest(
   needs: Role,
 ): Promise<Grant> {
   hub.validatePlanId(planId);
-  return hub.auth.authorize(bearerToken(req), planId, needs);
+  const token = bearerToken(req);
+  // The authenticator's own words name the WebSocket's ways (?token=, a subprotocol), which HTTP ignores.
+  if (!token && !hub.auth.open) {
+    throw new CairnError(
+      'unauthorized',
+      req.headers.authorization
+        ? 'The Authorization header is not "Bearer <jwt>".'
+        : 'No token: send it as the header Authorization: Bearer <jwt>.',
+    );
+  }
+  return hub.auth.authorize(token, planId, needs);
 }

@@ -11,10 +11,18 @@ export interface AwarenessEntry {
   removed: boolean;
 }
 
-/** Throws on a truncated update or a state that is not JSON. */
-export function decodeAwarenessUpdate(update: Uint8Array): AwarenessEntry[] {
+/**
+ * Throws on a truncated update, a state that is not JSON, or more than `maxEntries` entries (checked before any
+ * entry is read, so a huge frame costs nothing to refuse).
+ */
+export function decodeAwarenessUpdate(
+  update: Uint8Array,
+  maxEntries = Number.POSITIVE_INFINITY,
+): AwarenessEntry[] {
   const decoder = decoding.createDecoder(update);
   const count = decoding.readVarUint(decoder);
+  if (count > maxEntries)
+    throw new Error(`${count} entries; at most ${maxEntries} are accepted in one message`);
   const entries: AwarenessEntry[] = [];
   for (let i = 0; i < count; i++) {
     const clientId = decoding.readVarUint(decoder);

@@ -1,6 +1,6 @@
 // One client socket in a room: its grant, its limits (size, rate, pre-load queue, backpressure) and the order
 // in which its messages are handled. The protocol itself lives in room.ts.
-import type { CairnError } from '@cairn/core';
+import { actorFor, type CairnError } from '@cairn/core';
 import type { Grant } from '../auth.js';
 import type { Logger } from '../log.js';
 import { CloseCode } from '../wire.js';
@@ -70,7 +70,7 @@ export class Connection implements HubConnection {
     private readonly ctx: ConnectionContext,
   ) {
     this.grant = grant;
-    this.actor = /^(user|agent):/.test(grant.sub) ? grant.sub : `user:${grant.sub}`;
+    this.actor = actorFor(grant.sub, 'user');
     this.canWrite = grant.role !== 'read';
     const { limits } = ctx;
     this.messageRate = new TokenBucket(limits.messagesPerSecond, limits.messageBurst);

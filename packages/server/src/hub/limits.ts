@@ -22,6 +22,12 @@ export interface Limits {
   maxPendingAcks: number;
   /** Awareness client ids one connection may speak for. Default 8. */
   maxAwarenessClients: number;
+  /** Entries in one awareness message; a larger one is refused unread and closes the connection (4400). Default 64. */
+  maxAwarenessEntries: number;
+  /** Bytes of one client's awareness state (its JSON); a larger state is dropped. Default 16 KiB. */
+  maxAwarenessStateBytes: number;
+  /** Bytes of every awareness state of one plan together; states that would exceed it are dropped. Default 1 MiB. */
+  maxPresenceBytes: number;
   /** Bytes queued for a client that does not read; above it the connection is closed (4503). Default 64 MiB. */
   maxBufferedBytes: number;
 }
@@ -37,6 +43,9 @@ export const DEFAULT_LIMITS: Limits = {
   maxQueuedBytes: 16 * 1024 * 1024,
   maxPendingAcks: 64,
   maxAwarenessClients: 8,
+  maxAwarenessEntries: 64,
+  maxAwarenessStateBytes: 16 * 1024,
+  maxPresenceBytes: 1024 * 1024,
   maxBufferedBytes: 64 * 1024 * 1024,
 };
 
@@ -61,11 +70,28 @@ export class TokenBucket {
   }
 
   take(n = 1): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
-    this.last = t;
+    this.refill();
     if (this.tokens < n) return false;
     this.tokens -= n;
     return true;
+  }
+
+  /** Milliseconds until `n` could be taken (0: now; Infinity: never, `n` is above the burst). */
+  waitMs(n = 1): number {
+    if (n > this.burst) return Number.POSITIVE_INFINITY;
+    this.refill();
+    return this.tokens >= n ? 0 : ((n - this.tokens) / this.rate) * 1000;
+  }
+
+  /** Whether the bucket is full again (an idle caller: its bucket can be forgotten). */
+  get full(): boolean {
+    this.refill();
+    return this.tokens >= this.burst;
+  }
+
+  private refill(): void {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
+    this.last = t;
   }
 }

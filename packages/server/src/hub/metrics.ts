@@ -27,6 +27,16 @@ export function createHubMetrics(
     'Failed store writes, fsyncs and compactions.',
     () => read.store().errors,
   );
+  registry.gauge(
+    'cairn_store_damaged_logs',
+    'Plans refused because their log is damaged (see /healthz; `cairn log inspect` / `cairn log repair`).',
+    () => read.store().damagedLogs,
+  );
+  registry.counterFrom(
+    'cairn_store_torn_tails_total',
+    'Incomplete last records (writes cut short by a crash) cut off logs at load.',
+    () => read.store().tornTails,
+  );
   return {
     registry,
     connectionsTotal: registry.counter('cairn_connections_total', 'Sync connections accepted.'),

@@ -84,6 +84,9 @@ export class Room {
   private docBytes = 0;
   /** Which connection speaks for each awareness client id. */
   private readonly owners = new Map<number, Connection>();
+  /** Size of each client's awareness state (its JSON in UTF-8), and their sum: the plan's presence budget. */
+  private readonly presenceBytes = new Map<number, number>();
+  private presenceTotal = 0;
 
   constructor(
     planId: string,
@@ -334,22 +337,61 @@ export class Room {
   }
 
   private receiveAwareness(conn: Connection, update: Uint8Array): void {
-    const entries = read('awareness update', () => decodeAwarenessUpdate(update));
-    const allowed = entries.filter((entry) => this.maySpeakFor(conn, entry));
+    const { maxAwarenessEntries } = this.ctx.limits;
+    const entries = read('awareness update', () => decodeAwarenessUpdate(update, maxAwarenessEntries));
+    const allowed = this.admitPresence(conn, entries);
     if (allowed.length === 0) return;
     const filtered = allowed.length === entries.length ? update : encodeAwarenessEntries(allowed);
     awarenessProtocol.applyAwarenessUpdate(this.awareness, filtered, conn);
+    const states = this.awareness.getStates();
+    for (const entry of allowed) {
+      if (states.has(entry.clientId)) this.setPresenceBytes(entry.clientId, utf8Bytes(entry.json));
+      else this.setPresenceBytes(entry.clientId, 0);
+    }
+  }
+
+  // The caps hold within one message too: each new client id counts against the connection's cap as it is
+  // admitted, and each state against the plan's presence budget, so one frame of many entries cannot bypass them.
+  private admitPresence(conn: Connection, entries: readonly AwarenessEntry[]): AwarenessEntry[] {
+    const { maxAwarenessClients, maxAwarenessStateBytes, maxPresenceBytes } = this.ctx.limits;
+    const admittedIds = new Set<number>();
+    let total = this.presenceTotal;
+    const out: AwarenessEntry[] = [];
+    let overLimit = 0;
+    for (const entry of entries) {
+      // Others' states are dropped silently: a stock client echoes every change it hears.
+      if (!this.mayOwn(conn, entry)) continue;
+      if (!entry.removed) {
+        const size = utf8Bytes(entry.json);
+        const next = total - (this.presenceBytes.get(entry.clientId) ?? 0) + size;
+        const isNew = !this.owners.has(entry.clientId) && !admittedIds.has(entry.clientId);
+        const full = isNew && conn.awarenessClients.size + admittedIds.size >= maxAwarenessClients;
+        if (full || size > maxAwarenessStateBytes || next > maxPresenceBytes) {
+          overLimit++;
+          continue;
+        }
+        total = next;
+        if (!this.owners.has(entry.clientId)) admittedIds.add(entry.clientId);
+      }
+      out.push(entry);
+    }
+    if (overLimit > 0) this.ctx.metrics.refusedUpdatesTotal.inc({ reason: 'presence_limit' }, overLimit);
+    return out;
   }
 
   // A connection speaks for the client ids it announced first; another connection of the same subject may take
   // one over (a reconnect before the old socket timed out); nobody else can change or clear it.
-  private maySpeakFor(conn: Connection, entry: AwarenessEntry): boolean {
+  private mayOwn(conn: Connection, entry: AwarenessEntry): boolean {
     if (entry.clientId === this.awareness.clientID) return false;
     const owner = this.owners.get(entry.clientId);
-    if (owner === conn) return true;
-    if (owner) return owner.grant.sub === conn.grant.sub && !entry.removed;
-    if (entry.removed) return true;
-    return conn.awarenessClients.size < this.ctx.limits.maxAwarenessClients;
+    if (!owner || owner === conn) return true;
+    return owner.grant.sub === conn.grant.sub && !entry.removed;
+  }
+
+  private setPresenceBytes(clientId: number, bytes: number): void {
+    this.presenceTotal += bytes - (this.presenceBytes.get(clientId) ?? 0);
+    if (bytes === 0) this.presenceBytes.delete(clientId);
+    else this.presenceBytes.set(clientId, bytes);
   }
 
   private readonly onAwareness = (
@@ -370,6 +412,7 @@ export class Room {
     for (const id of removed) {
       this.owners.get(id)?.awarenessClients.delete(id);
       this.owners.delete(id);
+      this.setPresenceBytes(id, 0);
     }
     const changed = [...added, ...updated, ...removed];
     const message = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
@@ -397,6 +440,12 @@ export class Room {
       this.ctx.logger.error('could not store an update', { plan: this.planId, error: describeError(error) });
     }
   };
+}
+
+const utf8 = new TextEncoder();
+
+function utf8Bytes(text: string): number {
+  return utf8.encode(text).byteLength;
 }
 
 function awarenessMessage(update: Uint8Array): Uint8Array {

@@ -13,21 +13,14 @@ import {
   setSkillStatus,
   skillsDocId,
   successRate,
-  toCairnError,
   traceDocId,
 } from '@cairn/core';
 import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
-import {
-  authorize,
-  type PlanRoutesOptions,
-  readBody,
-  subjectOf,
-  userActor,
-  withPlan,
-} from '../http/plans.js';
+import { type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from '../http/plans.js';
 import { bearerToken, type Router, sendJson } from '../http/router.js';
+import { authorizeRequest } from '../http/routes.js';
 import type { SyncHub } from '../hub/hub.js';
 import type { Learner } from './learner.js';
 
@@ -84,7 +77,7 @@ export function registerLearningRoutes(
 
   router.get('/api/plans/:plan/traces', async ({ req, res, params }) => {
     const planId = params.plan!;
-    await authorize(hub, req, planId, 'read');
+    await authorizeRequest(hub, req, planId, 'read');
     const exists = hub.isLoaded(traceDocId(planId)) || (options.planExists?.(traceDocId(planId)) ?? true);
     const calls = exists ? await learner.readTrace(planId) : [];
     sendJson(res, 200, { plan: planId, bound: learner.bound, calls });
@@ -92,7 +85,7 @@ export function registerLearningRoutes(
 
   router.add('POST', '/api/plans/:plan/distill', async ({ req, res, params }) => {
     const planId = params.plan!;
-    const grant = await authorize(hub, req, planId, 'write');
+    const grant = await authorizeRequest(hub, req, planId, 'write');
     const actor = userActor(subjectOf(hub, grant));
     const body = parseDistill(await readBody(req, true));
     await withPlan(hub, options, planId, async () => {
@@ -140,15 +133,16 @@ async function authorizeScope(
     );
   }
   hub.validatePlanId(skillsDocId(scope));
-  try {
-    return await hub.auth.authorizeScope(bearerToken(req), scope, needs);
-  } catch (error) {
-    const cause = toCairnError(error);
-    if (cause.code === 'unauthorized' && !req.headers.authorization) {
-      throw new CairnError('unauthorized', 'No token: send it as the header Authorization: Bearer <jwt>.');
-    }
-    throw cause;
+  const token = bearerToken(req);
+  if (!token && !hub.auth.open) {
+    throw new CairnError(
+      'unauthorized',
+      req.headers.authorization
+        ? 'The Authorization header is not "Bearer <jwt>".'
+        : 'No token: send it as the header Authorization: Bearer <jwt>.',
+    );
   }
+  return hub.auth.authorizeScope(token, scope, needs);
 }
 
 /** Runs `fn` on the scope's skills document; a scope that never learned anything reads as empty. */

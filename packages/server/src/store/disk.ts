@@ -2,17 +2,19 @@
 // of the server and of an agent's fs persistence hold the same files), a lock per plan and one for the directory.
 import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CairnError, toCairnError } from '@cairn/core';
+import { CairnError, isCairnError, toCairnError } from '@cairn/core';
 import {
   acquireLock,
   type CompactionPolicy,
   type Durability,
+  describeRecovery,
   type FileLock,
+  type LogDamage,
   type LogRecovery,
   planFiles,
   UpdateLog,
 } from '@cairn/core/fs';
-import type { PlanStore, StoreMetrics } from './store.js';
+import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';
 
 export interface DiskStoreOptions {
   /**
@@ -25,7 +27,7 @@ export interface DiskStoreOptions {
   fsyncDelayMs?: number;
   /** When to replace a plan's history by a snapshot. Default `{ records: 1000, minBytes: 16384 }`. */
   compaction?: CompactionPolicy | false;
-  /** Told when a log had a torn or corrupt tail that the load cut off. */
+  /** Told when the load cut an incomplete last record off a log (also reported through `onError`). */
   onRecover?: (recovery: LogRecovery & { planId: string; path: string }) => void;
   /** File system calls; node:fs by default (tests wrap it to inject failures). */
   fs?: typeof nodeFs;
@@ -50,7 +52,9 @@ export class DiskStore implements PlanStore {
   private readonly fs: typeof nodeFs;
   private readonly plans = new Map<string, OpenPlan>();
   private readonly listeners = new Set<(error: Error, planId: string) => void>();
-  private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0 };
+  private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
+  /** Plans refused because their log is damaged; a load that succeeds (after a repair) removes its entry. */
+  private readonly damaged = new Map<string, DamagedLog>();
   private dirLock: FileLock | null;
 
   /**
@@ -119,9 +123,12 @@ export class DiskStore implements PlanStore {
     } catch (error) {
       lock.release();
       this.counters.errors++;
+      const damage = isCairnError(error) ? (error.details.damage as LogDamage | undefined) : undefined;
+      if (damage) this.refuseDamaged(planId, damage);
       throw error;
     }
-    if (log.recovery) this.options.onRecover?.({ ...log.recovery, planId, path: files.log });
+    this.damaged.delete(planId);
+    if (log.recovery) this.tellRecovery(planId, log.recovery);
     const plan: OpenPlan = { log, lock, snapshot, compacting: null, retryAt: 0, retryDelay: 0 };
     this.plans.set(planId, plan);
     const records = log.takeLoadedRecords();
@@ -188,7 +195,11 @@ export class DiskStore implements PlanStore {
   metrics(): StoreMetrics {
     let bytes = 0;
     for (const plan of this.plans.values()) bytes += plan.log.stats().bytes;
-    return { plans: this.plans.size, bytes, ...this.counters };
+    return { plans: this.plans.size, bytes, damagedLogs: this.damaged.size, ...this.counters };
+  }
+
+  damagedLogs(): DamagedLog[] {
+    return [...this.damaged.values()];
   }
 
   onError(listener: (error: Error, planId: string) => void): () => void {
@@ -229,6 +240,21 @@ export class DiskStore implements PlanStore {
       .finally(() => {
         plan.compacting = null;
       });
+  }
+
+  // The hub logs each refused load (the error names the file and what is left); this keeps it for /healthz.
+  private refuseDamaged(planId: string, damage: LogDamage): void {
+    if (this.damaged.has(planId)) return;
+    const { path, offset, keptRecords, recordsAfter, damagedBytes } = damage;
+    const since = new Date().toISOString();
+    this.damaged.set(planId, { planId, path, offset, keptRecords, recordsAfter, damagedBytes, since });
+  }
+
+  private tellRecovery(planId: string, recovery: LogRecovery): void {
+    const path = planFiles(this.dir, planId).log;
+    this.counters.tornTails++;
+    this.emit(new CairnError('storage', describeRecovery(path, recovery), { path, recovery }), planId);
+    this.options.onRecover?.({ ...recovery, planId, path });
   }
 
   private report(error: Error, planId: string): void {

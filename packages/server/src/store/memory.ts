@@ -65,7 +65,7 @@ export class MemoryStore implements PlanStore {
   metrics(): StoreMetrics {
     let bytes = 0;
     for (const id of this.loaded.keys()) for (const u of this.plans.get(id) ?? []) bytes += u.byteLength;
-    return { plans: this.loaded.size, bytes, ...this.counters };
+    return { plans: this.loaded.size, bytes, damagedLogs: 0, tornTails: 0, ...this.counters };
   }
 }
 

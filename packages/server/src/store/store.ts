@@ -26,6 +26,8 @@ export interface PlanStore {
   validatePlanId?(planId: string): void;
   /** Counters and gauges for /metrics. */
   metrics(): StoreMetrics;
+  /** Plans whose log was found damaged and refused (until an operator repairs it); /healthz shows the count. */
+  damagedLogs?(): DamagedLog[];
   /** Errors the store hits in the background (a scheduled fsync or compaction); returns an unsubscribe. */
   onError?(listener: (error: Error, planId: string) => void): () => void;
 }
@@ -40,4 +42,23 @@ export interface StoreMetrics {
   errors: number;
   /** Bytes currently held for loaded plans (on disk or in memory). */
   bytes: number;
+  /** Plans refused because their log is damaged, not yet repaired. */
+  damagedLogs: number;
+  /** Incomplete last records cut off logs at load (writes a crash cut short) since start. */
+  tornTails: number;
+}
+
+/** A plan the store refuses to load because its log is damaged: what is left, and where. */
+export interface DamagedLog {
+  planId: string;
+  path: string;
+  /** Offset of the first damaged byte. */
+  offset: number;
+  /** Intact records before the damage and after it. */
+  keptRecords: number;
+  recordsAfter: number;
+  /** Bytes that hold no intact record: what is lost unless a client still holds those edits. */
+  damagedBytes: number;
+  /** When this store first refused it (ISO 8601). */
+  since: string;
 }

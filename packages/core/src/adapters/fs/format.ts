@@ -78,6 +78,91 @@ export function parseRecords(bytes: Uint8Array): ParsedLog {
   return { records, end: offset, bad: null };
 }
 
+/** An intact record found by `scanLog`, with where it starts in the file. */
+export interface ScannedRecord {
+  offset: number;
+  payload: Uint8Array;
+}
+
+/** Everything a damaged log still holds: what `inspect` and `repair` work from. */
+export interface LogScan {
+  /** File size. */
+  bytes: number;
+  /** Intact records before the first damage (what a plain parse keeps). */
+  before: ScannedRecord[];
+  /** The first damage, or null for an intact log. */
+  bad: BadTail | null;
+  /** Intact records after a corrupt stretch, found by looking for the next frame whose checksum matches. */
+  after: ScannedRecord[];
+  /** Byte ranges `[start, end)` that hold no intact record (the damage; a torn tail is one such range). */
+  damaged: Array<[number, number]>;
+}
+
+/**
+ * Reads every intact record of a log, past damage too: after a bad record it tries each later offset until a
+ * frame's checksum matches (and it is followed by the end of the file or another plausible frame), and goes on
+ * from there. A record directly before a second damage can be missed. Costs a pass over the bytes after the
+ * damage: `open` runs it only when a parse stopped early.
+ */
+export function scanLog(bytes: Uint8Array): LogScan {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const withOffsets = (from: number, parsed: ParsedLog): ScannedRecord[] => {
+    const out: ScannedRecord[] = [];
+    let offset = from;
+    for (const payload of parsed.records) {
+      out.push({ offset, payload });
+      offset += FRAME_BYTES + payload.byteLength;
+    }
+    return out;
+  };
+  const first = parseRecords(bytes);
+  const scan: LogScan = {
+    bytes: bytes.byteLength,
+    before: withOffsets(HEADER_BYTES, first),
+    bad: first.bad,
+    after: [],
+    damaged: [],
+  };
+  let bad = first.bad;
+  while (bad) {
+    const next = nextIntactFrame(bytes, view, bad.offset + 1);
+    scan.damaged.push([bad.offset, next ?? bytes.byteLength]);
+    if (next === null) break;
+    const rest = parseFrom(bytes, next);
+    scan.after.push(...withOffsets(next, rest));
+    bad = rest.bad;
+  }
+  // A length field hit by a flipped bit can make a record in the middle look torn: intact records after it
+  // prove it was not the last write.
+  if (scan.bad && scan.after.length > 0) scan.bad = { offset: scan.bad.offset, kind: 'corrupt' };
+  return scan;
+}
+
+function parseFrom(bytes: Uint8Array, offset: number): ParsedLog {
+  // parseRecords starts after a header: hand it a view that puts `offset` where the first record would be.
+  const shifted = parseRecords(bytes.subarray(offset - HEADER_BYTES));
+  return {
+    records: shifted.records,
+    end: shifted.end + offset - HEADER_BYTES,
+    bad: shifted.bad ? { ...shifted.bad, offset: shifted.bad.offset + offset - HEADER_BYTES } : null,
+  };
+}
+
+function nextIntactFrame(bytes: Uint8Array, view: DataView, from: number): number | null {
+  for (let offset = from; offset + FRAME_BYTES < bytes.byteLength; offset++) {
+    const end = offset + FRAME_BYTES + view.getUint32(offset, true);
+    if (end === offset + FRAME_BYTES || end > bytes.byteLength) continue;
+    // Cheap check first: an intact frame ends at the end of the file or where another frame fits.
+    if (end !== bytes.byteLength) {
+      if (end + FRAME_BYTES > bytes.byteLength) continue;
+      const nextLength = view.getUint32(end, true);
+      if (nextLength === 0 || end + FRAME_BYTES + nextLength > bytes.byteLength) continue;
+    }
+    if (crc32(bytes.subarray(offset + FRAME_BYTES, end)) === view.getUint32(offset + 4, true)) return offset;
+  }
+  return null;
+}
+
 // A tail of zeros is a file the kernel extended but a crash never filled (power loss): torn, not corrupt.
 function badAt(bytes: Uint8Array, offset: number): BadTail {
   for (let i = offset; i < bytes.byteLength; i++) if (bytes[i] !== 0) return { offset, kind: 'corrupt' };

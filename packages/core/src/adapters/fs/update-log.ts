@@ -3,7 +3,15 @@
 import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CairnError } from '../../errors.js';
-import { checkHeader, encodeHeader, encodeRecord, HEADER_BYTES, parseRecords } from './format.js';
+import {
+  checkHeader,
+  encodeHeader,
+  encodeRecord,
+  HEADER_BYTES,
+  type LogScan,
+  parseRecords,
+  scanLog,
+} from './format.js';
 
 /**
  * - `batched` (default): each append is written with `writeSync` before `append` returns, so it is in the OS page
@@ -41,17 +49,31 @@ export interface UpdateLogOptions {
   fs?: typeof nodeFs;
 }
 
-/** What `open` found wrong at the end of the file and cut off. */
+/** What `open` cut off the end of the file: an incomplete last record (a write a crash cut short). */
 export interface LogRecovery {
-  /** `torn`: an incomplete last record (a crash mid-write). `corrupt`: a checksum failure with bytes after it. */
-  kind: 'torn' | 'corrupt';
+  kind: 'torn';
   /** Offset where the valid records end and the file was cut. */
   offset: number;
   discardedBytes: number;
   /** Valid records kept before the cut. */
   keptRecords: number;
-  /** For `corrupt`: the file that now holds the discarded bytes, so nothing is lost for good. */
-  savedTo: string | null;
+}
+
+/**
+ * What a damaged log (a record that fails its checksum, with bytes after it) still holds. `open` refuses such a
+ * file with CairnError('storage') carrying this as `details.damage`, and leaves it untouched for `inspectLog` /
+ * `repairLog` (the `cairn log` command).
+ */
+export interface LogDamage {
+  path: string;
+  /** Offset of the first damaged byte. */
+  offset: number;
+  /** Intact records before the damage. */
+  keptRecords: number;
+  /** Intact records found after the damage (they may depend on what the damage destroyed). */
+  recordsAfter: number;
+  /** Bytes that hold no intact record. */
+  damagedBytes: number;
 }
 
 export interface UpdateLogStats {
@@ -127,9 +149,9 @@ export class UpdateLog {
   private pendingSync: Promise<void> | null = null;
 
   /**
-   * Opens (or creates) the log at `path` and reads its records. A torn or corrupt tail is cut off (corrupt bytes
-   * are first saved next to the log) and described in `recovery`. Throws CairnError('storage') if the file cannot
-   * be read or is not an update log. The caller must hold the plan's lock.
+   * Opens (or creates) the log at `path` and reads its records. A torn tail is cut off and described in
+   * `recovery`. Throws CairnError('storage') if the file cannot be read, is not an update log, or is damaged
+   * (`details.damage`, a LogDamage: the file is left untouched). The caller must hold the plan's lock.
    */
   static open(path: string, options: UpdateLogOptions = {}): UpdateLog {
     const fs = options.fs ?? nodeFs;
@@ -157,21 +179,19 @@ export class UpdateLog {
         return new UpdateLog(path, fs, fd, options, [], HEADER_BYTES, null, true);
       }
       const parsed = parseRecords(bytes);
+      // A checksum failure with bytes after it, or intact records behind what looks like a torn tail, is damage:
+      // cutting there would drop data, so the file is refused untouched and an operator decides.
+      const scan = parsed.bad ? scanLog(bytes) : null;
+      if (scan?.bad?.kind === 'corrupt') throw damagedError(describeDamage(path, scan));
       let recovery: LogRecovery | null = null;
       if (parsed.bad) {
-        let savedTo: string | null = null;
-        if (parsed.bad.kind === 'corrupt') {
-          savedTo = `${path}.corrupt-${Date.now()}`;
-          fs.writeFileSync(savedTo, bytes.subarray(parsed.end), { flag: 'wx' });
-        }
         fs.ftruncateSync(fd, parsed.end);
         fs.fsyncSync(fd);
         recovery = {
-          kind: parsed.bad.kind,
+          kind: 'torn',
           offset: parsed.end,
           discardedBytes: bytes.byteLength - parsed.end,
           keptRecords: parsed.records.length,
-          savedTo,
         };
       }
       return new UpdateLog(path, fs, fd, options, parsed.records, parsed.end, recovery, false);
@@ -411,6 +431,37 @@ export class UpdateLog {
   }
 }
 
+/** One line for an operator: which file lost what to a torn tail. */
+export function describeRecovery(path: string, recovery: LogRecovery): string {
+  return (
+    `${path} ended in an incomplete record at byte ${recovery.offset} (a write cut short by a crash): ` +
+    `cut ${recovery.discardedBytes} bytes, which held no complete update; kept ${recovery.keptRecords} records.`
+  );
+}
+
+/** Summarizes a scan of a damaged log. */
+export function describeDamage(path: string, scan: LogScan): LogDamage {
+  return {
+    path,
+    offset: scan.bad?.offset ?? scan.bytes,
+    keptRecords: scan.before.length,
+    recordsAfter: scan.after.length,
+    damagedBytes: scan.damaged.reduce((sum, [start, end]) => sum + end - start, 0),
+  };
+}
+
+function damagedError(damage: LogDamage): CairnError {
+  return new CairnError(
+    'storage',
+    `${damage.path} is damaged: the record at byte ${damage.offset} fails its checksum ` +
+      `(${damage.damagedBytes} bytes hold no intact record; ${damage.keptRecords} intact records come before them ` +
+      `and ${damage.recordsAfter} after). The plan is not opened, so nothing overwrites what is left. ` +
+      `See what it holds with "cairn log inspect ${damage.path}" and keep every intact record with ` +
+      `"cairn log repair ${damage.path}".`,
+    { path: damage.path, damage },
+  );
+}
+
 function storageError(action: string, path: string, cause: unknown): CairnError {
   const err = cause as NodeJS.ErrnoException;
   const reason = err?.message ?? String(cause);
@@ -449,7 +500,7 @@ function fsyncAsync(fs: typeof nodeFs, fd: number): Promise<void> {
 }
 
 // Windows cannot open a directory for fsync; NTFS makes renames durable on its own.
-function fsyncDirSync(fs: typeof nodeFs, path: string): void {
+export function fsyncDirSync(fs: typeof nodeFs, path: string): void {
   if (process.platform === 'win32') return;
   const fd = fs.openSync(dirname(path), 'r');
   try {

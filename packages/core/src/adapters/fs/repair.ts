@@ -1,0 +1,131 @@
+// What an operator does with a damaged update log, which `UpdateLog.open` refuses: see what it still holds
+// (`inspectLog`), then keep every intact record in a new log, the original kept beside it (`repairLog`).
+import * as nodeFs from 'node:fs';
+import * as Y from 'yjs';
+import { CairnError } from '../../errors.js';
+import { checkHeader, encodeHeader, encodeRecord, type LogScan, scanLog } from './format.js';
+import { acquireLock } from './lock.js';
+import { describeDamage, fsyncDirSync, type LogDamage } from './update-log.js';
+
+export interface LogInspection {
+  path: string;
+  /** File size. */
+  bytes: number;
+  /** `empty`: a file cut short while its header was written (it holds nothing). */
+  header: 'ok' | 'empty' | 'bad';
+  /** Intact records before the first damage (the whole log when it is intact). */
+  records: number;
+  /** A record that fails its checksum with bytes after it; `open` refuses the file until it is repaired. */
+  damage: LogDamage | null;
+  /** Bytes of an incomplete last record (a write a crash cut short); `open` cuts them by itself. */
+  tornBytes: number;
+  /**
+   * Applying every intact record leaves updates that wait for what the damage destroyed. They are kept by a
+   * repair: a client that still holds the lost edits sends them on its next sync, and they apply then.
+   */
+  pending: boolean;
+}
+
+export interface LogRepair extends LogInspection {
+  /** False when there was nothing to repair (the file is untouched). */
+  repaired: boolean;
+  /** Records written to the new log. */
+  keptRecords: number;
+  /** Intact records after the damage that were left out (`dropAfterDamage`). */
+  droppedRecords: number;
+  /** The original file, kept whole under this name; null if nothing was repaired. */
+  backup: string | null;
+}
+
+export interface RepairOptions {
+  /** Keep only the records before the damage (default: every intact record, those after it too). */
+  dropAfterDamage?: boolean;
+  fs?: typeof nodeFs;
+}
+
+/** Reads a log without changing it (no lock needed). Throws CairnError('not_found') if there is no such file. */
+export function inspectLog(path: string, fs: typeof nodeFs = nodeFs): LogInspection {
+  return inspectBytes(path, readLog(path, fs)).inspection;
+}
+
+/**
+ * Rewrites a damaged or torn log with its intact records: the new file is written beside it, fsynced and renamed
+ * over it; the original stays whole as `<log>.damaged-<ms>`. Takes the plan's lock, so it fails with
+ * CairnError('locked') while a process has the plan open. A file that is not an update log is refused untouched.
+ */
+export function repairLog(path: string, options: RepairOptions = {}): LogRepair {
+  const fs = options.fs ?? nodeFs;
+  if (!path.endsWith('.log')) {
+    throw new CairnError('invalid_argument', `${path} is not a plan log: its name must end in ".log".`, {
+      path,
+    });
+  }
+  const lock = acquireLock(`${path.slice(0, -'.log'.length)}.lock`, fs);
+  try {
+    const { inspection, scan } = inspectBytes(path, readLog(path, fs));
+    if (inspection.header === 'bad') {
+      throw new CairnError(
+        'storage',
+        `${path} is not a Cairn update log (its first bytes are not "CYL1" + version); it was left untouched.`,
+        { path },
+      );
+    }
+    const unchanged = { ...inspection, repaired: false, keptRecords: inspection.records, droppedRecords: 0 };
+    if (!scan?.bad) return { ...unchanged, backup: null };
+    const kept = options.dropAfterDamage ? scan.before : [...scan.before, ...scan.after];
+    const tmp = `${path}.repair-${process.pid}`;
+    const fd = fs.openSync(tmp, 'w', 0o644);
+    try {
+      fs.writeFileSync(fd, Buffer.concat([encodeHeader(), ...kept.map((r) => encodeRecord(r.payload))]));
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const backup = `${path}.damaged-${Date.now()}`;
+    fs.linkSync(path, backup); // the original's bytes stay whole under the new name
+    fs.renameSync(tmp, path);
+    fsyncDirSync(fs, path);
+    return {
+      ...unchanged,
+      repaired: true,
+      keptRecords: kept.length,
+      droppedRecords: scan.before.length + scan.after.length - kept.length,
+      backup,
+    };
+  } finally {
+    lock.release();
+  }
+}
+
+function readLog(path: string, fs: typeof nodeFs): Uint8Array {
+  try {
+    return fs.readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CairnError('not_found', `There is no log at ${path}.`, { path });
+    throw new CairnError('storage', `Could not read ${path}: ${(error as Error).message}`, { path });
+  }
+}
+
+function inspectBytes(path: string, bytes: Uint8Array): { inspection: LogInspection; scan: LogScan | null } {
+  const header = checkHeader(bytes);
+  const inspection: LogInspection = {
+    path,
+    bytes: bytes.byteLength,
+    header,
+    records: 0,
+    damage: null,
+    tornBytes: 0,
+    pending: false,
+  };
+  if (header !== 'ok') return { inspection, scan: null };
+  const scan = scanLog(bytes);
+  inspection.records = scan.before.length;
+  if (scan.bad?.kind === 'corrupt') inspection.damage = describeDamage(path, scan);
+  if (scan.bad?.kind === 'torn') inspection.tornBytes = bytes.byteLength - scan.bad.offset;
+  const doc = new Y.Doc();
+  for (const record of [...scan.before, ...scan.after]) Y.applyUpdate(doc, record.payload);
+  inspection.pending = doc.store.pendingStructs !== null || doc.store.pendingDs !== null;
+  doc.destroy();
+  return { inspection, scan };
+}

@@ -1,0 +1,83 @@
+// Change events: what one transaction did to the tasks, read from Yjs's deep events, and who did it (the local
+// writer's actor, or for a peer's change the actor the task or tombstone records).
+import type * as Y from 'yjs';
+import type { ObservedChange } from './aliases.js';
+import { readTombstone, snapshotTask, taskAt } from './doc.js';
+import { originActor } from './origins.js';
+import { F } from './schema.js';
+
+export interface TaskChange {
+  id: string;
+  kind: 'added' | 'updated' | 'removed';
+  /** Who made the change: the transaction's actor, or for a remote change the actor recorded in the task. */
+  actor: string;
+  /** The task fields that changed, without updatedAt/updatedBy (empty for added/removed). */
+  fields: string[];
+}
+
+export interface PlanChangeEvent {
+  /** True when the change was made through this document (not received from a peer or a store). */
+  local: boolean;
+  changes: TaskChange[];
+}
+
+/** Fields every write stamps; change events leave them out of `fields`. */
+const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
+
+type Collected = { kind: TaskChange['kind']; fields: Set<string> };
+
+/**
+ * The tasks one transaction touched, by id, with the kind of change and the fields written. A key whose value
+ * is not a task map (a writer's stray value) counts as a removed task: for every view, that task is gone.
+ */
+export function collectChanges(
+  events: ReadonlyArray<Y.YEvent<Y.AbstractType<unknown>>>,
+  tasks: Y.Map<unknown>,
+): Map<string, ObservedChange & Collected> {
+  const changes = new Map<string, Collected>();
+  const note = (id: string, kind: TaskChange['kind'], field?: string) => {
+    const change = changes.get(id);
+    if (!change) changes.set(id, { kind, fields: new Set(field ? [field] : []) });
+    else {
+      if (kind !== 'updated') change.kind = kind;
+      if (field) change.fields.add(field);
+    }
+  };
+  for (const event of events) {
+    if (event.target === tasks) {
+      for (const [id, change] of event.changes.keys) {
+        note(id, change.action === 'add' ? 'added' : change.action === 'delete' ? 'removed' : 'updated');
+      }
+      continue;
+    }
+    const id = String(event.path[0]);
+    if (event.path.length >= 2) note(id, 'updated', String(event.path[1]));
+    else for (const key of event.changes.keys.keys()) note(id, 'updated', key);
+  }
+  for (const [id, change] of changes) {
+    if (change.kind !== 'removed' && !taskAt(tasks, id)) change.kind = 'removed';
+  }
+  return changes;
+}
+
+/** The change list of an event, each change attributed. */
+export function describeChanges(
+  changes: ReadonlyMap<string, Collected>,
+  txn: Y.Transaction,
+  tasks: Y.Map<unknown>,
+  removed: Y.Map<unknown>,
+): TaskChange[] {
+  const localActor = txn.local ? originActor(txn.origin) : null;
+  const list: TaskChange[] = [];
+  for (const [id, { kind, fields }] of changes) {
+    const map = kind === 'removed' ? undefined : taskAt(tasks, id);
+    const recorded = map ? snapshotTask(id, map).updatedBy : readTombstone(removed.get(id)).by;
+    list.push({
+      id,
+      kind,
+      actor: localActor ?? recorded ?? 'unknown',
+      fields: kind === 'updated' ? [...fields].filter((f) => !BOOKKEEPING.has(f)).sort() : [],
+    });
+  }
+  return list;
+}

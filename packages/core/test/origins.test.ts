@@ -1,0 +1,24 @@
+// Every transaction origin Cairn makes reads back as one tagged value: a Plan's write, its undo, a store's load.
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { createPlan, readOrigin, type TransactionOrigin } from '../src/index.js';
+import { applyStored } from '../src/storage.js';
+
+describe('readOrigin', () => {
+  it('tells a local write, an undo, a store load and anything else apart', () => {
+    const doc = new Y.Doc();
+    const seen: TransactionOrigin[] = [];
+    doc.on('afterTransaction', (txn: Y.Transaction) => seen.push(readOrigin(txn.origin)));
+    const plan = createPlan({ doc, actor: 'agent:a' });
+    plan.add({ title: 'one' });
+    plan.undo();
+    const store = {};
+    const other = new Y.Doc();
+    other.getMap('tasks').set('x', new Y.Map());
+    applyStored(doc, [Y.encodeStateAsUpdate(other)], store);
+    doc.transact(() => doc.getMap('meta').set('k', 1), Symbol('mine'));
+    expect(seen.map((o) => o.source)).toEqual(['local', 'undo', 'store', 'unknown']);
+    expect(seen[0]).toEqual({ source: 'local', actor: 'agent:a' });
+    expect(seen[1]).toEqual({ source: 'undo', actor: 'agent:a' });
+  });
+});
