@@ -43,7 +43,10 @@ export class Session {
   readonly plan: Plan;
   readonly chat: Chat;
   readonly persistence: IndexedDBPersistence;
-  /** The plan's trace of tool calls: a document of its own, stored and synced beside the plan. */
+  /**
+   * The plan's trace of tool calls: a document of its own, synced beside the plan. Not stored in this browser (the
+   * browser's quota is the plan's): calls made offline reach the server when the open tab reconnects.
+   */
   readonly traces = new Y.Doc();
   /** The learned skills of the plan's scope (read-only: the server writes them). */
   readonly skills = new Y.Doc();
@@ -73,8 +76,6 @@ export class Session {
       this.fail(`This browser could not store the plan: ${error.message}`),
     );
     this.scope = scopeOf(options.planId);
-    // The trace keeps calls made offline until the server has them; the skills come from the server only.
-    openIndexedDBPersistence()(`cairn-demo:${traceDocId(options.planId)}`, this.traces);
     this.awareness = new Awareness(this.doc);
     this.plan = createPlan({ doc: this.doc, actor: userActor(options.identity) });
     this.chat = createChat(this.doc, { actor: userActor(options.identity) });

@@ -187,11 +187,6 @@ export class Learner extends EventEmitter<LearningEvents> {
     this.ready = this.findQueued(options.listPlans ?? null);
   }
 
-  /** Whether skills are written by a model (its name) or offline (null). */
-  get distillerName(): string | null {
-    return this.distiller?.name ?? null;
-  }
-
   /** Records a call made on the server (the HTTP tool route) in the plan's trace, durably. */
   recordCall(planId: string, call: ToolCallRecord): Promise<void> {
     return this.onTrace(planId, async (trace) => {
@@ -232,9 +227,12 @@ export class Learner extends EventEmitter<LearningEvents> {
           { planId },
         );
       }
-      return this.enqueue(trace, { ...sample, calls }, request.actor);
+      // Not handed to the sweep: the try below comes first, and a failed try schedules its retry.
+      return this.enqueue(trace, { ...sample, calls }, request.actor, false);
     });
-    return this.attemptOne(planId, job.id);
+    const result = await this.attemptOne(planId, job.id);
+    if (!result) throw new CairnError('internal', `The distillation ${job.id} of plan "${planId}" vanished.`);
+    return result;
   }
 
   /** Runs every due job now. Resolves with how many skills were learned and how many jobs wait for a retry. */
@@ -403,7 +401,7 @@ export class Learner extends EventEmitter<LearningEvents> {
 
   // ------------------------------------------------------------------ the queue
 
-  private enqueue(trace: PlanHandle, sample: TraceSample, by: Actor): DistillJob {
+  private enqueue(trace: PlanHandle, sample: TraceSample, by: Actor, schedule = true): DistillJob {
     const now = this.now();
     const job: DistillJob = {
       id: `${sample.taskId ?? 'conversation'}:${now}`,
@@ -427,7 +425,7 @@ export class Learner extends EventEmitter<LearningEvents> {
       const all = readPending(trace.doc);
       for (const old of all.slice(0, Math.max(0, all.length - MAX_PENDING))) pending.delete(old.id);
     }, 'learning');
-    this.markDue(sample.planId, job.nextAt);
+    if (schedule) this.markDue(sample.planId, job.nextAt);
     this.emit('queued', job);
     return job;
   }
@@ -443,8 +441,8 @@ export class Learner extends EventEmitter<LearningEvents> {
         for (const job of jobs) {
           if (job.nextAt > now) continue;
           const result = await this.attemptOne(planId, job.id);
-          if (result.status === 'learned') totals.learned++;
-          else totals.retried++;
+          if (result?.status === 'learned') totals.learned++;
+          else if (result) totals.retried++;
         }
       } catch (error) {
         this.logger.error('a learning sweep of a plan failed', { plan: planId, error: describeError(error) });
@@ -454,11 +452,14 @@ export class Learner extends EventEmitter<LearningEvents> {
     return totals;
   }
 
-  /** One try at a queued job: the skill is stored and the job removed, or the job is rescheduled. */
-  private attemptOne(planId: string, jobId: string): Promise<DistillResult> {
+  /**
+   * One try at a queued job: the skill is stored and the job removed, or the job is rescheduled. Null when the
+   * job is gone (another try learned it meanwhile).
+   */
+  private attemptOne(planId: string, jobId: string): Promise<DistillResult | null> {
     return this.onTrace(planId, async (trace) => {
       const job = readPending(trace.doc).find((j) => j.id === jobId);
-      if (!job) throw new CairnError('not_found', `No queued distillation ${jobId} in plan "${planId}".`);
+      if (!job) return null;
       let written: { draft: SkillDraft; author: SkillAuthor };
       try {
         written = await this.write(job);
