@@ -146,7 +146,10 @@ describe('http', () => {
 
   it('limits /api/ requests per token (429 with Retry-After), as the WebSocket side limits each connection', async () => {
     const secret = 'http-test-secret-long-enough-for-hs256!';
-    const server = await startServer({ secret, httpRateLimits: { requestsPerSecond: 2, requestBurst: 5 } });
+    const server = await startServer({
+      secret,
+      httpRateLimits: { requestsPerSecond: 0.25, requestBurst: 5 },
+    });
     const ann = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'ann' });
     const bob = await signToken(secret, { plan: 'acme:*', role: 'read', sub: 'bob' });
     const tools = (token: string) =>
@@ -155,20 +158,23 @@ describe('http', () => {
     const limited = await tools(ann);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(await limited.json()).toMatchObject({ error: { code: 'limit', message: /at most 2 per second/ } });
+    expect(await limited.json()).toMatchObject({
+      error: { code: 'limit', message: /at most 0.25 per second/ },
+    });
     // Another token, and the server's own endpoints, are not affected.
     expect((await tools(bob)).status).toBe(200);
     expect((await fetch(`${server.http}/healthz`)).status).toBe(200);
-    // The bucket refills at the sustained rate.
+    // The bucket refills at the sustained rate (one request every 4 s; slow, so a loaded machine cannot refill it
+    // before the limit is checked above).
     await vi.waitFor(async () => expect((await tools(ann)).status).toBe(200), {
-      timeout: 10_000,
-      interval: 250,
+      timeout: 15_000,
+      interval: 500,
     });
   });
 
   it('counts callers without a token by address, and body bytes by Content-Length', async () => {
     const server = await startServer({
-      httpRateLimits: { requestsPerSecond: 100, requestBurst: 100, bytesPerSecond: 1000, byteBurst: 3000 },
+      httpRateLimits: { requestsPerSecond: 100, requestBurst: 100, bytesPerSecond: 10, byteBurst: 3000 },
     });
     const post = () =>
       fetch(`${server.http}/api/plans/p/tools/list_tasks`, {

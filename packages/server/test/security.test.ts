@@ -371,7 +371,7 @@ describe('auth edges', () => {
         .setProtectedHeader({ alg: 'HS256' })
         .setExpirationTime(now() - seconds)
         .sign(key);
-    const withinTolerance = await both(server, await expiredAgo(2));
+    const withinTolerance = await both(server, await expiredAgo(1));
     expect(withinTolerance).toMatchObject({ status: 200, ws: 'open' });
     // The connection ends when the tolerance does, not at once and not never.
     const opened = Date.now();

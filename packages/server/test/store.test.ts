@@ -62,18 +62,26 @@ describe('stores', () => {
   });
 });
 
+/** Node's fs whose writes fail with ENOSPC while `full` is set. */
+function fullableDisk() {
+  const disk = {
+    full: false,
+    fs: {
+      ...nodeFs,
+      writeSync: ((...args: Parameters<typeof nodeFs.writeSync>) => {
+        if (disk.full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        return (nodeFs.writeSync as (...a: unknown[]) => number)(...args);
+      }) as typeof nodeFs.writeSync,
+    } as typeof nodeFs,
+  };
+  return disk;
+}
+
 describe('store errors through the server', () => {
   it('fails the acknowledgement, logs and counts a failed write, and repairs the log once the disk recovers', async () => {
     const dir = await tempDir();
-    let full = false;
-    const fs = {
-      ...nodeFs,
-      writeSync: ((...args: Parameters<typeof nodeFs.writeSync>) => {
-        if (full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-        return (nodeFs.writeSync as (...a: unknown[]) => number)(...args);
-      }) as typeof nodeFs.writeSync,
-    } as typeof nodeFs;
-    const store = DiskStore.open(dir, { fs });
+    const disk = fullableDisk();
+    const store = DiskStore.open(dir, { fs: disk.fs });
     const { url, http, logger } = await startServer({ store });
     const doc = new Y.Doc();
     const conn = cairnClient(url, 'acme:full', doc);
@@ -81,7 +89,7 @@ describe('store errors through the server', () => {
     doc.getMap('tasks').set('t0', 'the plan exists'); // its log is open: the next write is an append to it
     await conn.whenAcknowledged();
 
-    full = true;
+    disk.full = true;
     doc.getMap('tasks').set('t1', 'while the disk is full');
     await expect(conn.whenAcknowledged()).rejects.toMatchObject({
       code: 'storage',
@@ -94,7 +102,7 @@ describe('store errors through the server', () => {
     expect(metrics).toMatch(/cairn_errors_total\{kind="store_append"\} 1/);
     expect(metrics).toMatch(/cairn_acks_total\{result="error"\} 1/);
 
-    full = false;
+    disk.full = false;
     await conn.whenAcknowledged();
     const stored = new Y.Doc();
     for (const u of UpdateLog.read(planFiles(dir, 'acme:full').log) ?? []) Y.applyUpdate(stored, u);
@@ -103,22 +111,15 @@ describe('store errors through the server', () => {
 
   it('fails the acknowledgement of a new plan’s first write while the disk is full, and stores it once it recovers', async () => {
     const dir = await tempDir();
-    let full = false;
-    const fs = {
-      ...nodeFs,
-      writeSync: ((...args: Parameters<typeof nodeFs.writeSync>) => {
-        if (full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-        return (nodeFs.writeSync as (...a: unknown[]) => number)(...args);
-      }) as typeof nodeFs.writeSync,
-    } as typeof nodeFs;
-    const { url } = await startServer({ store: DiskStore.open(dir, { fs }), dataDir: dir });
+    const disk = fullableDisk();
+    const { url } = await startServer({ store: DiskStore.open(dir, { fs: disk.fs }), dataDir: dir });
     const doc = new Y.Doc();
     const conn = cairnClient(url, 'acme:new', doc);
     await conn.whenSynced();
-    full = true;
+    disk.full = true;
     doc.getMap('tasks').set('t1', 'first write, disk full');
     await expect(conn.whenAcknowledged()).rejects.toMatchObject({ code: 'storage' });
-    full = false;
+    disk.full = false;
     await conn.whenAcknowledged();
     const stored = new Y.Doc();
     for (const u of UpdateLog.read(planFiles(dir, 'acme:new').log) ?? []) Y.applyUpdate(stored, u);

@@ -10,6 +10,7 @@ import {
   createToolkit,
   DEFINITION_FORMATS,
   type DefinitionFormat,
+  FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
   isOpenStatus,
@@ -52,7 +53,8 @@ export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
 const MAX_BODY_BYTES = 1024 * 1024;
 /**
  * Objects and arrays in one request: the work one call may ask for. Measured on a loaded 2-core machine, one
- * add_tasks held the event loop 9.9 s for 40,200 tasks and 1.1 s for 1,800; this bound allows about 900.
+ * add_tasks of 40,200 tasks held the event loop 9.9 s; 945 tasks (45 with 20 steps each, within this bound) about
+ * 0.1 s.
  */
 const MAX_BODY_NODES = 1_000;
 
@@ -65,37 +67,27 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     await authorizeRequest(hub, req, planId, 'read');
     const includeClosed = queryFlag(url, 'includeClosed');
     const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: 'system' });
-      try {
-        const all = plan
-          .children(null)
-          .filter((t) => includeClosed || isOpenStatus(t.status))
-          .sort(openFirstNewestFirst);
-        const malformed = plan.malformed();
-        sendJson(res, 200, {
-          plan: planId,
-          tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
-          total: all.length,
-          limit,
-          ...(malformed.length > 0 ? { malformed } : {}),
-        });
-      } finally {
-        plan.destroy();
-      }
+    await withPlanView(hub, options, planId, { actor: 'system' }, (plan) => {
+      const all = plan
+        .children(null)
+        .filter((t) => includeClosed || isOpenStatus(t.status))
+        .sort(openFirstNewestFirst);
+      const malformed = plan.malformed();
+      sendJson(res, 200, {
+        plan: planId,
+        tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
+        total: all.length,
+        limit,
+        ...(malformed.length > 0 ? { malformed } : {}),
+      });
     });
   });
 
   router.get('/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
     const planId = params.plan!;
     await authorizeRequest(hub, req, planId, 'read');
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: 'system' });
-      try {
-        sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
-      } finally {
-        plan.destroy();
-      }
+    await withPlanView(hub, options, planId, { actor: 'system' }, (plan) => {
+      sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
     });
   });
 
@@ -104,20 +96,15 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const grant = await authorizeRequest(hub, req, planId, 'write');
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(req, false));
-    await withPlan(hub, options, planId, async (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor });
-      try {
-        const task = plan.require(params.taskId!);
-        const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
-        const updated = plan.update(task.id, {
-          status: body.status,
-          ...(note !== undefined ? { note } : {}),
-        });
-        await handle.flush();
-        sendJson(res, 200, { task: withSteps(plan, updated) });
-      } finally {
-        plan.destroy();
-      }
+    await withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
+      const task = plan.require(params.taskId!);
+      const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
+      const updated = plan.update(task.id, {
+        status: body.status,
+        ...(note !== undefined ? { note } : {}),
+      });
+      await handle.flush();
+      sendJson(res, 200, { task: withSteps(plan, updated) });
     });
   });
 
@@ -127,24 +114,19 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
-    await withPlan(hub, options, planId, (handle) => {
-      const plan = createPlan({ doc: handle.doc, actor: reader });
-      try {
-        const text = renderPlan(plan, {
-          format: format as RenderFormat,
-          presence: presenceOf(hub, planId),
-          now: now(),
-          ...(maxTokens !== undefined ? { maxTokens } : {}),
-        });
-        res.writeHead(200, {
-          'content-type': 'text/plain; charset=utf-8',
-          'content-length': Buffer.byteLength(text),
-          'cache-control': 'no-store',
-        });
-        res.end(text);
-      } finally {
-        plan.destroy();
-      }
+    await withPlanView(hub, options, planId, { actor: reader }, (plan) => {
+      const text = renderPlan(plan, {
+        format: format as RenderFormat,
+        presence: presenceOf(hub, planId),
+        now: now(),
+        ...(maxTokens !== undefined ? { maxTokens } : {}),
+      });
+      res.writeHead(200, {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+        'cache-control': 'no-store',
+      });
+      res.end(text);
     });
   });
 
@@ -154,8 +136,14 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = (queryEnum(url, 'format', DEFINITION_FORMATS) ?? 'openai') as DefinitionFormat;
     const families = queryFamilies(url) ?? ['cairn'];
     // Definitions do not depend on the plan's content: a blank plan stands in, nothing is loaded.
-    const toolkit = createToolkit(createPlan(), { families });
-    sendJson(res, 200, { format, families, tools: toolkit.definitions(format) });
+    const blank = createPlan();
+    const toolkit = createToolkit(blank, { families });
+    try {
+      sendJson(res, 200, { format, families, tools: toolkit.definitions(format) });
+    } finally {
+      toolkit.destroy();
+      blank.destroy();
+    }
   });
 
   router.add('POST', '/api/plans/:plan/tools/:name', async ({ req, res, url, params }) => {
@@ -180,8 +168,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     }
     const args = await readBody(req, true);
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
-    const run = async (handle: PlanHandle) => {
-      const plan = createPlan({ doc: handle.doc, actor });
+    await withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
       let call: ToolCallRecord | null = null;
       const toolkit = createToolkit(plan, {
         actor,
@@ -199,19 +186,8 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
         sendJson(res, status, result ?? null);
       } finally {
         toolkit.destroy();
-        plan.destroy();
       }
-    };
-    if (offered.readOnly) {
-      await withPlan(hub, options, planId, run);
-      return;
-    }
-    const handle = await hub.openPlan(planId);
-    try {
-      await run(handle);
-    } finally {
-      handle.release();
-    }
+    });
   });
 
   router.add('POST', '/api/plans/:plan/judge', async ({ req, res, params }) => {
@@ -287,23 +263,50 @@ function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
 // ------------------------------------------------------------------ plans
 
 /**
- * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created. The
- * plan is released afterwards.
+ * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created, unless
+ * `create` (a write that may be the plan's first). The plan is released afterwards.
  */
 export async function withPlan(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
   fn: (handle: PlanHandle) => void | Promise<void>,
+  create = false,
 ): Promise<void> {
-  if (!hub.isLoaded(planId) && options.planExists && !options.planExists(planId)) throw unknownPlan(planId);
+  if (!create && !hub.isLoaded(planId) && options.planExists && !options.planExists(planId)) {
+    throw unknownPlan(planId);
+  }
   const handle = await hub.openPlan(planId);
   try {
-    if (handle.doc.store.clients.size === 0) throw unknownPlan(planId);
+    if (!create && handle.doc.store.clients.size === 0) throw unknownPlan(planId);
     await fn(handle);
   } finally {
     handle.release();
   }
+}
+
+/** `withPlan` with a Plan view of the doc whose writes are attributed to `actor`, destroyed afterwards. */
+function withPlanView(
+  hub: SyncHub,
+  options: PlanRoutesOptions,
+  planId: string,
+  view: { actor: string; create?: boolean },
+  fn: (plan: Plan, handle: PlanHandle) => void | Promise<void>,
+): Promise<void> {
+  return withPlan(
+    hub,
+    options,
+    planId,
+    async (handle) => {
+      const plan = createPlan({ doc: handle.doc, actor: view.actor });
+      try {
+        await fn(plan, handle);
+      } finally {
+        plan.destroy();
+      }
+    },
+    view.create,
+  );
 }
 
 function unknownPlan(planId: string): CairnError {
@@ -346,9 +349,8 @@ function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId
 function toolCatalog(): Map<string, { family: FamilyName; readOnly: boolean }> {
   const catalog = new Map<string, { family: FamilyName; readOnly: boolean }>();
   for (const family of FAMILY_NAMES) {
-    const toolkit = createToolkit(createPlan(), { families: [family] });
-    for (const definition of toolkit.definitions('mcp')) {
-      catalog.set(definition.name, { family, readOnly: definition.annotations?.readOnlyHint === true });
+    for (const tool of FAMILIES[family].tools) {
+      catalog.set(tool.name, { family, readOnly: tool.annotations?.readOnlyHint === true });
     }
   }
   return catalog;
