@@ -260,9 +260,9 @@ describe('learning with a model', () => {
         task: 'Reserve a table for 6 tonight',
         status: 'in_progress',
       });
-      expect(
-        await agentContext(s, planId, readSkills((await s.server.hub.openPlan('acme#skills')).doc)),
-      ).toContain('Book a restaurant table');
+      // An agent over HTTP reads the learned procedures beside its context; the offer is noted on its task.
+      const learned = await fetch(`${s.http}/api/plans/${encodeURIComponent(planId)}/learned`);
+      expect(await learned.text()).toContain('Book a restaurant table');
       const patched = await api(
         s,
         'PATCH',
@@ -462,6 +462,7 @@ describe('isolation', () => {
       ['GET', `/api/scopes/acme/skills/${skill.id}`],
       ['PATCH', `/api/scopes/acme/skills/${skill.id}`, { status: 'retired' }],
       ['GET', '/api/plans/acme%3Aconv%3A1/traces'],
+      ['GET', '/api/plans/acme%3Aconv%3A1/learned'],
       ['POST', '/api/plans/acme%3Aconv%3A1/distill'],
       ['GET', `/api/plans/${encodeURIComponent(traceDocId('acme:conv:1'))}/tasks`],
     ] as Array<[string, string, unknown?]>) {

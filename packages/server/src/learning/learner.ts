@@ -15,6 +15,7 @@ import {
   createPlan,
   DEFAULT_TRACE_BOUND,
   DOC_KEYS,
+  learnedProcedures,
   learnSkill,
   offlineDistill,
   type Plan,
@@ -22,6 +23,7 @@ import {
   planOfTraceDoc,
   readCalls,
   readOffer,
+  readSkills,
   recordCall,
   recordSkillOutcome,
   type Skill,
@@ -233,6 +235,33 @@ export class Learner extends EventEmitter<LearningEvents> {
     const result = await this.attemptOne(planId, job.id);
     if (!result) throw new CairnError('internal', `The distillation ${job.id} of plan "${planId}" vanished.`);
     return result;
+  }
+
+  /**
+   * The `learned_procedures` text for a plan now: the scope's skills that fit its newest open task's goal or the
+   * latest user message (or `message`), the offer noted on that task. Empty when none fit.
+   */
+  async learnedFor(planId: string, message?: string | null): Promise<string> {
+    const library = await this.hub.openPlan(skillsDocId(scopeOf(planId)));
+    let skills: Skill[];
+    try {
+      skills = readSkills(library.doc);
+    } finally {
+      library.release();
+    }
+    const handle = await this.hub.openPlan(planId);
+    const plan = createPlan({ doc: handle.doc, actor: 'learning' });
+    try {
+      return await this.onTrace(planId, async (trace) => {
+        const learned = { skills, traces: trace.doc, ...(message ? { message } : {}) };
+        const text = learnedProcedures(plan, learned, 'learning', this.now());
+        await trace.flush();
+        return text;
+      });
+    } finally {
+      plan.destroy();
+      handle.release();
+    }
   }
 
   /** Runs every due job now. Resolves with how many skills were learned and how many jobs wait for a retry. */

@@ -83,6 +83,21 @@ export function registerLearningRoutes(
     sendJson(res, 200, { plan: planId, bound: learner.bound, calls });
   });
 
+  router.get('/api/plans/:plan/learned', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    await authorizeRequest(hub, req, planId, 'read');
+    const message = url.searchParams.get('message');
+    await withPlan(hub, options, planId, async () => {
+      const text = await learner.learnedFor(planId, message);
+      res.writeHead(200, {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+        'cache-control': 'no-store',
+      });
+      res.end(text);
+    });
+  });
+
   router.add('POST', '/api/plans/:plan/distill', async ({ req, res, params }) => {
     const planId = params.plan!;
     const grant = await authorizeRequest(hub, req, planId, 'write');
