@@ -303,7 +303,7 @@ function automerge(dir: string): System {
  * Y.Map), each update appended to one file before the call returns, ready as a filter over plain arrays. No
  * argument validation, no index, no undo, no change events: what any Yjs-backed tool pays at least.
  */
-function yjsFloor(dir: string): System {
+export function yjsFloor(dir: string): System {
   const doc = new Y.Doc();
   const tasks = doc.getMap<Y.Map<unknown>>('tasks');
   const fd = fs.openSync(join(dir, 'floor.log'), 'a');

@@ -66,6 +66,11 @@ export function readNum(task: TaskMap): number {
   return isAlias(value) ? value : 0;
 }
 
+/** Who wrote the task last, or null when the field is missing or not a string. */
+export function readUpdatedBy(task: TaskMap): string | null {
+  return str(task.get(F.updatedBy));
+}
+
 export function readParent(task: TaskMap): string | null {
   return str(task.get(F.parent));
 }

@@ -2,7 +2,7 @@
 // writer's actor, or for a peer's change the actor the task or tombstone records).
 import type * as Y from 'yjs';
 import type { ObservedChange } from './aliases.js';
-import { readTombstone, snapshotTask, taskAt } from './doc.js';
+import { readTombstone, readUpdatedBy, taskAt } from './doc.js';
 import { originActor } from './origins.js';
 import { F } from './schema.js';
 
@@ -71,7 +71,8 @@ export function describeChanges(
   const list: TaskChange[] = [];
   for (const [id, { kind, fields }] of changes) {
     const map = kind === 'removed' ? undefined : taskAt(tasks, id);
-    const recorded = map ? snapshotTask(id, map).updatedBy : readTombstone(removed.get(id)).by;
+    // One field read, not a snapshot: this runs for every task every transaction touches.
+    const recorded = map ? readUpdatedBy(map) : readTombstone(removed.get(id)).by;
     list.push({
       id,
       kind,

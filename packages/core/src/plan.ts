@@ -51,7 +51,7 @@ import {
 } from './schema.js';
 import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
-import { parseOrThrow } from './validate.js';
+import { parseOnce, parseOrThrow } from './validate.js';
 
 export interface CreatePlanOptions {
   /** The document to work on; a new one by default. Several Plans (one per actor) may share one doc. */
@@ -325,7 +325,7 @@ export class Plan {
 
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'tasks to add');
+    const parsed = parseOnce(TaskInputsSchema, inputs, 'tasks to add');
     const planned = this.planner.planAdds(parsed, new Set());
     this.write(() => this.applyAdds(planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
@@ -345,41 +345,62 @@ export class Plan {
 
   /** Changes some fields of a task; fields not given are left alone. */
   update(id: string, patch: TaskPatch): TaskSnapshot {
-    const p = parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`);
+    const p = parseOnce(TaskPatchSchema, patch, `update of task ${id}`);
     const planned = this.planner.planUpdate(id, p, new Map());
     this.write(() => this.applyUpdate(planned));
     return this.require(id);
   }
 
   /**
-   * Changes several tasks in one transaction, all or nothing: each update's fields (`patch`) and steps to append
-   * (`addSteps`). Everything is validated before the first write, each update as if the ones before it were
-   * applied (the dependencies they add or drop count in its cycle check), so unlike `atomic` this costs the
-   * size of the updates, not of the plan. Each task at most once. A refusal says which update it is about:
-   * `updates[1] (task k3x9a2b): ...`. Returns each task as updated, with the steps added to it.
+   * Changes several tasks in one transaction, all or nothing: each update's fields (`patch`), steps to append
+   * (`addSteps`) and a move (`move`), in that order. A refusal says which update it is about:
+   * `updates[1] (task k3x9a2b): ...`. Returns, per update, the task as updated and the steps added to it.
+   *
+   * When each task appears once and nothing moves, everything is validated before the first write, each update
+   * as if the ones before it were applied (the dependencies they add or drop count in its cycle check), so this
+   * costs the size of the updates, not of the plan. A move can depend on another change of the call (a parent
+   * moved first): such a call runs in turn on a copy of the plan first (`atomic`, which costs the size of the
+   * plan); a lone move validates itself. A task named twice is refused, unless `repeats: 'in_turn'`: then each
+   * entry is a change of its own, applied in turn the same way.
    */
-  updateMany(updates: readonly TaskUpdate[]): Array<{ task: TaskSnapshot; stepsAdded: TaskSnapshot[] }> {
+  updateMany(
+    updates: readonly TaskUpdate[],
+    options: { repeats?: 'refuse' | 'in_turn' } = {},
+  ): Array<{ task: TaskSnapshot; stepsAdded: TaskSnapshot[] }> {
+    const seen = new Set<string>();
+    let repeated = false;
+    for (const [i, { id }] of updates.entries()) {
+      if (!seen.has(id)) {
+        seen.add(id);
+        continue;
+      }
+      repeated = true;
+      if (options.repeats !== 'in_turn') {
+        const message = `Task ${id} is updated twice; give it one update with every change.`;
+        throw withContext(new CairnError('invalid_argument', message, { id }), `updates[${i}] (task ${id})`);
+      }
+    }
+    if (!repeated && updates.every((u) => u.move === undefined)) return this.updatePlanned(updates);
+    const inTurn = (p: Plan) => updates.map((update, i) => p.updateInTurn(update, i));
+    const loneMove = updates.length === 1 && !updates[0]!.patch && !updates[0]!.addSteps?.length;
+    return loneMove ? inTurn(this) : this.atomic(inTurn);
+  }
+
+  private updatePlanned(
+    updates: readonly TaskUpdate[],
+  ): Array<{ task: TaskSnapshot; stepsAdded: TaskSnapshot[] }> {
     const edges: PendingEdges = new Map();
     const taken = new Set<string>();
-    const seen = new Set<string>();
     const planned = updates.map(({ id, patch, addSteps }, i) => {
       try {
-        if (seen.has(id)) {
-          throw new CairnError(
-            'invalid_argument',
-            `Task ${id} is updated twice; give it one update with every change.`,
-            { id },
-          );
-        }
-        seen.add(id);
         this.require(id);
         // New steps cannot take part in a dependency cycle or move a task, so planning them apart from the
         // field changes, against the plan as it is, decides the same as applying everything in order would.
         const fields = patch
-          ? this.planner.planUpdate(id, parseOrThrow(TaskPatchSchema, patch, `update of task ${id}`), edges)
+          ? this.planner.planUpdate(id, parseOnce(TaskPatchSchema, patch, `update of task ${id}`), edges)
           : null;
         const steps = addSteps?.length
-          ? this.planner.planSteps(id, parseOrThrow(TaskInputsSchema, addSteps, 'steps to add'), taken)
+          ? this.planner.planSteps(id, parseOnce(TaskInputsSchema, addSteps, 'steps to add'), taken)
           : null;
         return { id, fields, steps };
       } catch (error) {
@@ -398,6 +419,26 @@ export class Plan {
     }));
   }
 
+  /** One update of `updateMany`, applied by itself: fields, then steps, then the move. */
+  private updateInTurn(
+    { id, patch, addSteps, move }: TaskUpdate,
+    index: number,
+  ): { task: TaskSnapshot; stepsAdded: TaskSnapshot[] } {
+    try {
+      if (patch) this.update(id, patch);
+      else this.require(id);
+      const steps = addSteps?.length
+        ? this.addMany(
+            parseOnce(TaskInputsSchema, addSteps, 'steps to add').map((step) => ({ ...step, parent: id })),
+          )
+        : [];
+      if (move) this.move(id, move);
+      return { task: this.require(id), stepsAdded: steps };
+    } catch (error) {
+      throw withContext(error, `updates[${index}] (task ${id})`);
+    }
+  }
+
   /**
    * Removes a task and all its steps. Other tasks' dependencies on them are dropped (a removed blocker no
    * longer blocks). Returns the removed ids. A tombstone records who removed each task.
@@ -411,7 +452,7 @@ export class Plan {
 
   /** Moves a task to another parent and/or position among its siblings. */
   move(id: string, target: MoveTarget): TaskSnapshot {
-    const t = parseOrThrow(MoveSchema, target, `move of task ${id}`);
+    const t = parseOnce(MoveSchema, target, `move of task ${id}`);
     const task = this.require(id);
     const parent = t.parent !== undefined ? t.parent : this.effectiveParent(task);
     if (parent !== null) {
@@ -765,11 +806,13 @@ export class Plan {
   }
 }
 
-/** One task's part of an updateMany: fields to change and steps to append, either optional. */
+/** One task's part of an updateMany: fields to change, steps to append and a move, each optional. */
 export interface TaskUpdate {
   id: string;
   patch?: TaskPatch;
   addSteps?: TaskInput[];
+  /** Moves the task after its fields and steps changed (see `move`). */
+  move?: MoveTarget;
 }
 
 /** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */

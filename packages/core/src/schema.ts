@@ -110,16 +110,25 @@ const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 time such a
 
 /** JSON values allowed in `context`. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-export const JsonSchema: z.ZodType<Json> = z.lazy(() =>
-  z.union([
-    z.string(),
-    z.number(),
-    z.boolean(),
-    z.null(),
-    z.array(JsonSchema),
-    z.record(z.string(), JsonSchema),
-  ]),
-);
+
+/** Whether a value is JSON: strings, finite numbers, booleans, null, arrays or objects, at most 32 levels deep. */
+export function isJson(value: unknown, depth = 0): boolean {
+  if (depth > 32) return false;
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every((v) => isJson(v, depth + 1));
+  if (typeof value === 'object') return Object.values(value).every((v) => isJson(v, depth + 1));
+  return false;
+}
+
+/**
+ * A task's `context`: an object of JSON values, merged key by key (a null value deletes a key). The one
+ * validator for the plan API and every tool family. Published as a plain object schema (a recursive JSON type
+ * would need `$ref`, which some clients reject); the values are checked to be JSON (at most 32 levels deep).
+ */
+export const ContextSchema = z.record(z.string(), z.unknown()).refine((value) => isJson(value), {
+  message: 'context values must be JSON: strings, finite numbers, booleans, null, arrays or objects',
+}) as unknown as z.ZodType<Record<string, Json>>;
 
 export const StatusSchema = z.enum(STATUSES);
 
@@ -159,7 +168,7 @@ export const TaskInputSchema: z.ZodType<TaskInput> = z.lazy(() =>
   z.strictObject({
     title,
     ...optionalize(writableFields),
-    context: z.record(z.string(), JsonSchema).optional(),
+    context: ContextSchema.optional(),
     parent: TaskIdSchema.nullable().optional(),
     blockedBy: z.array(TaskIdSchema).max(1000).optional(),
     steps: z.array(TaskInputSchema).max(1000).optional(),
@@ -171,7 +180,7 @@ export const TaskInputSchema: z.ZodType<TaskInput> = z.lazy(() =>
 export const TaskPatchSchema = z.strictObject({
   title: title.optional(),
   ...optionalize(writableFields),
-  context: z.record(z.string(), JsonSchema).optional(),
+  context: ContextSchema.optional(),
   addBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
   removeBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
 });

@@ -113,6 +113,28 @@ describe('fs: a damaged log is refused, not emptied', () => {
     expect(fs.readFileSync(path).equals(bytes)).toBe(true);
   });
 
+  it('a flipped header byte is damage too: refused, and repaired with every record behind it', async () => {
+    const dir = await freshDir();
+    const { doc: writer, path, offsets } = await logOf(dir, 6);
+    const damaged = flip(path, 2);
+    const error = await refusal(dir);
+    expect(error.message).toMatch(/its header does not match/);
+    expect(error.details.damage).toEqual({
+      path,
+      offset: 0,
+      keptRecords: 0,
+      recordsAfter: 6,
+      damagedBytes: 8,
+    });
+    expect(fs.readFileSync(path).equals(damaged)).toBe(true);
+    expect(inspectLog(path)).toMatchObject({ header: 'bad', records: 0, damage: { recordsAfter: 6 } });
+    expect(repairLog(path)).toMatchObject({ repaired: true, keptRecords: 6 });
+    expect(offsets).toHaveLength(6);
+    const { doc, p } = await openLoaded(dir);
+    expect(doc.getMap('m').toJSON()).toEqual(writer.getMap('m').toJSON());
+    await p.close();
+  });
+
   it('a torn tail is cut, and by default said on console.error with the file and what was cut', async () => {
     const dir = await freshDir();
     const { path } = await logOf(dir, 3);

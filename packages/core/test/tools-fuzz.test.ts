@@ -126,6 +126,28 @@ function shaped(rand: Rand, plan: Plan, schema: unknown, depth = 0): unknown {
   }
 }
 
+/**
+ * The call as a strict-mode model sends it: every optional property the schema names and the call left out is
+ * there as null, at every level. Anything that is not an object shaped by the schema is returned as it is.
+ */
+function nullFilled(args: unknown, schema: unknown): unknown {
+  if (typeof args !== 'object' || args === null || typeof schema !== 'object' || schema === null) return args;
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s['anyOf'])) {
+    const branch = (s['anyOf'] as Array<Record<string, unknown>>).find(
+      (b) => b['type'] === (Array.isArray(args) ? 'array' : 'object'),
+    );
+    return branch ? nullFilled(args, branch) : args;
+  }
+  if (Array.isArray(args)) return args.map((item) => nullFilled(item, s['items']));
+  const props = s['properties'] as Record<string, unknown> | undefined;
+  if (!props) return args;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) out[key] = nullFilled(value, props[key]);
+  for (const key of Object.keys(props)) if (!(key in out)) out[key] = null;
+  return out;
+}
+
 function argumentsFor(rand: Rand, plan: Plan, schema: JsonSchemaObject): unknown {
   const r = rand();
   if (r < 0.6) return shaped(rand, plan, schema);
@@ -156,40 +178,44 @@ async function fuzz(runs: number, seed: number, damaged: boolean): Promise<void>
   };
   for (let run = 0; run < RUNS; run++) {
     for (const name of tk.names) {
-      let before = Y.encodeStateAsUpdate(plan.doc);
-      // Successful calls grow the document; start over now and then so each check stays cheap.
-      if (before.length > 8_000) {
-        ({ plan, tk } = world(rand, damaged));
-        before = Y.encodeStateAsUpdate(plan.doc);
-      }
-      watch();
-      actors.clear();
-      const args = argumentsFor(rand, plan, schemas.get(name)!);
-      let result: unknown;
-      try {
-        result = await tk.dispatch(name, args);
-      } catch (error) {
-        throw new Error(`${name}(${String(JSON.stringify(args))}) threw: ${String(error)}`);
-      }
-      const json = JSON.stringify(result);
-      expect(json, `${name} returned nothing`).toBeTypeOf('string');
-      const error = (result as { error?: { code: unknown; message: unknown } } | null)?.error;
-      if (error) {
-        failures++;
-        if (
-          !codes.has(String(error.code)) ||
-          typeof error.message !== 'string' ||
-          error.message.length < 10
-        ) {
-          throw new Error(`${name}(${JSON.stringify(args)}) gave a poor error: ${json}`);
+      const shapedArgs = argumentsFor(rand, plan, schemas.get(name)!);
+      // Each call, then its null-filled form: every optional field a strict model would send as null.
+      for (const args of [shapedArgs, nullFilled(shapedArgs, schemas.get(name)!)]) {
+        let before = Y.encodeStateAsUpdate(plan.doc);
+        // Successful calls grow the document; start over now and then so each check stays cheap.
+        if (before.length > 8_000) {
+          ({ plan, tk } = world(rand, damaged));
+          before = Y.encodeStateAsUpdate(plan.doc);
         }
-        if (error.code === 'internal') throw new Error(`${name}(${JSON.stringify(args)}) hit a bug: ${json}`);
-        if (Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc)) !== 0) {
-          throw new Error(`${name}(${JSON.stringify(args)}) failed but changed the document: ${json}`);
+        watch();
+        actors.clear();
+        let result: unknown;
+        try {
+          result = await tk.dispatch(name, args);
+        } catch (error) {
+          throw new Error(`${name}(${String(JSON.stringify(args))}) threw: ${String(error)}`);
         }
-      } else {
-        successes++;
-        for (const actor of actors) expect(actor, `${name}(${JSON.stringify(args)})`).toBe('agent:fuzz');
+        const json = JSON.stringify(result);
+        expect(json, `${name} returned nothing`).toBeTypeOf('string');
+        const error = (result as { error?: { code: unknown; message: unknown } } | null)?.error;
+        if (error) {
+          failures++;
+          if (
+            !codes.has(String(error.code)) ||
+            typeof error.message !== 'string' ||
+            error.message.length < 10
+          ) {
+            throw new Error(`${name}(${JSON.stringify(args)}) gave a poor error: ${json}`);
+          }
+          if (error.code === 'internal')
+            throw new Error(`${name}(${JSON.stringify(args)}) hit a bug: ${json}`);
+          if (Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc)) !== 0) {
+            throw new Error(`${name}(${JSON.stringify(args)}) failed but changed the document: ${json}`);
+          }
+        } else {
+          successes++;
+          for (const actor of actors) expect(actor, `${name}(${JSON.stringify(args)})`).toBe('agent:fuzz');
+        }
       }
     }
   }
@@ -199,7 +225,12 @@ async function fuzz(runs: number, seed: number, damaged: boolean): Promise<void>
 }
 
 describe('dispatch under fuzzing', () => {
-  it(`survives ${RUNS} random calls per tool (seed ${SEED})`, () => fuzz(RUNS, SEED, false));
-  it(`survives random calls on a document holding values that are not tasks (seed ${SEED})`, () =>
-    fuzz(Math.ceil(RUNS / 3), SEED + 1, true));
+  // Thousands of calls: generous for a loaded 2-core machine (a few seconds on an idle one).
+  const timeout = 180_000;
+  it(`survives ${RUNS} random calls per tool (seed ${SEED})`, { timeout }, () => fuzz(RUNS, SEED, false));
+  it(
+    `survives random calls on a document holding values that are not tasks (seed ${SEED})`,
+    { timeout },
+    () => fuzz(Math.ceil(RUNS / 3), SEED + 1, true),
+  );
 });

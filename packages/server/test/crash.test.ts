@@ -80,13 +80,7 @@ function onDisk(dir: string, planId: string): Y.Doc {
 }
 
 /** `count` clients writing keys as fast as each write is acknowledged; `acked` lists the acknowledged keys. */
-function writers(
-  url: string,
-  planId: string,
-  count: number,
-  prefix: string,
-  value: (i: number) => unknown = (i) => i,
-) {
+function writers(url: string, planId: string, count: number, value: (i: number) => unknown = (i) => i) {
   const clients: Array<{ doc: Y.Doc; conn: PlanConnection }> = [];
   for (let k = 0; k < count; k++) {
     const doc = new Y.Doc();
@@ -97,7 +91,7 @@ function writers(
   const streams = clients.map(async ({ doc, conn }, k) => {
     await conn.whenSynced();
     for (let i = 0; !stopped; i++) {
-      const key = `${prefix}c${k}-${i}`;
+      const key = `c${k}-${i}`;
       doc.getMap('tasks').set(key, value(i));
       await conn.whenAcknowledged();
       if (!stopped) acked.push(key);
@@ -138,7 +132,7 @@ describe('cairn serve under kill -9', () => {
     const first = await serve(['--port', '0', '--data', dir]);
     expect(first.stderr()).toMatch(/AUTH IS OFF/);
 
-    const run = writers(first.url, 'acme:crash', 3, '');
+    const run = writers(first.url, 'acme:crash', 3);
     await vi.waitFor(() => expect(run.acked.length).toBeGreaterThanOrEqual(60), { timeout: 30_000 });
     first.child.kill('SIGKILL');
     const mustSurvive = run.stop();
@@ -225,7 +219,7 @@ describe('cairn serve under kill -9', () => {
       const planId = `acme:compacting-${round}`;
       const server = await compactingServer(dir, 5);
       // Values of half a kilobyte make each compaction's write and fsync take a while.
-      const run = writers(server.url, planId, 3, '', (i) => `${i}`.padEnd(512, '.'));
+      const run = writers(server.url, planId, 3, (i) => `${i}`.padEnd(512, '.'));
       // Half the rounds die at a random moment of the stream; the others a random 0-1 ms after a compaction
       // creates its temp file (watched in the directory), so some kills land inside one on purpose.
       const minimum = 20 + Math.floor(Math.random() * 80);

@@ -3,7 +3,8 @@
 // answer is a `SkillDraft`, checked here before anything is stored.
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
-import { ActorSchema, JsonSchema } from '../schema.js';
+import { ActorSchema } from '../schema.js';
+import { JsonValueSchema } from './shape.js';
 
 /** Bumped when the stored skill layout changes incompatibly. */
 export const SKILL_FORMAT = 1;
@@ -11,7 +12,7 @@ export const SKILL_FORMAT = 1;
 export const SkillStepSchema = z.strictObject({
   tool: z.string().min(1).max(100),
   /** The argument shape: values generalised (`"<string>"`), vocabulary kept (`"done"`). */
-  args: JsonSchema,
+  args: JsonValueSchema,
   note: z.string().max(500).optional(),
 });
 

@@ -5,9 +5,9 @@ import type * as Y from 'yjs';
 import * as z from 'zod';
 import { ERROR_CODES } from '../errors.js';
 import { newTaskId } from '../ids.js';
-import { type Actor, ActorSchema, type Json, JsonSchema } from '../schema.js';
+import { type Actor, ActorSchema, type Json } from '../schema.js';
 import type { ToolCallRecord } from '../tools/observe.js';
-import { argumentShape } from './shape.js';
+import { argumentShape, JsonValueSchema } from './shape.js';
 
 /** A plan's trace document is the sync room (and store entry) of this name. */
 export const TRACE_SUFFIX = '#traces';
@@ -38,7 +38,7 @@ export const TraceCallSchema = z.object({
   at: z.number().finite(),
   actor: ActorSchema,
   tool: z.string().min(1).max(100),
-  args: JsonSchema,
+  args: JsonValueSchema,
   outcome: z.union([z.literal('ok'), z.enum(ERROR_CODES)]),
   tasks: z.array(z.string().max(64)).max(200),
 });
@@ -116,7 +116,7 @@ function callAt(raw: unknown): number {
 }
 
 function storedArgs(args: unknown): Json {
-  const parsed = JsonSchema.safeParse(args ?? {});
+  const parsed = JsonValueSchema.safeParse(args ?? {});
   if (!parsed.success) return argumentShape(args);
   const text = JSON.stringify(parsed.data);
   return text.length <= MAX_TRACE_ARGS_CHARS ? parsed.data : argumentShape(parsed.data);

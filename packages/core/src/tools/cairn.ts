@@ -6,20 +6,22 @@ import type { ClaimResult } from '../claims.js';
 import { CairnError, withContext } from '../errors.js';
 import type { BlockedTask, Plan, TaskUpdate } from '../plan.js';
 import {
+  ContextSchema,
   type MoveTarget,
   type Status,
   StatusSchema,
+  TaskIdSchema,
   type TaskInput,
   type TaskPatch,
   TaskPatchSchema,
   type TaskSnapshot,
 } from '../schema.js';
 import { searchTasks } from '../search.js';
-import { ContextArg } from './fields.js';
+import { markParsed } from '../validate.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const patch = TaskPatchSchema.shape;
-const Id = z.string().min(1).max(64);
+const Id = TaskIdSchema;
 const Title = patch.title.unwrap();
 
 const STATUS_HELP =
@@ -28,14 +30,16 @@ const STATUS_HELP =
 const fields = {
   status: StatusSchema.optional().describe(`Status: ${STATUS_HELP}`),
   activeForm: patch.activeForm.describe(
-    'Present-continuous form shown while in progress, e.g. "Writing tests".',
+    'Present-continuous form shown while in progress, e.g. "Writing tests"; null clears it.',
   ),
-  nextStep: patch.nextStep.describe('The next concrete action.'),
+  nextStep: patch.nextStep.describe('The next concrete action; null clears it.'),
   note: patch.note.describe('Free-text note (replaces the previous note).'),
-  context: ContextArg.optional().describe(
+  context: ContextSchema.optional().describe(
     'Scratch data (ids, dates, choices), merged key by key into what is there; a null value deletes a key.',
   ),
-  wakeAt: patch.wakeAt.describe('ISO 8601 time to resume a waiting_user / waiting_external task.'),
+  wakeAt: patch.wakeAt.describe(
+    'ISO 8601 time to resume a waiting_user / waiting_external task; null clears it.',
+  ),
   assignee: patch.assignee.describe('Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
 };
 
@@ -76,7 +80,7 @@ const Update = z.strictObject({
   id: Id.describe('The task to change.'),
   title: patch.title,
   ...fields,
-  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one.'),
+  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one; null clears it.'),
   addBlockedBy: patch.addBlockedBy.describe('Ids of tasks this one must now wait for.'),
   removeBlockedBy: patch.removeBlockedBy.describe('Ids of tasks it no longer waits for.'),
   addSteps: z.array(Step).max(200).optional().describe('Steps to append to this task.'),
@@ -95,7 +99,7 @@ const addTasks = defineTool({
   input: z.strictObject({ tasks: z.array(NewTask).min(1).max(200).describe('The tasks to add, in order.') }),
   run({ tasks }, { plan }) {
     const { inputs, keyed } = toInputs(tasks);
-    const created = plan.addMany(inputs);
+    const created = plan.addMany(markParsed(inputs));
     const keys: Record<string, string> = {};
     const describe = (input: TaskInput, task: TaskSnapshot): Record<string, unknown> => {
       if (input.key !== undefined && keyed.has(input.key)) keys[input.key] = task.id;
@@ -134,7 +138,14 @@ const updateTasks = defineTool({
         updates.map((u) => u.id),
       ).filter((id) => plan.isReady(id, { actor })),
     );
-    const stepsAdded = applyAll(plan, updates.map(toOperations));
+    const stepsAdded = new Map<string, string[]>();
+    // One task twice in a call is two changes of it, applied in turn.
+    for (const [i, result] of plan.updateMany(updates.map(toUpdate), { repeats: 'in_turn' }).entries()) {
+      stepsAdded.set(
+        updates[i]!.id,
+        result.stepsAdded.map((s) => s.id),
+      );
+    }
     const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
     const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
       const steps = stepsAdded.get(id) ?? [];
@@ -435,7 +446,7 @@ function toInputs(tasks: NewTaskArg[]): { inputs: TaskInput[]; keyed: Set<string
     const { parent, steps, context, ...rest } = arg;
     const input: TaskInput = {
       ...rest,
-      ...(context ? { context: context as TaskInput['context'] } : {}),
+      ...(context ? { context } : {}),
       ...(steps ? { steps: steps.map(stepInput) } : {}),
     };
     if (arg.key !== undefined) {
@@ -474,74 +485,26 @@ function toInputs(tasks: NewTaskArg[]): { inputs: TaskInput[]; keyed: Set<string
   return { inputs: roots, keyed };
 }
 
-/** One entry of update_tasks as plan operations, run in this order: fields, appended steps, a move. */
-interface Operations extends TaskUpdate {
-  move?: MoveTarget;
-}
-
-function toOperations(update: UpdateArg, index: number): Operations {
-  const { id, addSteps, parent, after, context, ...fields } = update;
-  const op: Operations = { id };
+/**
+ * One entry of update_tasks as a plan update: its fields, appended steps and a move. Built from arguments the
+ * tool's schema already parsed (with the plan's own field schemas), so the plan does not parse them again.
+ */
+function toUpdate(update: UpdateArg, index: number): TaskUpdate {
+  const { id, addSteps, parent, after, ...fields } = update;
+  const op: TaskUpdate = { id };
   const patch: TaskPatch = fields;
-  if (context) patch.context = context as TaskInput['context'];
-  if (Object.keys(patch).length > 0) op.patch = patch;
-  if (addSteps?.length) op.addSteps = addSteps.map(stepInput);
+  if (Object.keys(patch).length > 0) op.patch = markParsed(patch);
+  if (addSteps?.length) op.addSteps = markParsed(addSteps.map(stepInput));
   if (parent !== undefined || after !== undefined) {
-    op.move = {};
-    if (parent !== undefined) op.move.parent = parent;
-    if (after !== undefined) op.move.after = after;
+    const move: MoveTarget = {};
+    if (parent !== undefined) move.parent = parent;
+    if (after !== undefined) move.after = after;
+    op.move = markParsed(move);
   }
   if (!op.patch && !op.addSteps && !op.move) {
     const message =
       'Nothing to change: give at least one field besides id (status, title, nextStep, note, context, ...).';
-    throw withContext(new CairnError('invalid_argument', message), entryName(op, index));
+    throw withContext(new CairnError('invalid_argument', message), `updates[${index}] (task ${id})`);
   }
   return op;
-}
-
-/** How a refusal names the entry it is about. */
-function entryName(op: Operations, index: number): string {
-  return `updates[${index}] (task ${op.id})`;
-}
-
-/**
- * Applies every entry, all or nothing; returns the ids of the steps added, by task. Without moves, and naming
- * each task once, everything is validated before the first write (updateMany). A move can depend on another
- * change of the call (a parent moved first), so such a call is dry-run first on a copy of the plan (atomic),
- * which costs the size of the plan; a lone move validates itself.
- */
-function applyAll(plan: Plan, ops: Operations[]): Map<string, string[]> {
-  const stepsAdded = new Map<string, string[]>();
-  if (ops.every((op) => !op.move) && new Set(ops.map((op) => op.id)).size === ops.length) {
-    for (const { task, stepsAdded: steps } of plan.updateMany(ops)) {
-      stepsAdded.set(
-        task.id,
-        steps.map((s) => s.id),
-      );
-    }
-    return stepsAdded;
-  }
-  const run = (p: Plan) => {
-    stepsAdded.clear();
-    ops.forEach((op, i) => {
-      try {
-        stepsAdded.set(op.id, applyOperations(p, op));
-      } catch (error) {
-        throw withContext(error, entryName(op, i));
-      }
-    });
-  };
-  if (ops.length === 1 && !ops[0]!.patch && !ops[0]!.addSteps) run(plan);
-  else plan.atomic(run);
-  return stepsAdded;
-}
-
-/** Runs one entry's operations one after the other; returns the ids of the steps it added. */
-function applyOperations(p: Plan, op: Operations): string[] {
-  if (op.patch) p.update(op.id, op.patch);
-  else p.require(op.id);
-  const steps = op.addSteps?.map((step) => ({ ...step, parent: op.id }));
-  const added = steps ? p.addMany(steps).map((t) => t.id) : [];
-  if (op.move) p.move(op.id, op.move);
-  return added;
 }

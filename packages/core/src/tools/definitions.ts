@@ -16,7 +16,16 @@ export interface JsonSchemaObject {
 
 export interface OpenAIToolDefinition {
   type: 'function';
-  function: { name: string; description: string; parameters: JsonSchemaObject };
+  function: { name: string; description: string; parameters: JsonSchemaObject; strict?: boolean };
+}
+
+export interface DefinitionOptions {
+  /**
+   * OpenAI's strict mode (`strict: true`): every property required, optional ones nullable (the toolkit takes a
+   * null in an optional argument as absent), every object closed. A property strict mode cannot express (a
+   * free-form object such as `context`) is left out. Only for the `openai` format. Default false.
+   */
+  strict?: boolean;
 }
 
 export interface AnthropicToolDefinition {
@@ -56,6 +65,7 @@ export function toolJsonSchema(tool: ToolSpec<unknown>): JsonSchemaObject {
 export function toDefinition<F extends DefinitionFormat>(
   tool: ToolSpec<unknown>,
   format: F,
+  options: DefinitionOptions = {},
 ): DefinitionsByFormat[F] {
   // A copy, so a caller that edits a definition cannot change what every later call emits.
   const schema = structuredClone(toolJsonSchema(tool));
@@ -64,7 +74,9 @@ export function toDefinition<F extends DefinitionFormat>(
     case 'openai':
       return {
         type: 'function',
-        function: { name, description, parameters: schema },
+        function: options.strict
+          ? { name, description, parameters: strictSchema(schema) as JsonSchemaObject, strict: true }
+          : { name, description, parameters: schema },
       } as DefinitionsByFormat[F];
     case 'anthropic':
       return { name, description, input_schema: schema } as DefinitionsByFormat[F];
@@ -74,6 +86,52 @@ export function toDefinition<F extends DefinitionFormat>(
       return def as DefinitionsByFormat[F];
     }
   }
+}
+
+type Schema = Record<string, unknown>;
+
+/** Whether a schema lets `null` through (its type, or one branch of its union). */
+export function acceptsNull(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const s = schema as Schema;
+  if (s['type'] === 'null' || (Array.isArray(s['type']) && s['type'].includes('null'))) return true;
+  return Array.isArray(s['anyOf']) && s['anyOf'].some(acceptsNull);
+}
+
+/**
+ * A schema in OpenAI's strict form, or null when strict mode cannot express it (an object open to any keys).
+ * Optional properties become required and nullable; a property that cannot be expressed is left out.
+ */
+function strictSchema(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const s = schema as Schema;
+  if (Array.isArray(s['anyOf'])) {
+    const branches = s['anyOf'].map(strictSchema).filter((b) => b !== null);
+    return branches.length === 0 ? null : { ...s, anyOf: branches };
+  }
+  if (s['type'] === 'array' && s['items'] !== undefined) {
+    const items = strictSchema(s['items']);
+    return items === null ? null : { ...s, items };
+  }
+  if (s['type'] !== 'object') return s;
+  if (s['additionalProperties'] !== false) return null;
+  const required = new Set((s['required'] as string[] | undefined) ?? []);
+  const properties: Schema = {};
+  for (const [key, inner] of Object.entries((s['properties'] as Schema | undefined) ?? {})) {
+    const strict = strictSchema(inner);
+    if (strict === null) continue;
+    properties[key] = required.has(key) || acceptsNull(strict) ? strict : nullable(strict as Schema);
+  }
+  return { ...s, properties, required: Object.keys(properties), additionalProperties: false };
+}
+
+/** `schema` or null; the description stays on the outside, where a model reads it. */
+function nullable(schema: Schema): Schema {
+  const { description, ...rest } = schema;
+  return {
+    ...(description !== undefined ? { description } : {}),
+    anyOf: [rest, { type: 'null' }],
+  };
 }
 
 /**

@@ -5,9 +5,15 @@ import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 import { checkListItems, reconcileList } from '../reconcile.js';
-import { isOpenStatus, isWaitingStatus, type Status, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
+import {
+  ContextSchema,
+  isOpenStatus,
+  isWaitingStatus,
+  type Status,
+  TaskPatchSchema,
+  type TaskSnapshot,
+} from '../schema.js';
 import { knownTasks, taskByNum } from './aliases.js';
-import { ContextArg } from './fields.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const GOAL_STATUSES = [
@@ -59,7 +65,7 @@ const setOngoingTask = defineTool({
       .max(200)
       .optional()
       .describe('The whole step checklist, in order.'),
-    context: ContextArg.optional().describe(
+    context: ContextSchema.optional().describe(
       'Data collected so far (ids, dates, choices); merged key by key, a null value deletes a key.',
     ),
     wakeAt: TaskPatchSchema.shape.wakeAt.describe(
@@ -83,7 +89,7 @@ const setOngoingTask = defineTool({
         : newestOpen(tasks.filter((t) => t.title.trim().toLowerCase() === goal.trim().toLowerCase()));
     const fields = {
       ...(args.nextStep !== undefined ? { nextStep: args.nextStep } : {}),
-      ...(args.context !== undefined ? { context: args.context as never } : {}),
+      ...(args.context !== undefined ? { context: args.context } : {}),
       ...(args.wakeAt !== undefined ? { wakeAt: args.wakeAt } : {}),
     };
     const stepItems = steps?.map((s) => ({

@@ -9,8 +9,10 @@ import { parseOrThrow } from '../validate.js';
 import { errorInAliases } from './aliases.js';
 import { cairnFamily } from './cairn.js';
 import {
+  acceptsNull,
   DEFINITION_FORMATS,
   type DefinitionFormat,
+  type DefinitionOptions,
   type DefinitionsByFormat,
   describeShape,
   fieldList,
@@ -61,7 +63,11 @@ export interface Toolkit {
   readonly families: readonly FamilyName[];
   /** The offered tools' names, in definition order. */
   readonly names: readonly string[];
-  definitions<F extends DefinitionFormat>(format: F): Array<DefinitionsByFormat[F]>;
+  /** The offered tools' definitions in a client's shape; `strict` gives OpenAI's strict-mode form. */
+  definitions<F extends DefinitionFormat>(
+    format: F,
+    options?: DefinitionOptions,
+  ): Array<DefinitionsByFormat[F]>;
   /**
    * Runs one tool call. `args` is the arguments object, or the raw JSON string a model produced. Never throws
    * or rejects: bad input, an unknown tool or id, or a refused change resolve to `{ error: { code, message } }`
@@ -126,7 +132,10 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
     plan: own,
     families: familyNames,
     names,
-    definitions<F extends DefinitionFormat>(format: F): Array<DefinitionsByFormat[F]> {
+    definitions<F extends DefinitionFormat>(
+      format: F,
+      options: DefinitionOptions = {},
+    ): Array<DefinitionsByFormat[F]> {
       if (!DEFINITION_FORMATS.includes(format)) {
         throw new CairnError(
           'invalid_argument',
@@ -134,7 +143,14 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
           { valid: [...DEFINITION_FORMATS] },
         );
       }
-      return [...tools.values()].map(({ tool }) => toDefinition(tool, format));
+      if (options.strict && format !== 'openai') {
+        throw new CairnError(
+          'invalid_argument',
+          `Strict definitions are OpenAI's form; ask for format "openai", not "${format}".`,
+          { valid: ['openai'] },
+        );
+      }
+      return [...tools.values()].map(({ tool }) => toDefinition(tool, format, options));
     },
     async dispatch(name: string, args?: unknown): Promise<ToolResult> {
       const entry = typeof name === 'string' ? tools.get(name) : undefined;
@@ -186,7 +202,7 @@ function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
       `The arguments must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}.`,
     );
   }
-  const result = tool.input.safeParse(value);
+  const result = tool.input.safeParse(withoutNulls(value, toolJsonSchema(tool)));
   if (result.success) return result.data;
   const schema = toolJsonSchema(tool);
   const issues = result.error.issues.map((issue) => ({
@@ -197,6 +213,54 @@ function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
   // A problem at the top (a missing or unknown argument) means the model has the wrong shape in mind: show it.
   const atRoot = result.error.issues.some((i) => i.path.length <= 1 && i.code !== 'invalid_value');
   throw invalid(tool, `Invalid arguments: ${listed.join('; ')}.`, issues, atRoot);
+}
+
+/**
+ * Models with structured or strict tool calling send every optional field, null for those they do not use. A
+ * null where the schema does not take one is dropped, so it means "absent"; where null has a meaning (clearing
+ * a field, "first", "top level"), the schema takes it and it is kept. A required field's null is kept too, to be
+ * refused as missing. Copies only the objects it changes.
+ */
+function withoutNulls(value: unknown, schema: unknown): unknown {
+  if (typeof value !== 'object' || value === null || typeof schema !== 'object' || schema === null)
+    return value;
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s['anyOf'])) {
+    const branch = (s['anyOf'] as Array<Record<string, unknown>>).find(
+      (b) => b['type'] === (Array.isArray(value) ? 'array' : 'object'),
+    );
+    return branch ? withoutNulls(value, branch) : value;
+  }
+  if (Array.isArray(value)) {
+    const items = s['items'];
+    let out: unknown[] | null = null;
+    value.forEach((item, i) => {
+      const next = withoutNulls(item, items);
+      if (next === item) return;
+      out ??= [...value];
+      out[i] = next;
+    });
+    return out ?? value;
+  }
+  const properties = s['properties'] as Record<string, unknown> | undefined;
+  if (!properties) return value;
+  const required = (s['required'] as string[] | undefined) ?? [];
+  let out: Record<string, unknown> | null = null;
+  for (const [key, inner] of Object.entries(value)) {
+    const prop = properties[key];
+    if (inner === null) {
+      if (prop !== undefined && !required.includes(key) && !acceptsNull(prop)) {
+        out ??= { ...(value as Record<string, unknown>) };
+        delete out[key];
+      }
+      continue;
+    }
+    const next = withoutNulls(inner, prop);
+    if (next === inner) continue;
+    out ??= { ...(value as Record<string, unknown>) };
+    out[key] = next;
+  }
+  return out ?? value;
 }
 
 function invalid(tool: ToolSpec<unknown>, message: string, issues?: unknown[], withShape = true): CairnError {

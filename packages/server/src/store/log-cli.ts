@@ -58,7 +58,7 @@ function parse(args: string[]) {
 
 function describe(log: LogInspection): string {
   const lines = [`${log.path}: ${log.bytes} bytes`];
-  if (log.header === 'bad') {
+  if (log.header === 'bad' && !log.damage) {
     lines.push('not a Cairn update log (its first bytes are not "CYL1" + version): the server refuses it.');
     return `${lines.join('\n')}\n`;
   }

@@ -99,7 +99,7 @@ export interface LogScan {
 }
 
 /**
- * Reads every intact record of a log, past damage too: after a bad record it tries each later offset until a
+ * Reads every intact record of a log, past damage too (a damaged header included): after a bad record it tries each later offset until a
  * frame's checksum matches (and it is followed by the end of the file or another plausible frame), and goes on
  * from there. A record directly before a second damage can be missed. Costs a pass over the bytes after the
  * damage: `open` runs it only when a parse stopped early.
@@ -135,6 +135,13 @@ export function scanLog(bytes: Uint8Array): LogScan {
   // A length field hit by a flipped bit can make a record in the middle look torn: intact records after it
   // prove it was not the last write.
   if (scan.bad && scan.after.length > 0) scan.bad = { offset: scan.bad.offset, kind: 'corrupt' };
+  // A damaged header is damage at byte 0: every intact record comes after it.
+  if (checkHeader(bytes) === 'bad') {
+    scan.after = [...scan.before, ...scan.after];
+    scan.before = [];
+    scan.damaged.unshift([0, HEADER_BYTES]);
+    scan.bad = { offset: 0, kind: 'corrupt' };
+  }
   return scan;
 }
 

@@ -11,7 +11,10 @@ export interface LogInspection {
   path: string;
   /** File size. */
   bytes: number;
-  /** `empty`: a file cut short while its header was written (it holds nothing). */
+  /**
+   * `empty`: a file cut short while its header was written (it holds nothing). `bad`: not a Cairn log, unless
+   * `damage` is set (a damaged header with intact records behind it).
+   */
   header: 'ok' | 'empty' | 'bad';
   /** Intact records before the first damage (the whole log when it is intact). */
   records: number;
@@ -63,7 +66,7 @@ export function repairLog(path: string, options: RepairOptions = {}): LogRepair 
   const lock = acquireLock(`${path.slice(0, -'.log'.length)}.lock`, fs);
   try {
     const { inspection, scan } = inspectBytes(path, readLog(path, fs));
-    if (inspection.header === 'bad') {
+    if (inspection.header === 'bad' && !inspection.damage) {
       throw new CairnError(
         'storage',
         `${path} is not a Cairn update log (its first bytes are not "CYL1" + version); it was left untouched.`,
@@ -118,8 +121,10 @@ function inspectBytes(path: string, bytes: Uint8Array): { inspection: LogInspect
     tornBytes: 0,
     pending: false,
   };
-  if (header !== 'ok') return { inspection, scan: null };
+  if (header === 'empty') return { inspection, scan: null };
   const scan = scanLog(bytes);
+  // A file with a foreign header and no intact record is not a log at all: nothing here to inspect or repair.
+  if (header === 'bad' && scan.after.length === 0) return { inspection, scan: null };
   inspection.records = scan.before.length;
   if (scan.bad?.kind === 'corrupt') inspection.damage = describeDamage(path, scan);
   if (scan.bad?.kind === 'torn') inspection.tornBytes = bytes.byteLength - scan.bad.offset;

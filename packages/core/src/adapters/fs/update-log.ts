@@ -166,6 +166,9 @@ export class UpdateLog {
       const bytes = readAll(fs, fd);
       const header = checkHeader(bytes);
       if (header === 'bad') {
+        // Intact records behind a header that does not match: a Cairn log whose header was damaged.
+        const scan = scanLog(bytes);
+        if (scan.after.length > 0) throw damagedError(describeDamage(path, scan));
         throw new CairnError(
           'storage',
           `${path} is not a Cairn update log (its first bytes are not "CYL1" + version). ` +
@@ -453,7 +456,7 @@ export function describeDamage(path: string, scan: LogScan): LogDamage {
 function damagedError(damage: LogDamage): CairnError {
   return new CairnError(
     'storage',
-    `${damage.path} is damaged: the record at byte ${damage.offset} fails its checksum ` +
+    `${damage.path} is damaged: ${damage.offset === 0 ? 'its header does not match' : `the record at byte ${damage.offset} fails its checksum`} ` +
       `(${damage.damagedBytes} bytes hold no intact record; ${damage.keptRecords} intact records come before them ` +
       `and ${damage.recordsAfter} after). The plan is not opened, so nothing overwrites what is left. ` +
       `See what it holds with "cairn log inspect ${damage.path}" and keep every intact record with ` +
