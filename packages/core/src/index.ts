@@ -37,6 +37,69 @@ export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js
 export type { StoredPlan } from './first-read.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
+export type { LearnedContext } from './learning/context.js';
+export { learnedProcedures } from './learning/context.js';
+export type { TraceSample } from './learning/distill.js';
+export { offlineDistill } from './learning/distill.js';
+export type { LearnInput, SkillChange } from './learning/library.js';
+export {
+  learnSkill,
+  readChanges,
+  readSkill,
+  readSkills,
+  recordSkillOutcome,
+  requireSkill,
+  SKILL_CHANGES,
+  SKILL_KEYS,
+  SKILL_LIMITS,
+  SKILLS_SUFFIX,
+  sameProcedure,
+  scopeOf,
+  scopeOfSkillsDoc,
+  setSkillStatus,
+  skillsDocId,
+} from './learning/library.js';
+export { contentWords, matchSkills, renderLearnedProcedures, renderSkill } from './learning/match.js';
+export { argumentShape, shapeText } from './learning/shape.js';
+export type {
+  Skill,
+  SkillAuthor,
+  SkillDraft,
+  SkillPitfall,
+  SkillStats,
+  SkillStatus,
+  SkillStep,
+  SkillVersion,
+} from './learning/skill.js';
+export {
+  currentVersion,
+  parseSkillDraft,
+  SKILL_DRAFT_SHAPE,
+  SKILL_FORMAT,
+  SKILL_STATUSES,
+  SkillDraftSchema,
+  SkillSchema,
+  successRate,
+} from './learning/skill.js';
+export { LEARNED_PROCEDURE_TOOL, learnedProcedureTool } from './learning/tool.js';
+export type { SkillOffer, TraceBound, TraceCall } from './learning/traces.js';
+export {
+  callsForTask,
+  clearOffer,
+  DEFAULT_TRACE_BOUND,
+  MAX_TRACE_ARGS_CHARS,
+  planOfTraceDoc,
+  readCalls,
+  readOffer,
+  recordCall,
+  recordOffer,
+  TRACE_KEYS,
+  TRACE_SUFFIX,
+  TraceCallSchema,
+  traceDocId,
+  traceRecorder,
+  trimTrace,
+} from './learning/traces.js';
 export type { TransactionOrigin } from './origins.js';
 export { readOrigin, registerOrigin } from './origins.js';
 export type {
@@ -116,6 +179,7 @@ export type {
   ToolDefinition,
 } from './tools/definitions.js';
 export { DEFINITION_FORMATS, describeShape, toDefinition, toolJsonSchema } from './tools/definitions.js';
+export type { ToolCallObserver, ToolCallRecord } from './tools/observe.js';
 export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
 export { defineTool, FAMILY_NAMES } from './tools/tool.js';
 export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';

@@ -5,11 +5,14 @@ import {
   createToolkit,
   type FamilyName,
   isToolError,
+  learnedProcedureTool,
   type Plan,
   type Presence,
   type RenderFormat,
+  readSkills,
   renderPlan,
   sinceLastCallFeed,
+  traceRecorder,
 } from '@cairn/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -22,6 +25,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type * as Y from 'yjs';
 import { contextTool, planChangesTool } from './context.js';
 import { createConversation } from './conversation.js';
 
@@ -45,6 +49,10 @@ export interface CairnMcpOptions {
   sinceLastCall?: boolean;
   /** Notifications are sent at most this often. Default 50 ms. */
   notifyDelayMs?: number;
+  /** The plan's trace document: each tool call is recorded there (learned procedures). */
+  traces?: Y.Doc | null;
+  /** The scope's learned skills: `get_learned_procedure` is offered when given. */
+  skills?: Y.Doc | null;
 }
 
 export interface CairnMcpServer {
@@ -63,7 +71,11 @@ export function planResourceUri(planId: string): string {
 export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const { plan, planId } = options;
   const format = options.format ?? 'native';
-  const toolkit = createToolkit(plan, { families: options.families ?? ['cairn'] });
+  const toolkit = createToolkit(plan, {
+    families: options.families ?? ['cairn'],
+    ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
+    ...(options.skills ? { extraTools: [learnedProcedureTool(() => readSkills(options.skills!))] } : {}),
+  });
   const uri = planResourceUri(planId);
   const server = new Server(
     { name: 'cairn', title: 'Cairn shared plan', version: VERSION },

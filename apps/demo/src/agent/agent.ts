@@ -11,11 +11,16 @@ import {
   createToolkit,
   type FamilyName,
   isToolError,
+  learnedProcedures,
+  learnedProcedureTool,
   type Plan,
   type RenderFormat,
   type Presence as RenderPresence,
+  type Skill,
   type Toolkit,
+  traceRecorder,
 } from '@cairn/core';
+import type * as Y from 'yjs';
 import type { Model, ModelMessage } from './model.js';
 
 /** The context format that goes with each family: the one its seed's agents read. */
@@ -46,6 +51,10 @@ export interface AgentOptions {
   presence: () => RenderPresence[];
   /** Told which task the agent is on (for presence), or null when the turn ends. */
   onActivity?: (taskId: string | null) => void;
+  /** The plan's trace document: every tool call is recorded there, and the procedures offered. */
+  traces: Y.Doc;
+  /** The scope's learned skills, as they are now. */
+  skills: () => readonly Skill[];
 }
 
 export class BrowserAgent {
@@ -83,7 +92,12 @@ export class BrowserAgent {
 
   private kit(): Toolkit {
     if (!this.toolkit) {
-      this.toolkit = createToolkit(this.options.plan, { actor: this.options.actor, families: [this.family] });
+      this.toolkit = createToolkit(this.options.plan, {
+        actor: this.options.actor,
+        families: [this.family],
+        onCall: traceRecorder(this.options.traces),
+        extraTools: [learnedProcedureTool(this.options.skills)],
+      });
     }
     return this.toolkit;
   }
@@ -144,11 +158,18 @@ export class BrowserAgent {
     const turn = this.feed.turn();
     if (turn.reRendered) this.deltas = [];
     else if (turn.delta) this.deltas.push({ after: history.at(-1)?.id ?? null, text: turn.delta });
+    const learned = learnedProcedures(
+      plan,
+      { skills: this.options.skills(), traces: this.options.traces },
+      actor,
+      Date.now(),
+    );
     const system = [
       `You are ${name}, an agent working on a shared plan with the people in this chat.`,
       `Change the plan only with your tools (the ${this.family} family); say briefly what you did.`,
       '',
       turn.plan || '(The plan is empty.)',
+      ...(learned ? ['', learned] : []),
     ].join('\n');
     const messages: ModelMessage[] = [{ role: 'system', content: system }];
     const shown = new Set(history.map((e) => e.id));

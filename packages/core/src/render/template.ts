@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import type { ChangePoint } from '../changes.js';
 import { CairnError } from '../errors.js';
+import { type LearnedContext, learnedProcedures } from '../learning/context.js';
 import type { Plan } from '../plan.js';
 import { type Actor, SYSTEM_ACTORS } from '../schema.js';
 import type { DonePolicy } from './budget.js';
@@ -90,6 +91,8 @@ export interface ContextOptions {
    * or variable nobody provides. Default: `console.warn`.
    */
   onWarning?: (message: string) => void;
+  /** The scope's learned skills, for `learned_procedures`; without them that variable is empty. */
+  learned?: LearnedContext;
 }
 
 /** The variables every template can use. */
@@ -103,6 +106,7 @@ export const CONTEXT_VARIABLES = [
   'agent_identity',
   'my_actor',
   'collaborators',
+  'learned_procedures',
 ] as const;
 
 /**
@@ -224,6 +228,8 @@ function builtinSources(
   };
   out['my_actor'] = actor;
   out['collaborators'] = () => collaborators(plan, actor, options.presence ?? null, ids);
+  out['learned_procedures'] = () =>
+    options.learned ? learnedProcedures(plan, options.learned, actor, options.now ?? Date.now()) : '';
   for (const [alias, name] of Object.entries(CONTEXT_ALIASES)) out[alias] = out[name]!;
   return out;
 }

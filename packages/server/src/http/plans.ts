@@ -30,6 +30,7 @@ import {
   sinceLastCall,
   type TaskNumbers,
   type TaskSnapshot,
+  type ToolCallRecord,
   taskNumbers,
   toDefinition,
 } from '@cairn/core';
@@ -54,6 +55,8 @@ export interface PlanRoutesOptions {
   planExists?: (planId: string) => boolean;
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
+  /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
+  recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
 }
 
 /** Said before the whole plan when a cursor was given that this plan's document does not know. */
@@ -207,10 +210,19 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const since = sinceParam ? readCursor(sinceParam) : null;
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
     await withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
-      const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
+      let call: ToolCallRecord | null = null;
+      const toolkit = createToolkit(plan, {
+        actor,
+        families: [offered.family],
+        now,
+        onCall: (c) => {
+          call = c;
+        },
+      });
       try {
         const result = await toolkit.dispatch(name, args);
         if (!offered.readOnly && !isToolError(result)) await handle.flush();
+        if (call && options.recordCall) await options.recordCall(planId, call).catch(() => undefined);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
         const cursor = cursorOf(handle.doc);
         res.setHeader('cairn-cursor', cursor);
