@@ -130,11 +130,11 @@ describe('cairn mcp', () => {
       'claim_next',
       'release',
       'hand_off',
+      'get_learned_procedure',
       'read_chat',
       'add_chat_message',
       'resolve_context',
       'plan_changes',
-      'get_learned_procedure',
     ]);
     // The scope's skills sync beside the plan; wait until they are there.
     await vi.waitFor(
