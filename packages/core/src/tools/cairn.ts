@@ -24,11 +24,12 @@ const patch = TaskPatchSchema.shape;
 const Id = TaskIdSchema;
 const Title = patch.title.unwrap();
 
+// The enum lists the statuses; the words say only what it cannot: which are open, and where skipped goes.
 const STATUS_HELP =
-  'pending, in_progress, waiting_user, waiting_external (open); done, failed, cancelled, skipped (closed; skipped only for steps).';
+  'pending, in_progress and waiting_* are open, the rest closed; skipped is for steps only.';
 
 const fields = {
-  status: StatusSchema.optional().describe(`Status: ${STATUS_HELP}`),
+  status: StatusSchema.optional().describe(STATUS_HELP),
   activeForm: patch.activeForm.describe(
     'Present-continuous form shown while in progress, e.g. "Writing tests"; null clears it.',
   ),
@@ -45,12 +46,13 @@ const fields = {
 
 const Step = z.union([
   Title.describe('A step title'),
+  // A step's fields mean what a task's do, described once there: repeating it costs every model call.
   z.strictObject({
     title: Title,
     key: z.string().min(1).max(64).optional(),
-    status: fields.status,
-    activeForm: fields.activeForm,
-    note: fields.note,
+    status: StatusSchema.optional(),
+    activeForm: patch.activeForm,
+    note: patch.note,
     blockedBy: z.array(Id).max(100).optional(),
   }),
 ]);
