@@ -41,6 +41,7 @@ export type { LearnedContext } from './learning/context.js';
 export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
+export { assertPlanDocId, isPlanDocId } from './learning/documents.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
 export {
   learnSkill,

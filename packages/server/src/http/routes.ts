@@ -1,7 +1,7 @@
 // The server's own HTTP endpoints: health and metrics. The plan API (tasks, context, tools) registers beside
 // them through the same Router, authorizing each request with `authorizeRequest`.
 import type { IncomingMessage } from 'node:http';
-import { CairnError } from '@cairn/core';
+import { assertPlanDocId, CairnError } from '@cairn/core';
 import type { Grant, Role } from '../auth.js';
 import type { SyncHub } from '../hub/hub.js';
 import { bearerToken, type Router, sendJson } from './router.js';
@@ -39,6 +39,8 @@ export async function authorizeRequest(
   needs: Role,
 ): Promise<Grant> {
   hub.validatePlanId(planId);
+  // The authenticator lets a plan's token reach its trace document; the plan routes take plans only.
+  assertPlanDocId(planId);
   const token = bearerToken(req);
   // The authenticator's own words name the WebSocket's ways (?token=, a subprotocol), which HTTP ignores.
   if (!token && !hub.auth.open) {
