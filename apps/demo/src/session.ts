@@ -44,10 +44,12 @@ export class Session {
   readonly chat: Chat;
   readonly persistence: IndexedDBPersistence;
   /**
-   * The plan's trace of tool calls: a document of its own, synced beside the plan. Not stored in this browser (the
-   * browser's quota is the plan's): calls made offline reach the server when the open tab reconnects.
+   * The plan's trace of tool calls: a document of its own, synced beside the plan and stored in a database of its
+   * own in this browser, so calls made offline survive a reload and reach the server on the next connection. It is
+   * bounded (500 calls), and a failure to store it never touches the plan's own storage.
    */
   readonly traces = new Y.Doc();
+  readonly tracesPersistence: IndexedDBPersistence;
   /** The learned skills of the plan's scope (read-only: the server writes them). */
   readonly skills = new Y.Doc();
   readonly scope: string;
@@ -75,6 +77,13 @@ export class Session {
     this.persistence.onError((error: CairnError) =>
       this.fail(`This browser could not store the plan: ${error.message}`),
     );
+    this.tracesPersistence = openIndexedDBPersistence()(
+      `cairn-demo:${traceDocId(options.planId)}`,
+      this.traces,
+    );
+    this.tracesPersistence.onError((error: CairnError) =>
+      this.fail(`This browser could not store the agent's tool calls: ${error.message}`),
+    );
     this.scope = scopeOf(options.planId);
     this.awareness = new Awareness(this.doc);
     this.plan = createPlan({ doc: this.doc, actor: userActor(options.identity) });
@@ -91,6 +100,8 @@ export class Session {
     } catch (error) {
       this.fail(`The copy of this plan in this browser could not be read: ${(error as Error).message}`);
     }
+    // The trace's stored calls are merged before it syncs; one that cannot be read is only a lost history.
+    await this.tracesPersistence.whenLoaded.catch(() => undefined);
     const presence: Presence = { id: userActor(this.identity), name: this.identity.name, kind: 'human' };
     const connection = connectPlan(this.doc, {
       url: options.serverUrl ?? location.origin,
@@ -142,8 +153,8 @@ export class Session {
   }
 
   /** Waits until IndexedDB holds every edit so far (before a reload, say). */
-  flush(): Promise<void> {
-    return this.persistence.flush();
+  async flush(): Promise<void> {
+    await Promise.all([this.persistence.flush(), this.tracesPersistence.flush()]);
   }
 
   private ownClock(): number {
