@@ -1,7 +1,14 @@
 // Benchmark 9: what each tool family's definitions cost a model on every call, in cl100k tokens, in the three
 // shapes clients send them (OpenAI chat completions, Anthropic, MCP tools/list), against the same tools with
 // their arguments' JSON Schema exactly as zod emits it (size limits, patterns and integer bounds included).
-import { createPlan, createToolkit, DEFINITION_FORMATS, FAMILY_NAMES, type ToolSpec } from '@cairn/core';
+import {
+  CAIRN_COMPACT_TOOLS,
+  createPlan,
+  createToolkit,
+  DEFINITION_FORMATS,
+  FAMILY_NAMES,
+  type ToolSpec,
+} from '@cairn/core';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { FAMILIES } from '../packages/core/src/tools/toolkit.js';
 import { type BenchResult, count, type Row } from './lib/report.js';
@@ -46,6 +53,23 @@ export async function run(_options: {
       toolkit.destroy();
     }
   }
+  const native = createToolkit(createPlan(), { families: ['cairn'] });
+  const compact = createToolkit(createPlan(), { families: [], extraTools: CAIRN_COMPACT_TOOLS });
+  for (const format of DEFINITION_FORMATS) {
+    const small = tokens(compact.definitions(format));
+    const full = tokens(native.definitions(format));
+    rows.push({
+      measure: `Compact variant of the native family (${compact.names.join(', ')}), ${format} shape`,
+      cairn: count(small, 'tokens'),
+      baselineName: `the native family's ${native.names.length} tools`,
+      baseline: count(full, 'tokens'),
+      ratio: pct(small / full),
+      target: '',
+      met: null,
+    });
+  }
+  native.destroy();
+  compact.destroy();
   return {
     id: 'tool-definitions',
     number: 9,
@@ -60,6 +84,8 @@ export async function run(_options: {
         'adds them to its session totals.',
       "The seed families keep their seeds' tool names, fields and descriptions; only the native family's wording " +
         'was trimmed (a status description that repeated the enum, step fields described twice).',
+      'The compact variant (`extraTools: CAIRN_COMPACT_TOOLS`) passes each call whole to the native tool doing that ' +
+        'work, so results, errors and atomicity are the same; one entry type serves adding and changing tasks.',
     ],
   };
 }

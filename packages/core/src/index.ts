@@ -182,6 +182,7 @@ export type {
 export { DEFINITION_FORMATS, describeShape, toDefinition, toolJsonSchema } from './tools/definitions.js';
 export type { ToolCallObserver, ToolCallRecord } from './tools/observe.js';
 export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
+export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export { defineTool, FAMILY_NAMES } from './tools/tool.js';
 export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';
 export { createToolkit, FAMILIES, isToolError } from './tools/toolkit.js';
