@@ -170,6 +170,7 @@ export { SINCE_LAST_CALL_TOKENS, sinceLastCall, sinceLastCallFeed } from './sinc
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';
+export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export type {
   AnthropicToolDefinition,
   DefinitionFormat,
@@ -182,7 +183,6 @@ export type {
 export { DEFINITION_FORMATS, describeShape, toDefinition, toolJsonSchema } from './tools/definitions.js';
 export type { ToolCallObserver, ToolCallRecord } from './tools/observe.js';
 export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
-export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export { defineTool, FAMILY_NAMES } from './tools/tool.js';
 export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';
 export { createToolkit, FAMILIES, isToolError } from './tools/toolkit.js';
