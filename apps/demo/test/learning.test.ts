@@ -93,6 +93,8 @@ describe('the Learned panel', () => {
     await page.getByRole('tab', { name: 'Learned' }).click();
     const skill = page.locator('li.learned-skill').first();
     const id = await skill.getAttribute('data-skill');
+    // The list redraws on every change: the same skill is found again by its id.
+    const same = page.locator(`li.learned-skill[data-skill="${id}"]`);
     const onServer = async () =>
       (
         (await (await fetch(`${server.url}/api/scopes/bistro/skills/${id}`)).json()) as {
@@ -101,18 +103,16 @@ describe('the Learned panel', () => {
       ).skill.status;
     expect(await onServer()).toBe('active');
 
-    await skill.getByRole('button', { name: 'Retire' }).click();
+    await same.getByRole('button', { name: 'Retire' }).click();
     await page
       .locator('.toast', { hasText: /^Retired “.+”: the agent is no longer offered it\.$/ })
       .waitFor(LEARNING);
-    await page.locator('li.learned-skill.is-retired .badge', { hasText: 'retired' }).waitFor(LEARNING);
-    expect(await page.locator('li.learned-skill .learned-reason').textContent()).toBe(
-      'Retired: retired by Ann',
-    );
+    await same.locator('.badge', { hasText: 'retired' }).waitFor(LEARNING);
+    expect(await same.locator('.learned-reason').textContent()).toBe('Retired: retired by Ann');
     expect(await onServer()).toBe('retired');
 
-    await page.locator('li.learned-skill').getByRole('button', { name: 'Restore' }).click();
-    await page.locator('li.learned-skill.is-active .badge', { hasText: 'active' }).waitFor(LEARNING);
+    await same.getByRole('button', { name: 'Restore' }).click();
+    await same.locator('.badge', { hasText: 'active' }).waitFor(LEARNING);
     expect(await onServer()).toBe('active');
     await screenshot(page, 'learned-panel-restored');
   });

@@ -39,8 +39,6 @@ export async function authorizeRequest(
   needs: Role,
 ): Promise<Grant> {
   hub.validatePlanId(planId);
-  // The authenticator lets a plan's token reach its trace document; the plan routes take plans only.
-  assertPlanDocId(planId);
   const token = bearerToken(req);
   // The authenticator's own words name the WebSocket's ways (?token=, a subprotocol), which HTTP ignores.
   if (!token && !hub.auth.open) {
@@ -51,5 +49,9 @@ export async function authorizeRequest(
         : 'No token: send it as the header Authorization: Bearer <jwt>.',
     );
   }
-  return hub.grant(planId, token, needs);
+  const grant = await hub.grant(planId, token, needs);
+  // The authenticator lets a plan's token reach its trace document; the plan routes take plans only. Asked after
+  // the token, so a stranger is refused as for any plan of others.
+  assertPlanDocId(planId);
+  return grant;
 }
