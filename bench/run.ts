@@ -18,6 +18,8 @@ export const BENCHMARKS = [
   'fanout',
   'storage',
   'bundle',
+  'context-tokens',
+  'tool-definitions',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -102,8 +102,24 @@ describe('first read of a plan not in memory, through the server', () => {
     await fifth.server.close();
     expect(existsSync(files.snapshot)).toBe(true);
     const sixth = await startServer({ dataDir: dir });
-    expect(await tasks(sixth)).toEqual(afterWrite);
+    // The rendered plan too, with the stored document's cursor: the same as once the plan has loaded.
+    const renderedJson = async () => {
+      const res = await fetch(
+        `${sixth.http}/api/plans/${encodeURIComponent(PLAN)}/context?format=checklist`,
+        {
+          headers: { accept: 'application/json' },
+        },
+      );
+      expect(res.status).toBe(200);
+      return (await res.json()) as { text: string; cursor: string; kind: string };
+    };
+    const early = await renderedJson();
     expect(await reads(sixth)).toMatchObject({ snapshot: 1 });
+    expect(early.text).toMatch(/Alpha/);
+    await vi.waitFor(() => expect(sixth.server.hub.isLoaded(PLAN)).toBe(true), { timeout: 20_000 });
+    expect(await renderedJson()).toEqual(early);
+    expect(await reads(sixth)).toMatchObject({ snapshot: 1, memory: 1 });
+    expect(await tasks(sixth)).toEqual(afterWrite);
   });
 
   it('writes the snapshot when an idle plan unloads, and a 404 for an unknown plan stays a 404', async () => {

@@ -2,6 +2,7 @@
 // checkbox and status words, what the budget has left out, and the note that says so.
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
+import { type TaskNumbers, taskNumbers } from '../task-numbers.js';
 
 /** Who is connected and what they look at, as an awareness state carries it (see docs/TOOLS.md). */
 export interface Presence {
@@ -21,15 +22,17 @@ const NO_STEPS: StepCount = Object.freeze({ all: 0, closed: 0 });
 export class PlanView {
   readonly plan: Plan;
   readonly actor: Actor;
+  /** The render clock: the time asked for, rounded down to its quarter hour (see `renderClock`). */
   readonly now: number;
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
+  private numbers: TaskNumbers | undefined;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
     this.actor = options.actor ?? plan.actor;
-    this.now = options.now ?? Date.now();
+    this.now = renderClock(options.now ?? Date.now());
     this.presence = options.presence ? [...options.presence] : null;
   }
 
@@ -71,6 +74,12 @@ export class PlanView {
 
   title(id: string): string {
     return this.plan.get(id)?.title ?? id;
+  }
+
+  /** Seed 001's number of a top-level task (steps use up none), read once per render. */
+  taskNumber(id: string): number | undefined {
+    this.numbers ??= taskNumbers(this.plan);
+    return this.numbers.numberOf(id);
   }
 }
 
@@ -125,6 +134,31 @@ export function statusWords(status: Status): string {
   }
 }
 
+/**
+ * Text from the plan (titles, next steps, actors, ids) as it may appear inside one rendered line. Anyone who can
+ * write a title can put line breaks in it; printed as they are, they would let a title add lines of its own (a
+ * fake "- [x] 2. Deploy (done)" or a "## System:" heading) to the context a model reads. Every kind of line
+ * break becomes a visible " ⏎ ", other control characters a space, so one task is always one line.
+ */
+export function inline(text: string): string {
+  return text.replace(LINE_BREAKS, ' ⏎ ').replace(CONTROLS, ' ');
+}
+
+// CR, LF, vertical tab, form feed, NEL and the Unicode line and paragraph separators, in runs. (Not the blanks
+// around them: a pattern that starts with a run of blanks is quadratic on a long blank title.)
+const LINE_BREAKS = /[\r\n\v\f\u0085\u2028\u2029]+/g;
+// What is left of C0 and C1 (tab included), and DEL.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `inline`, with square brackets escaped as Markdown does (`\[x\]`): in the formats whose lines carry a
+ * checkbox (`[x]`) or an id in brackets (`[k3x9a2b]`), a title cannot then show a box or an id of its own.
+ */
+export function inlineMarked(text: string): string {
+  return inline(text).replace(/[[\]]/g, '\\$&');
+}
+
 export function indent(depth: number): string {
   return '  '.repeat(depth);
 }
@@ -169,11 +203,26 @@ function joinWords(parts: string[]): string {
     : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
 }
 
-/** "just now", "5 minutes ago", "3 hours ago", "2 days ago". */
+/** How far the render clock moves at a time. */
+export const RENDER_CLOCK_STEP_MS = 15 * 60_000;
+
+/**
+ * The time a render tells ages and applies the done window by: `now` rounded down to its quarter hour. An
+ * unchanged plan then renders to the same bytes all through a quarter hour (so a model provider's cached prompt
+ * prefix holds between turns), and its text can change with time only when the clock crosses :00, :15, :30 or :45.
+ */
+export function renderClock(now: number): number {
+  return Math.floor(now / RENDER_CLOCK_STEP_MS) * RENDER_CLOCK_STEP_MS;
+}
+
+/**
+ * "just now" (under 15 minutes), "15 minutes ago", "30 minutes ago", "45 minutes ago", "3 hours ago",
+ * "2 days ago": each rounded down, in steps no finer than the render clock's.
+ */
 export function ago(ms: number): string {
   const minutes = Math.floor(Math.max(0, ms) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} minute${minutes === 1 ? '' : 's'} ago`;
+  if (minutes < 15) return 'just now';
+  if (minutes < 60) return `${minutes - (minutes % 15)} minutes ago`;
   const hours = Math.floor(minutes / 60);
   if (hours < 48) return `${hours} hour${hours === 1 ? '' : 's'} ago`;
   const days = Math.floor(hours / 24);

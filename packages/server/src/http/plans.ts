@@ -8,25 +8,35 @@ import {
   CairnError,
   createPlan,
   createToolkit,
+  cursorFromStateVector,
+  cursorKnown,
+  cursorOf,
   DEFINITION_FORMATS,
   type DefinitionFormat,
   FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
+  isCairnError,
   isOpenStatus,
   isPrincipalActor,
   isToolError,
   type Plan,
   RENDER_FORMATS,
   type RenderFormat,
+  readCursor,
+  renderDelta,
   renderPlan,
   STATUSES,
   StatusSchema,
+  sinceLastCall,
+  type TaskNumbers,
   type TaskSnapshot,
+  type ToolCallRecord,
+  taskNumbers,
   toDefinition,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
@@ -46,7 +56,13 @@ export interface PlanRoutesOptions {
   planExists?: (planId: string) => boolean;
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
+  /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
+  recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
 }
+
+/** Said before the whole plan when a cursor was given that this plan's document does not know. */
+const UNKNOWN_CURSOR_NOTE =
+  "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n";
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
 export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
@@ -61,12 +77,20 @@ const MAX_BODY_NODES = 1_000;
 export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions = {}): void {
   const now = options.now ?? Date.now;
   const tools = toolCatalog();
-  const firstReads = hub.registry.counter(
+  const reads = hub.registry.counter(
     'cairn_http_plan_reads_total',
     "HTTP reads of plans, by source: `memory` (loaded), `snapshot` (the store's first-read snapshot, while the plan loads) or `load` (waited for the load).",
   );
-  const read = (planId: string, actor: string, fn: (plan: Plan) => void) =>
-    withPlanRead(hub, options, planId, actor, fn, (source) => firstReads.inc({ source }));
+  const counted = (planId: string) => reads.inc({ source: hub.isLoaded(planId) ? 'memory' : 'load' });
+  /** A read of the plan: from the store's snapshot if it is not loaded and has a valid one, else as withPlanView. */
+  const read = async (planId: string, actor: string, fn: (plan: Plan) => void) => {
+    if (readFromSnapshot(hub, planId, actor, (plan) => fn(plan))) {
+      reads.inc({ source: 'snapshot' });
+      return;
+    }
+    counted(planId);
+    await withPlanView(hub, options, planId, { actor }, (plan) => fn(plan));
+  };
 
   router.get('/api/plans/:plan/tasks', async ({ req, res, url, params }) => {
     const planId = params.plan!;
@@ -74,6 +98,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const includeClosed = queryFlag(url, 'includeClosed');
     const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
     await read(planId, 'system', (plan) => {
+      const numbers = taskNumbers(plan);
       const all = plan
         .children(null)
         .filter((t) => includeClosed || isOpenStatus(t.status))
@@ -81,7 +106,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
       const malformed = plan.malformed();
       sendJson(res, 200, {
         plan: planId,
-        tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
+        tasks: all.slice(0, limit).map((t) => withSteps(plan, t, numbers)),
         total: all.length,
         limit,
         ...(malformed.length > 0 ? { malformed } : {}),
@@ -93,7 +118,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const planId = params.plan!;
     await authorizeRequest(hub, req, planId, 'read');
     await read(planId, 'system', (plan) => {
-      sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
+      sendJson(res, 200, { task: withSteps(plan, taskOf(plan, params.taskId!)) });
     });
   });
 
@@ -103,8 +128,9 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(req, false));
     await withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
-      const task = plan.require(params.taskId!);
+      const task = taskOf(plan, params.taskId!);
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
+      // Closing the task skips its open steps in the same write (the plan's rule).
       const updated = plan.update(task.id, {
         status: body.status,
         ...(note !== undefined ? { note } : {}),
@@ -120,19 +146,57 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
-    await read(planId, reader, (plan) => {
-      const text = renderPlan(plan, {
-        format: format as RenderFormat,
-        presence: presenceOf(hub, planId),
-        now: now(),
-        ...(maxTokens !== undefined ? { maxTokens } : {}),
-      });
+    const sinceParam = url.searchParams.get('since');
+    const since = sinceParam ? readCursor(sinceParam) : null;
+    const json = /\bapplication\/json\b/.test(req.headers.accept ?? '');
+    // `known`: the document holds everything the reader's cursor names, so only what changed since is rendered.
+    const respond = (plan: Plan, cursor: string, known: boolean) => {
+      const text =
+        known && since !== null
+          ? renderDelta(plan, {
+              since,
+              exclude: reader,
+              ids: format === 'native' ? 'id' : 'num',
+              ...(maxTokens !== undefined ? { maxTokens } : {}),
+            })
+          : renderPlan(plan, {
+              format: format as RenderFormat,
+              presence: presenceOf(hub, planId),
+              now: now(),
+              ...(maxTokens !== undefined ? { maxTokens } : {}),
+            });
+      const kind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+      if (json) {
+        sendJson(res, 200, { plan: planId, format, kind, text, cursor });
+        return;
+      }
+      const body = kind === 'full_unknown_cursor' ? `${UNKNOWN_CURSOR_NOTE}${text}` : text;
       res.writeHead(200, {
         'content-type': 'text/plain; charset=utf-8',
-        'content-length': Buffer.byteLength(text),
+        'content-length': Buffer.byteLength(body),
         'cache-control': 'no-store',
+        'cairn-cursor': cursor,
+        'cairn-context': kind,
       });
-      res.end(text);
+      res.end(body);
+    };
+    // Without a cursor the whole plan is rendered: a plan not in memory can answer from its snapshot, whose
+    // state vector is the stored document's (a delta since a cursor needs the document's history).
+    if (
+      since === null &&
+      readFromSnapshot(hub, planId, reader, (plan, cursor) => respond(plan, cursor, false))
+    ) {
+      reads.inc({ source: 'snapshot' });
+      return;
+    }
+    counted(planId);
+    await withPlanOrBlank(hub, options, planId, (doc) => {
+      const plan = createPlan({ doc, actor: reader });
+      try {
+        respond(plan, cursorOf(doc), since !== null && cursorKnown(doc, since));
+      } finally {
+        plan.destroy();
+      }
     });
   });
 
@@ -169,14 +233,33 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
       );
     }
     const args = await readBody(req, true);
+    const sinceParam = url.searchParams.get('since');
+    const since = sinceParam ? readCursor(sinceParam) : null;
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
     await withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
-      const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
+      let call: ToolCallRecord | null = null;
+      const toolkit = createToolkit(plan, {
+        actor,
+        families: [offered.family],
+        now,
+        onCall: (c) => {
+          call = c;
+        },
+      });
       try {
         const result = await toolkit.dispatch(name, args);
         if (!offered.readOnly && !isToolError(result)) await handle.flush();
+        if (call && options.recordCall) await options.recordCall(planId, call).catch(() => undefined);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
-        sendJson(res, status, result ?? null);
+        const cursor = cursorOf(handle.doc);
+        res.setHeader('cairn-cursor', cursor);
+        // With the cursor of its previous call, the caller also hears what others did in between.
+        const news = since && cursorKnown(handle.doc, since) ? sinceLastCall(plan, since, { actor }) : null;
+        sendJson(
+          res,
+          status,
+          since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
+        );
       } finally {
         toolkit.destroy();
       }
@@ -207,7 +290,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
 // ------------------------------------------------------------------ auth and actors
 
 /** The token's subject; `local` on an open server. */
-function subjectOf(hub: SyncHub, grant: Grant): string {
+export function subjectOf(hub: SyncHub, grant: Grant): string {
   return hub.auth.open ? 'local' : grant.sub;
 }
 
@@ -222,7 +305,7 @@ function checkActor(actor: string, sub: string): string {
 }
 
 /** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
-function userActor(sub: string): string {
+export function userActor(sub: string): string {
   return checkActor(actorFor(sub, 'user'), sub);
 }
 
@@ -230,7 +313,7 @@ function userActor(sub: string): string {
  * Who a tool call acts as: `agent:<sub>` (or the sub itself when it names an actor), or `?as=` when that is one
  * of the token's own actors (`user:<sub>`, `agent:<sub>/<name>`). On an open server `?as=` may name anyone.
  */
-function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
+export function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
   const sub = subjectOf(hub, grant);
   const own = checkActor(actorFor(sub, 'agent'), sub);
   if (as === null || as === '') return own;
@@ -259,7 +342,7 @@ function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
  * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created, unless
  * `create` (a write that may be the plan's first). The plan is released afterwards.
  */
-async function withPlan(
+export async function withPlan(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
@@ -303,56 +386,70 @@ function withPlanView(
 }
 
 /**
- * `withPlanView` for a read. A plan not loaded yet is read from the store's first-read snapshot when it holds a
- * valid one (decisions/019), so the answer does not wait for the whole history to load; the plan is then loaded
- * behind it, after the answer, so the next request and every write find it in memory. Writes never come here:
- * they wait for the load (`withPlanView`).
+ * `withPlan` for what reads a plan's context: an unknown plan reads as an empty one (a blank document, nothing
+ * created), so an agent's context section for a plan nobody wrote yet is simply empty, as for a cleared plan.
  */
-async function withPlanRead(
+export async function withPlanOrBlank(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
-  actor: string,
-  fn: (plan: Plan) => void,
-  counted: (source: 'memory' | 'snapshot' | 'load') => void,
+  fn: (doc: Y.Doc) => void | Promise<void>,
 ): Promise<void> {
-  const loaded = hub.isLoaded(planId);
-  const early = loaded ? null : snapshotDoc(hub, planId);
-  if (early) {
-    counted('snapshot');
-    // Started after this answer is written: the load of a long history holds the event loop for a while.
-    setImmediate(() => {
-      hub.openPlan(planId).then(
-        (handle) => handle.release(),
-        () => undefined, // the hub logs a failed load; the next request reports it
-      );
-    });
-    const plan = createPlan({ doc: early, actor });
-    try {
-      fn(plan);
-    } finally {
-      plan.destroy();
-      early.destroy();
-    }
+  try {
+    await withPlan(hub, options, planId, (handle) => fn(handle.doc));
     return;
+  } catch (error) {
+    if (!(isCairnError(error) && error.code === 'not_found' && error.details.planId === planId)) throw error;
   }
-  counted(loaded ? 'memory' : 'load');
-  await withPlanView(hub, options, planId, { actor }, (plan) => fn(plan));
+  const blank = new Y.Doc();
+  try {
+    await fn(blank);
+  } finally {
+    blank.destroy();
+  }
 }
 
-/** A fresh doc of the plan's stored content, or null (no valid snapshot, or an empty one: never written). */
-function snapshotDoc(hub: SyncHub, planId: string): Y.Doc | null {
+/**
+ * Serves a read of a plan that is not loaded from the store's first-read snapshot when it holds a valid one
+ * (decisions/019, 024), so the answer does not wait for the whole history to load; `fn` gets a Plan over the
+ * snapshot's content and the stored document's cursor. The plan is then loaded behind the answer, so the next
+ * request and every write find it in memory. Returns false (nothing done) when the plan is loaded or has no
+ * valid snapshot. Writes never come here: they wait for the load (`withPlanView`).
+ */
+function readFromSnapshot(
+  hub: SyncHub,
+  planId: string,
+  actor: string,
+  fn: (plan: Plan, cursor: string) => void,
+): boolean {
+  if (hub.isLoaded(planId)) return false;
   const snapshot = hub.store.firstRead?.(planId);
-  if (!snapshot) return null;
+  if (!snapshot) return false;
   let doc: Y.Doc;
   try {
     doc = snapshot.doc();
   } catch {
-    return null; // a checksum over content we cannot rebuild: ignored, never served
+    return false; // a checksum over content we cannot rebuild: ignored, never served
   }
-  if (doc.store.clients.size > 0) return doc;
-  doc.destroy();
-  return null;
+  if (doc.store.clients.size === 0) {
+    doc.destroy();
+    return false; // nothing was ever written: an unknown plan, answered as before
+  }
+  // Started after this answer is written: the load of a long history holds the event loop for a while.
+  setImmediate(() => {
+    hub.openPlan(planId).then(
+      (handle) => handle.release(),
+      () => undefined, // the hub logs a failed load; the next request reports it
+    );
+  });
+  const plan = createPlan({ doc, actor });
+  try {
+    fn(plan, cursorFromStateVector(snapshot.stateVector));
+  } finally {
+    plan.destroy();
+    doc.destroy();
+  }
+  return true;
 }
 
 function unknownPlan(planId: string): CairnError {
@@ -369,16 +466,28 @@ function openFirstNewestFirst(a: TaskSnapshot, b: TaskSnapshot): number {
   return open || b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
-/** A task with its direct steps, as the dashboard shows it. */
-function withSteps(plan: Plan, task: TaskSnapshot) {
+/**
+ * The task a path names: its id, or its task number (seed 001's: the conversation's tasks counted, steps not),
+ * which the ongoing_task tools return as `taskId`.
+ */
+function taskOf(plan: Plan, ref: string): TaskSnapshot {
+  const byId = plan.get(ref);
+  if (byId) return byId;
+  const numbered = /^[1-9]\d{0,8}$/.test(ref) ? taskNumbers(plan).byNumber(Number(ref)) : undefined;
+  return numbered ?? plan.require(ref);
+}
+
+/** A task with its direct steps and its task number, as the dashboard shows it. */
+function withSteps(plan: Plan, task: TaskSnapshot, numbers: TaskNumbers = taskNumbers(plan)) {
   return {
     ...task,
+    number: numbers.numberOf(task.id) ?? null,
     steps: plan.children(task.id).map((s) => ({ id: s.id, title: s.title, status: s.status })),
   };
 }
 
 /** Who is connected and on what, from the plan's awareness (`presence` states of @cairn/core/websocket). */
-function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
+export function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
   const room = hub.loadedRoom(planId);
   if (!room) return [];
   const out: Array<{ actor: string; taskId: string | null }> = [];
@@ -421,7 +530,7 @@ function parsePatch(body: unknown): z.infer<typeof PatchSchema> {
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
-function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
+export function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
   return readJson(req, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
 }
 
@@ -435,7 +544,7 @@ function queryFlag(url: URL, name: string): boolean {
   });
 }
 
-function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
+export function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
   const value = url.searchParams.get(name);
   if (value === null || value === '') return undefined;
   const n = Number(value);
