@@ -572,11 +572,11 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
     );
 
     notes.push(
-      `Over HTTP: \`createCairnServer\` in this process on the same data directory (wake-ups off: without their index they load every plan at start), ` +
-        `a fresh server for each request so the plan is not in memory, \`fetch\` of its ${http.tasks} tasks (\`limit=500\`) until the JSON is parsed; ` +
-        `medians of ${runs} after a warm-up, taking turns with the same GET after the snapshot file was removed. The answer from the snapshot checks the ` +
-        'whole log first (header and every checksum), so a log damaged since is refused as its load would refuse it; the plan then loads behind the answer ' +
-        '(the "hydrated" row), so the next read and every write find it in memory. Writes wait for that load.',
+      `Over HTTP: a fresh server process (\`createCairnServer\`, bench/lib/first-read-server.ts; wake-ups off, since without their index they load every plan at start) ` +
+        `for each request, so the plan is not in memory, on the same data directory; \`fetch\` of its ${http.tasks} tasks (\`limit=500\`) from this process until the JSON is parsed; ` +
+        `medians of ${runs} after a warm-up, taking turns with the same GET after the snapshot file was removed. "Hydrated" runs until the server's \`loaded\` hook reports the plan. ` +
+        'The answer from the snapshot checks the whole log first (header and every checksum), so a log damaged since is refused as its load would refuse it; the plan then ' +
+        'loads behind the answer, so the next read and every write find it in memory. Writes wait for that load.',
     );
 
     // ---- IndexedDB (fake-indexeddb in Node)
