@@ -572,11 +572,12 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
     );
 
     notes.push(
-      `Over HTTP: a fresh server process (\`createCairnServer\`, bench/lib/first-read-server.ts; wake-ups off, since without their index they load every plan at start) ` +
-        `for each request, so the plan is not in memory, on the same data directory; \`fetch\` of its ${http.tasks} tasks (\`limit=500\`) from this process until the JSON is parsed; ` +
-        `medians of ${runs} after a warm-up, taking turns with the same GET after the snapshot file was removed. "Hydrated" runs until the server's \`loaded\` hook reports the plan. ` +
-        'The answer from the snapshot checks the whole log first (header and every checksum), so a log damaged since is refused as its load would refuse it; the plan then ' +
-        'loads behind the answer, so the next read and every write find it in memory. Writes wait for that load.',
+      `Over HTTP: one server process (\`createCairnServer\`, bench/lib/first-read-server.ts; wake-ups off, since without their index they load every plan at start) ` +
+        `on the same data directory, warmed by one read of each kind; each GET is of another copy of the plan that the server has not loaded (copies with and ` +
+        `without the snapshot file, taking turns), \`fetch\` of its ${http.tasks} tasks (\`limit=500\`) from this process until the JSON is parsed; medians of ${runs}. ` +
+        '"Hydrated" runs until the server\'s `loaded` hook reports the plan; the next GET waits for it. The answer from the snapshot checks the whole log first ' +
+        '(header and every checksum), so a log damaged since is refused as its load would refuse it; the plan then loads behind the answer, so the next read and ' +
+        'every write find it in memory. Writes wait for that load.',
     );
 
     // ---- IndexedDB (fake-indexeddb in Node)
