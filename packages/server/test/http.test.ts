@@ -24,7 +24,7 @@ describe('http', () => {
       'cairn_connections 1',
       'cairn_rooms 1',
       'cairn_updates_total',
-      'cairn_store_duration_seconds_bucket{op="load",le="0.001"}',
+      'cairn_store_duration_seconds_bucket{le="0.001",op="load"}',
       'cairn_errors_total',
       'cairn_messages_total{type="sync"}',
     ]) {
@@ -56,6 +56,42 @@ describe('http', () => {
     const wrongMethod = await fetch(`${http}/healthz`, { method: 'POST' });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET');
+  });
+
+  it('serves the app with revalidated pages, cached assets, ETag 304s and byte ranges', async () => {
+    const app = await tempDir();
+    await mkdir(join(app, 'assets'));
+    await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
+    await writeFile(join(app, 'assets', 'app.js'), '0123456789');
+    const { http } = await startServer({ staticDir: app });
+
+    for (const path of ['/', '/plans/acme/board']) {
+      expect((await fetch(`${http}${path}`)).headers.get('cache-control')).toBe('no-cache');
+    }
+    const asset = await fetch(`${http}/assets/app.js`);
+    expect(asset.headers.get('cache-control')).toBe('public,max-age=3600');
+    expect(asset.headers.get('content-length')).toBe('10');
+    const etag = asset.headers.get('etag');
+    expect(etag).toMatch(/^W\/"/);
+    const again = await fetch(`${http}/assets/app.js`, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+
+    const part = await fetch(`${http}/assets/app.js`, { headers: { range: 'bytes=2-4' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe('bytes 2-4/10');
+    expect(await part.text()).toBe('234');
+    // A range it does not serve exactly (from the end, or reversed) gets the whole file, as HTTP allows.
+    for (const range of ['bytes=-3', 'bytes=5-2', 'bytes=0-1,4-5']) {
+      const whole = await fetch(`${http}/assets/app.js`, { headers: { range } });
+      expect(whole.status).toBe(200);
+      expect(await whole.text()).toBe('0123456789');
+    }
+    const head = await fetch(`${http}/assets/app.js`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const post = await fetch(`${http}/assets/app.js`, { method: 'POST' });
+    expect(post.status).toBe(404);
+    expect(await post.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
   it('answers an upgrade outside /sync/ with HTTP 404', async () => {

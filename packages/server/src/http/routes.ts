@@ -18,10 +18,10 @@ export function registerCoreRoutes(router: Router, hub: SyncHub): void {
       damagedLogs: hub.store.damagedLogs?.().length ?? 0,
     });
   });
-  router.get('/metrics', ({ res }) => {
-    const text = hub.registry.render();
+  router.get('/metrics', async ({ res }) => {
+    const text = await hub.registry.render();
     res.writeHead(200, {
-      'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+      'content-type': hub.registry.contentType,
       'content-length': Buffer.byteLength(text),
     });
     res.end(text);
