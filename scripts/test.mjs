@@ -30,6 +30,7 @@ step('lint', bin('biome'), ['check', '.']);
 step('typecheck', bin('tsc'), ['-p', 'tsconfig.json']);
 step('single yjs', 'node', ['scripts/check-single-yjs.mjs']);
 step('browser bundle', 'node', ['scripts/check-browser-bundle.mjs']);
+step('import cycles', 'node', ['scripts/check-import-cycles.mjs']);
 
 mkdirSync('.test-results', { recursive: true });
 const vitestRuns = [];
