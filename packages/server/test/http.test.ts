@@ -9,6 +9,15 @@ import * as Y from 'yjs';
 import { authorizeRequest, sendJson, signToken } from '../src/index.js';
 import { cairnClient, startServer, tempDir } from './helpers.js';
 
+/** A built app in a temp dir: index.html (the shell) and assets/app.js holding `script`. */
+async function builtApp(script: string): Promise<string> {
+  const app = await tempDir();
+  await mkdir(join(app, 'assets'));
+  await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
+  await writeFile(join(app, 'assets', 'app.js'), script);
+  return app;
+}
+
 describe('http', () => {
   it('answers /healthz and /metrics', async () => {
     const { http, url } = await startServer();
@@ -33,11 +42,7 @@ describe('http', () => {
   });
 
   it('serves a built app with an index.html fallback, and JSON 404s for the API', async () => {
-    const app = await tempDir();
-    await mkdir(join(app, 'assets'));
-    await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
-    await writeFile(join(app, 'assets', 'app.js'), 'console.log(1)');
-    const { http } = await startServer({ staticDir: app });
+    const { http } = await startServer({ staticDir: await builtApp('console.log(1)') });
 
     const index = await fetch(`${http}/`);
     expect(index.headers.get('content-type')).toMatch(/text\/html/);
@@ -59,11 +64,7 @@ describe('http', () => {
   });
 
   it('serves the app with revalidated pages, cached assets, ETag 304s and byte ranges', async () => {
-    const app = await tempDir();
-    await mkdir(join(app, 'assets'));
-    await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
-    await writeFile(join(app, 'assets', 'app.js'), '0123456789');
-    const { http } = await startServer({ staticDir: app });
+    const { http } = await startServer({ staticDir: await builtApp('0123456789') });
 
     for (const path of ['/', '/plans/acme/board']) {
       expect((await fetch(`${http}${path}`)).headers.get('cache-control')).toBe('no-cache');
