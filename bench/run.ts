@@ -19,6 +19,7 @@ export const BENCHMARKS = [
   'storage',
   'bundle',
   'context-tokens',
+  'tool-definitions',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
