@@ -607,8 +607,8 @@ export class Plan {
 
   // ---------------------------------------------------------------- internals
 
-  /** Every task in tree order. */
-  private all(): TaskSnapshot[] {
+  /** Every task in tree order; patched in place by the next change, so callers copy what they return. */
+  private all(): readonly TaskSnapshot[] {
     return this.view().ordered();
   }
 
