@@ -15,8 +15,9 @@ import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origi
 import { registerPlanRoutes } from './http/plans.js';
 import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
 import { Router, sendError } from './http/router.js';
-import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
+import { authorizeRequest, registerCoreRoutes, type ServiceCheck } from './http/routes.js';
 import { serveStatic } from './http/static.js';
+import type { Extension, ExtensionHost } from './hub/extension.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
@@ -51,6 +52,10 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   autoClose?: Omit<AutoCloseOptions, 'judge' | 'logger'>;
   /** Mounts the model proxy (`/api/model`); with auth on, a call needs a write token for its `x-cairn-plan`. */
   model?: ModelProxyOptions | null;
+  /** More hub extensions (e.g. the Redis relay of a cluster), added after the built-in ones. */
+  extensions?: ReadonlyArray<(host: ExtensionHost) => Extension>;
+  /** Services `/healthz` checks and reports (answering 503 while one is down). */
+  services?: readonly ServiceCheck[];
   /** Per-token (or per-address) limits of `/api/` requests; `false` turns them off. Defaults: DEFAULT_HTTP_RATE_LIMITS. */
   httpRateLimits?: Partial<HttpRateLimits> | false;
 }
@@ -122,8 +127,9 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const autoClose = judge
     ? hub.use((host) => new AutoCloser(host, { ...options.autoClose, judge, logger }))
     : null;
+  for (const create of options.extensions ?? []) hub.use(create);
   const router = new Router();
-  registerCoreRoutes(router, hub);
+  registerCoreRoutes(router, hub, options.services);
   registerPlanRoutes(router, hub, {
     autoClose,
     ...(disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {}),

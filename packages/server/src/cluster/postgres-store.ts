@@ -21,7 +21,16 @@ CREATE TABLE IF NOT EXISTS cairn_updates (
 CREATE INDEX IF NOT EXISTS cairn_updates_plan ON cairn_updates (plan_id, id);
 `;
 
+/**
+ * How the database is used, recorded by its first server: `cluster` (instances sharing plans through Redis) or
+ * `single` (one server, no Redis). A server of the other kind is refused: without the relay, instances on one
+ * database would each keep their own copy of a plan's latest edits.
+ */
+export type PostgresMode = 'cluster' | 'single';
+
 export interface PostgresStoreOptions {
+  /** Default `single`. */
+  mode?: PostgresMode;
   /** Merge a plan's rows into one once this instance knows of this many. Default 500. */
   compactAfter?: number;
   /** Connections in the pool. Default 10. */
@@ -71,9 +80,10 @@ export class PostgresStore implements PlanStore {
         await client.query('SELECT pg_advisory_lock(4242001)');
         await client.query(SCHEMA);
         await client.query(
-          `INSERT INTO cairn_meta (key, value) VALUES ('schema', $1), ('store_id', gen_random_uuid()::text)
+          `INSERT INTO cairn_meta (key, value)
+           VALUES ('schema', $1), ('store_id', gen_random_uuid()::text), ('mode', $2)
            ON CONFLICT (key) DO NOTHING`,
-          [String(POSTGRES_SCHEMA_VERSION)],
+          [String(POSTGRES_SCHEMA_VERSION), options.mode ?? 'single'],
         );
         const meta = await client.query<{ key: string; value: string }>('SELECT key, value FROM cairn_meta');
         await client.query('SELECT pg_advisory_unlock(4242001)');
@@ -83,6 +93,15 @@ export class PostgresStore implements PlanStore {
           throw new CairnError(
             'storage',
             `PostgreSQL at ${redactUrl(url)} holds Cairn schema ${schema}; this server reads up to ${POSTGRES_SCHEMA_VERSION}. Upgrade the server.`,
+          );
+        }
+        const mode = values.get('mode');
+        if (mode !== (options.mode ?? 'single')) {
+          throw new CairnError(
+            'invalid_argument',
+            mode === 'cluster'
+              ? `PostgreSQL at ${redactUrl(url)} is the store of a cluster: start this server with --redis too.`
+              : `PostgreSQL at ${redactUrl(url)} is the store of a single server (no Redis): it cannot join a cluster.`,
           );
         }
         return new PostgresStore(pool, url, values.get('store_id') ?? '', options);
