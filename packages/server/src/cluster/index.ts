@@ -1,13 +1,19 @@
 // @cairn/server/cluster: several `cairn serve` instances sharing plans through Redis, stored in PostgreSQL
 // (docs/decisions/023). Node-only; loaded only when a cluster is configured, so the embedded default needs neither.
 import { CairnError } from '@cairn/core';
+import type { ClaimOptions } from '../claims.js';
 import type { CairnServerOptions } from '../node-host.js';
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+import { RedisClaimReservations } from './redis-claims.js';
 import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
 import { redactUrl } from './urls.js';
 
+/** How long a claim's reservation lives without its holder present (the arbiter's default absence). */
+const DEFAULT_LEASE_MS = 60_000;
+
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
+export { RedisClaimReservations } from './redis-claims.js';
 export type { RedisClient, RedisRelayOptions } from './redis-relay.js';
 export { connectRedis, REDIS_VIA, RedisRelay } from './redis-relay.js';
 
@@ -16,6 +22,8 @@ export interface ClusterOptions {
   postgresUrl: string;
   postgres?: PostgresStoreOptions;
   relay?: Pick<RedisRelayOptions, 'retentionMs' | 'blockMs'>;
+  /** Claim leases (as `createCairnServer`'s `claims`); a reservation in Redis lives `absentMs` (default 60 s). */
+  claims?: Omit<ClaimOptions, 'reservations'>;
 }
 
 /** What `createCairnServer` needs to run as one instance of a cluster. */
@@ -23,7 +31,7 @@ export interface Cluster {
   readonly store: PostgresStore;
   readonly redis: RedisClient;
   /** Spread into `createCairnServer`: the store, the relay extension and the `/healthz` checks. */
-  readonly serverOptions: Required<Pick<CairnServerOptions, 'store' | 'extensions' | 'services'>>;
+  readonly serverOptions: Required<Pick<CairnServerOptions, 'store' | 'extensions' | 'services' | 'claims'>>;
   /** The relay, once the server made it. */
   relay(): RedisRelay | null;
 }
@@ -58,6 +66,10 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
     relay: () => relay,
     serverOptions: {
       store,
+      claims: {
+        ...options.claims,
+        reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_LEASE_MS),
+      },
       extensions: [
         (host) => {
           relay = new RedisRelay(host, redis, {
