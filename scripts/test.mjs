@@ -25,6 +25,19 @@ if (!existsSync('/usr/bin/chromium')) {
   ]);
 }
 
+// The cluster tests start their own redis-server and PostgreSQL (Debian's packages); install them when missing.
+const missing = [
+  ['/usr/bin/redis-server', 'redis-server'],
+  ['/usr/lib/postgresql/15/bin/initdb', 'postgresql'],
+].filter(([path]) => !existsSync(path));
+if (missing.length > 0) {
+  const packages = missing.map(([, name]) => name).join(' ');
+  step('install redis and postgresql', 'bash', [
+    '-c',
+    `apt-get update -qq && apt-get install -y -qq ${packages} >/dev/null`,
+  ]);
+}
+
 const bin = (name) => `node_modules/.bin/${name}`;
 step('lint', bin('biome'), ['check', '.']);
 step('typecheck', bin('tsc'), ['-p', 'tsconfig.json']);

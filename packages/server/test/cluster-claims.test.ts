@@ -11,7 +11,7 @@ import { type ClusterInstance, startInstance, useClusterServices } from './clust
 import { onCleanup } from './helpers.js';
 
 const FULL = Number(process.env.CAIRN_RACE_TRIALS ?? 0);
-/** Trials per K: 100 each take about 15 s on 2 shared cores. */
+/** Trials per K: 100 each take a few seconds on 2 shared cores. */
 const TRIALS: Record<number, number> = FULL > 0 ? { 8: FULL, 32: FULL } : { 8: 100, 32: 100 };
 
 process.setMaxListeners(200);
