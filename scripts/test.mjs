@@ -28,7 +28,7 @@ if (!existsSync('/usr/bin/chromium')) {
 // The cluster tests start their own redis-server and PostgreSQL (Debian's packages); install them when missing.
 const missing = [
   ['/usr/bin/redis-server', 'redis-server'],
-  ['/usr/lib/postgresql/15/bin/initdb', 'postgresql'],
+  ['/usr/lib/postgresql', 'postgresql'],
 ].filter(([path]) => !existsSync(path));
 if (missing.length > 0) {
   const packages = missing.map(([, name]) => name).join(' ');

@@ -41,6 +41,13 @@ export async function startInstance(
     postgresUrl: services.postgres.url,
     ...clusterOptions,
   });
-  const server = await startServer({ ...serverOptions, ...cluster.serverOptions });
+  const base = cluster.serverOptions;
+  const server = await startServer({
+    ...serverOptions,
+    ...base,
+    // A test's own wake-up and claim settings (a clock, no timer) join the cluster's.
+    wake: serverOptions.wake === false ? false : { ...base.wake, ...serverOptions.wake },
+    claims: serverOptions.claims === false ? false : { ...base.claims, ...serverOptions.claims },
+  });
   return { ...server, cluster };
 }

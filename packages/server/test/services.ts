@@ -2,14 +2,19 @@
 // stopped (and its dir removed) by the caller's cleanup. PostgreSQL refuses to run as root, so as root it runs as
 // the `postgres` user the Debian package creates, through setpriv (which execs, so a signal reaches postgres itself) (scripts/test.mjs installs both packages when missing).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync } from 'node:fs';
+import { chownSync, existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
-const PG_BIN = '/usr/lib/postgresql/15/bin';
+/** The newest PostgreSQL Debian installed (/usr/lib/postgresql/<major>/bin). */
+const PG_BIN = (() => {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).map(Number).filter(Number.isInteger) : [];
+  return join(root, String(Math.max(15, ...majors)), 'bin');
+})();
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,8 +1,10 @@
 // @cairn/server/cluster: several `cairn serve` instances sharing plans through Redis, stored in PostgreSQL
 // (docs/decisions/023). Node-only; loaded only when a cluster is configured, so the embedded default needs neither.
+import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
 import type { ClaimOptions } from '../claims.js';
 import type { CairnServerOptions } from '../node-host.js';
+import { redisOnce } from './jobs.js';
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { RedisClaimReservations } from './redis-claims.js';
 import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
@@ -31,7 +33,9 @@ export interface Cluster {
   readonly store: PostgresStore;
   readonly redis: RedisClient;
   /** Spread into `createCairnServer`: the store, the relay extension and the `/healthz` checks. */
-  readonly serverOptions: Required<Pick<CairnServerOptions, 'store' | 'extensions' | 'services' | 'claims'>>;
+  readonly serverOptions: Required<
+    Pick<CairnServerOptions, 'store' | 'extensions' | 'services' | 'claims' | 'wake' | 'autoClose'>
+  >;
   /** The relay, once the server made it. */
   relay(): RedisRelay | null;
 }
@@ -60,12 +64,15 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
     throw error;
   }
   let relay: RedisRelay | null = null;
+  const once = redisOnce(redis, randomUUID());
   return {
     store,
     redis,
     relay: () => relay,
     serverOptions: {
       store,
+      wake: { listPlans: () => store.listPlans(), once },
+      autoClose: { once },
       claims: {
         ...options.claims,
         reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_LEASE_MS),

@@ -146,6 +146,12 @@ export class PostgresStore implements PlanStore {
     return updates;
   }
 
+  /** Every plan with stored rows (the wake-up sweeper reads them to build its index at start). */
+  async listPlans(): Promise<string[]> {
+    const result = await this.pool.query<{ plan_id: string }>('SELECT DISTINCT plan_id FROM cairn_updates');
+    return result.rows.map((r) => r.plan_id);
+  }
+
   /** Every row stored for a plan now, loaded or not (for tests and tools). */
   async readStored(planId: string): Promise<Uint8Array[]> {
     const result = await this.pool.query<{ data: Buffer }>(
