@@ -1,9 +1,9 @@
-// Real redis-server and PostgreSQL for the cluster tests: each started on a free port with its data in a temp dir,
-// stopped (and its dir removed) by the caller's cleanup. PostgreSQL refuses to run as root, so as root it runs as
+// Real redis-server and PostgreSQL for the cluster tests (and `pnpm cluster`): each started on a free port (or a
+// given one) with its data in a temp dir (or a given one, kept), stopped by the caller. PostgreSQL refuses to run as root, so as root it runs as
 // the `postgres` user the Debian package creates, through setpriv (which execs, so a signal reaches postgres itself) (scripts/test.mjs installs both packages when missing).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,18 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+export interface ServiceOptions {
+  /** Keep the data here (created if missing, reused if there); default a temp dir removed by `destroy`. */
+  dir?: string;
+  port?: number;
+}
+
+async function dataDir(options: ServiceOptions, prefix: string): Promise<string> {
+  if (!options.dir) return mkdtemp(join(tmpdir(), prefix));
+  await mkdir(options.dir, { recursive: true });
+  return options.dir;
 }
 
 export interface Service {
@@ -66,10 +78,10 @@ function exited(child: ChildProcess | null): Promise<void> {
  * A redis-server on a free port. `persist`: append-only file with fsync always, so a restart (even after
  * SIGKILL) keeps every stream entry; without it a restart starts empty, as a cache-only Redis does.
  */
-export async function startRedis(options: { persist?: boolean } = {}): Promise<Service> {
+export async function startRedis(options: ServiceOptions & { persist?: boolean } = {}): Promise<Service> {
   if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: apt-get install redis-server`);
-  const dir = await mkdtemp(join(tmpdir(), 'cairn-redis-'));
-  const port = await freePort();
+  const dir = await dataDir(options, 'cairn-redis-');
+  const port = options.port ?? (await freePort());
   let child: ChildProcess | null = null;
   const start = async () => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
@@ -92,7 +104,7 @@ export async function startRedis(options: { persist?: boolean } = {}): Promise<S
     start,
     destroy: async () => {
       await stop('kill');
-      await rm(dir, { recursive: true, force: true });
+      if (!options.dir) await rm(dir, { recursive: true, force: true });
     },
   };
 }
@@ -105,16 +117,17 @@ function pgCommand(binary: string, args: string[]): [string, string[]] {
 }
 
 /** A PostgreSQL cluster in a temp dir on a free port, database `cairn`, user `cairn`, trust auth on loopback. */
-export async function startPostgres(): Promise<Service> {
+export async function startPostgres(options: ServiceOptions = {}): Promise<Service> {
   if (!existsSync(join(PG_BIN, 'initdb')))
     throw new Error(`${PG_BIN}/initdb is missing: apt-get install postgresql`);
-  const dir = await mkdtemp(join(tmpdir(), 'cairn-pg-'));
+  const dir = await dataDir(options, 'cairn-pg-');
   if (process.getuid?.() === 0) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
     chownSync(dir, uid, gid);
   }
   const data = join(dir, 'data');
+  const fresh = !existsSync(join(data, 'PG_VERSION'));
   const [initdb, initArgs] = pgCommand('initdb', [
     '-D',
     data,
@@ -125,8 +138,8 @@ export async function startPostgres(): Promise<Service> {
     'UTF8',
     '--no-sync',
   ]);
-  execFileSync(initdb, initArgs, { stdio: 'pipe' });
-  const port = await freePort();
+  if (fresh) execFileSync(initdb, initArgs, { stdio: 'pipe' });
+  const port = options.port ?? (await freePort());
   let child: ChildProcess | null = null;
   const start = async () => {
     const [postgres, args] = pgCommand('postgres', [
@@ -161,7 +174,7 @@ export async function startPostgres(): Promise<Service> {
     'cairn',
     'cairn',
   ]);
-  execFileSync(createdb, createArgs, { stdio: 'pipe' });
+  if (fresh) execFileSync(createdb, createArgs, { stdio: 'pipe' });
   return {
     url: `postgres://cairn@127.0.0.1:${port}/cairn`,
     port,
@@ -169,7 +182,7 @@ export async function startPostgres(): Promise<Service> {
     start,
     destroy: async () => {
       await stop('term');
-      await rm(dir, { recursive: true, force: true });
+      if (!options.dir) await rm(dir, { recursive: true, force: true });
     },
   };
 }
