@@ -18,6 +18,7 @@ export const BENCHMARKS = [
   'fanout',
   'storage',
   'bundle',
+  'context-tokens',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));

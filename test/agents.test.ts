@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPlan } from '@cairn/core';
+import { createPlan, readCalls, traceDocId } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { type AgentEvent, createCairnServer, runAgents, runAgentsCli, silentLogger } from '@cairn/server';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -98,6 +98,18 @@ describe('cairn agents', () => {
     const fromDisk = createPlan({ doc });
     expect(JSON.stringify(fromDisk.toJSON())).toBe(json);
     await stored.close();
+
+    // Their progress went through the tools, so the plan's trace on disk has each agent's calls.
+    const traceDoc = new Y.Doc();
+    const storedTrace = openFilePersistence(dir)(traceDocId('launch'), traceDoc);
+    await storedTrace.whenLoaded;
+    const calls = readCalls(traceDoc);
+    await storedTrace.close();
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((c) => c.tool === 'update_tasks' && c.outcome === 'ok')).toBe(true);
+    const tracedActors = new Set(calls.map((c) => c.actor));
+    for (const agent of report.agents.filter((a) => a.done.length > 0))
+      expect(tracedActors).toContain(agent.actor);
   });
 
   it('plans with the add_tasks tool and writes step results when a model is configured', async () => {

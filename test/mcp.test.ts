@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPlan, type Plan } from '@cairn/core';
+import { createPlan, learnSkill, type Plan, readCalls, traceDocId } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { until } from '@cairn/core/testing';
 import { connectPlan } from '@cairn/core/websocket';
@@ -12,7 +12,7 @@ import { type CairnServer, createCairnServer, signToken, silentLogger } from '@c
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
 import { SOURCE_CLI_ARGS } from './source-cli.js';
@@ -89,8 +89,25 @@ async function person(url: string, planId: string, token?: string): Promise<Plan
 
 describe('cairn mcp', () => {
   it('serves the toolkit and the live plan through the server, and tells of edits by others', async () => {
-    const { url } = await startServer(SECRET);
+    const { url, server } = await startServer(SECRET);
     const token = await signToken(SECRET, { plan: 'team:1', role: 'write', sub: 'claude' });
+    // A procedure the team learned before: the MCP client can look it up.
+    const skills = await server.hub.openPlan('team#skills');
+    const { skill } = learnSkill(skills.doc, {
+      scope: 'team',
+      draft: {
+        name: 'Write a migration',
+        triggers: ['write migration'],
+        steps: [{ tool: 'claim_next', args: {} }],
+        pitfalls: [],
+      },
+      author: { kind: 'offline' },
+      source: { planId: 'team:0', taskId: null, goal: 'Write a migration' },
+      actor: 'learning',
+      now: Date.now(),
+    });
+    await skills.flush();
+    skills.release();
     const ann = await person(
       url,
       'team:1',
@@ -113,7 +130,23 @@ describe('cairn mcp', () => {
       'claim_next',
       'release',
       'hand_off',
+      'get_learned_procedure',
+      'read_chat',
+      'add_chat_message',
+      'resolve_context',
+      'plan_changes',
     ]);
+    // The scope's skills sync beside the plan; wait until they are there.
+    await vi.waitFor(
+      async () =>
+        expect(await call(client, 'get_learned_procedure', { query: 'write a migration' })).toMatchObject({
+          procedures: [{ skillId: skill.id }],
+        }),
+      { timeout: 15_000, interval: 50 },
+    );
+    expect(await call(client, 'get_learned_procedure', { skillId: skill.id })).toMatchObject({
+      procedures: [{ skillId: skill.id, version: 1, text: expect.stringContaining('1. claim_next') }],
+    });
 
     // It sees the plan as it is on the server, claims through the server, and its edits reach the others.
     expect(await call(client, 'list_tasks', {})).toMatchObject({ count: 1, tasks: [{ id: first.id }] });
@@ -171,6 +204,18 @@ describe('cairn mcp', () => {
       { title: 'one' },
     ]);
     await stored.close();
+    // Each tool call is in the plan's trace, stored beside it and not in it.
+    const traceDoc = new Y.Doc();
+    const storedTrace = openFilePersistence(dir)(traceDocId('solo'), traceDoc);
+    await storedTrace.whenLoaded;
+    expect(
+      readCalls(traceDoc).map((c) => [c.tool, c.actor, c.outcome, c.tasks.includes(added.added[0].id)]),
+    ).toEqual([
+      ['add_tasks', 'agent:codex', 'ok', true],
+      ['claim', 'agent:codex', 'ok', true],
+    ]);
+    expect([...doc.share.keys()]).not.toContain('calls');
+    await storedTrace.close();
   });
 
   it('refuses bad arguments with the usage, exit code 2', async () => {

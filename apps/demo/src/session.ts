@@ -1,7 +1,16 @@
 // One open plan in this tab: the Y.Doc stored in IndexedDB (so it works offline and survives a reload), synced
 // with the server over WebSocket, the person's Plan and Chat on it, awareness for presence, and the sync state
 // a person sees (offline, syncing, all changes saved on the server: the last one from whenAcknowledged).
-import { type CairnError, type Chat, createChat, createPlan, type Plan } from '@cairn/core';
+import {
+  type CairnError,
+  type Chat,
+  createChat,
+  createPlan,
+  type Plan,
+  scopeOf,
+  skillsDocId,
+  traceDocId,
+} from '@cairn/core';
 import { type IndexedDBPersistence, openIndexedDBPersistence } from '@cairn/core/indexeddb';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { Awareness } from 'y-protocols/awareness';
@@ -34,7 +43,16 @@ export class Session {
   readonly plan: Plan;
   readonly chat: Chat;
   readonly persistence: IndexedDBPersistence;
+  /**
+   * The plan's trace of tool calls: a document of its own, synced beside the plan. Not stored in this browser (the
+   * browser's quota is the plan's): calls made offline reach the server when the open tab reconnects.
+   */
+  readonly traces = new Y.Doc();
+  /** The learned skills of the plan's scope (read-only: the server writes them). */
+  readonly skills = new Y.Doc();
+  readonly scope: string;
   connection: PlanConnection | null = null;
+  private readonly side: PlanConnection[] = [];
   /** A storage or sync problem to show, if any. */
   problem: string | null = null;
 
@@ -57,6 +75,7 @@ export class Session {
     this.persistence.onError((error: CairnError) =>
       this.fail(`This browser could not store the plan: ${error.message}`),
     );
+    this.scope = scopeOf(options.planId);
     this.awareness = new Awareness(this.doc);
     this.plan = createPlan({ doc: this.doc, actor: userActor(options.identity) });
     this.chat = createChat(this.doc, { actor: userActor(options.identity) });
@@ -81,6 +100,18 @@ export class Session {
       ...(options.token ? { token: options.token } : {}),
     });
     this.connection = connection;
+    for (const [doc, planId] of [
+      [this.traces, traceDocId(this.planId)],
+      [this.skills, skillsDocId(this.scope)],
+    ] as const) {
+      this.side.push(
+        connectPlan(doc, {
+          url: options.serverUrl ?? location.origin,
+          planId,
+          ...(options.token ? { token: options.token } : {}),
+        }),
+      );
+    }
     connection.on('status', (status) => {
       if (status === 'connected') this.connections++;
       this.refresh();

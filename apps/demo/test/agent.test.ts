@@ -167,8 +167,24 @@ describe('an OpenAI-compatible endpoint', () => {
     const toolMessage = followUp.find((m) => m.role === 'tool')!;
     expect(toolMessage.tool_call_id).toBe('call_m1');
     expect(toolMessage.content).toContain('Book the venue');
-    // The second request renders the plan again, now with the new task in it.
-    expect(followUp[0]!.content).toContain('Book the venue');
+    // The system prompt is byte-identical (the provider's cache holds); the agent's own change it knows from the
+    // tool result, so it is not told again.
+    expect(followUp[0]!.content).toBe(messages[0]!.content);
+
+    // Someone else adds a task: the next request keeps the same system prompt and tells the change after the
+    // message it came after.
+    await bo.page.getByLabel('New task').fill('Rent chairs');
+    await bo.page.getByLabel('New task').press('Enter');
+    await row(ann.page, 'Rent chairs').waitFor();
+    await say(ann.page, 'and chairs?');
+    expect(await agentReplies(ann.page, 2)).toBe('Added “Book the venue”.');
+    const third = requests.splice(0)[0]!.body['messages'] as Array<{ role: string; content: string }>;
+    expect(third[0]!.content).toBe(messages[0]!.content);
+    const told = third.findIndex(
+      (m) => m.role === 'system' && m.content.includes('"Rent chairs" added by user:'),
+    );
+    expect(told).toBeGreaterThan(0);
+    expect(third[told - 1]).toEqual({ role: 'user', content: 'and chairs?' });
   });
 });
 

@@ -91,7 +91,7 @@ function changesSinceSnapshot(plan: Plan, snap: Y.Snapshot): TaskDelta[] {
     const task = plan.get(id);
     if (!task) continue;
     if (isNew(item, snap)) {
-      out.push({ id, kind: 'added', actor: task.createdBy, fields: [], task, before: null, num: task.num });
+      out.push(...addedSince(tasks.get(id), task));
       continue;
     }
     const map = tasks.get(id);
@@ -112,15 +112,7 @@ function changesSinceJSON(plan: Plan, since: PlanSnapshot): TaskDelta[] {
     const old = before.get(task.id);
     before.delete(task.id);
     if (!old) {
-      out.push({
-        id: task.id,
-        kind: 'added',
-        actor: task.createdBy,
-        fields: [],
-        task,
-        before: null,
-        num: task.num,
-      });
+      out.push(...addedSince(tasksMap(plan.doc).get(task.id), task));
       continue;
     }
     const fields = (Object.keys(task) as Array<keyof TaskSnapshot>)
@@ -152,6 +144,30 @@ function changesSinceJSON(plan: Plan, since: PlanSnapshot): TaskDelta[] {
     };
   });
   return [...out, ...removed.sort(byNumThenId)];
+}
+
+/**
+ * A task added since the point: its addition by its creator, and, when someone else changed it afterwards (another
+ * agent marked it done, say), that change too, so a reader who added the task still hears what others did to it.
+ */
+function addedSince(map: unknown, task: TaskSnapshot): TaskDelta[] {
+  const added: TaskDelta = {
+    id: task.id,
+    kind: 'added',
+    actor: task.createdBy,
+    fields: [],
+    task,
+    before: null,
+    num: task.num,
+  };
+  if (task.updatedBy === task.createdBy || !(map instanceof Y.Map)) return [added];
+  // A key written when the task was made has one item; a later write chains a new item onto it (its `left`).
+  const fields = [...map._map.entries()]
+    .filter(([key, item]) => !BOOKKEEPING.has(key) && item.left !== null && !item.deleted)
+    .map(([key]) => key)
+    .sort();
+  if (fields.length === 0) return [added];
+  return [added, { ...added, kind: 'updated', actor: task.updatedBy, fields }];
 }
 
 /** Whether an item did not exist yet at the snapshot (its first clock is past the snapshot's). */

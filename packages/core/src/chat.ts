@@ -113,6 +113,21 @@ export class Chat {
     return out;
   }
 
+  /**
+   * The messages written after a point: those whose Yjs item the state vector `since` (from a cursor, see
+   * cursor.ts) had not seen, oldest first. Exact across merges: a message synced in late is new to a reader
+   * whose vector predates it, wherever it landed in the array.
+   */
+  since(since: Uint8Array): ChatEntry[] {
+    const seen = Y.decodeStateVector(since);
+    const out: ChatEntry[] = [];
+    for (const map of this.array) {
+      const item = map instanceof Y.Map ? map._item : null;
+      if (item && item.id.clock >= (seen.get(item.id.client) ?? 0)) out.push(this.snapshot(map));
+    }
+    return out;
+  }
+
   get(id: string): ChatEntry | undefined {
     const map = this.find(id);
     return map ? this.snapshot(map) : undefined;

@@ -3,7 +3,14 @@
 // the tasks that wait on it; a new edge looks only at what its blocker waits on; a removed edge re-splits only
 // the cycle it was in. Anything harder (a removal, a move, a tree rebuild) falls back to a full rebuild, which
 // is O(tasks + edges). Work is deferred to the next read, so a burst of edits costs one pass.
-import { type BlockedInfo, blockingAncestor, findCycles, inherited, ownBlock } from './graph.js';
+import {
+  type BlockedInfo,
+  blockingAncestor,
+  findCycles,
+  inherited,
+  ownBlock,
+  waitingOnSteps,
+} from './graph.js';
 import { isOpenStatus, type TaskSnapshot } from './schema.js';
 
 export interface GraphSource {
@@ -33,6 +40,8 @@ export class GraphIndex {
   private readonly blockedMap = new Map<string, BlockedInfo>();
   /** Tasks whose own reason must be re-decided at the next read. */
   private readonly dirty = new Set<string>();
+  /** Tasks whose status or existence changed: their parents' open steps must be looked at again. */
+  private readonly stepChanged = new Set<string>();
   /** Tasks whose blockedBy may have changed since `edgesSeen`. */
   private readonly edgeChanged = new Set<string>();
 
@@ -50,12 +59,22 @@ export class GraphIndex {
     this.dirty.add(id);
     // Tasks that already named this id (a merge) now wait on a task that exists.
     for (const d of this.waiting.get(id) ?? []) this.dirty.add(d);
+    this.parentDirty(id);
   }
 
   statusChanged(id: string): void {
     if (!this.built) return;
     this.dirty.add(id);
     for (const d of this.waiting.get(id) ?? []) this.dirty.add(d);
+    this.parentDirty(id);
+  }
+
+  /**
+   * A step opened, closed or appeared: whether its parent waits on its steps may have changed. The parent is
+   * looked up at the next read, once the tree holds this transaction's changes.
+   */
+  private parentDirty(id: string): void {
+    this.stepChanged.add(id);
   }
 
   blockersChanged(id: string): void {
@@ -87,6 +106,11 @@ export class GraphIndex {
       return;
     }
     if (this.edgeChanged.size > 0) this.updateEdges();
+    for (const id of this.stepChanged) {
+      const parent = this.source.parentOf(id);
+      if (parent !== null) this.dirty.add(parent);
+    }
+    this.stepChanged.clear();
     if (this.dirty.size > 0) this.updateBlocked();
   }
 
@@ -109,6 +133,7 @@ export class GraphIndex {
     for (const task of tasks) this.settle(task.id, limit);
     this.dirty.clear();
     this.edgeChanged.clear();
+    this.stepChanged.clear();
     this.built = true;
   }
 
@@ -265,8 +290,8 @@ export class GraphIndex {
   }
 
   /**
-   * Decides what queries see for one task from the own reasons: its own, else its nearest blocked ancestor's
-   * (open tasks only). `limit` bounds the walk up: shown parents never form a cycle (the tree breaks them), so
+   * Decides what queries see for one task from the own reasons: its own, else its nearest blocked ancestor's,
+   * else its open steps (open tasks only). `limit` bounds the walk up: shown parents never form a cycle (the tree breaks them), so
    * it is a second line of defence.
    */
   private settle(id: string, limit: number): void {
@@ -276,9 +301,20 @@ export class GraphIndex {
     else if (mine) this.blockedMap.set(id, mine);
     else {
       const ancestor = blockingAncestor(id, this.own, (x) => this.source.parentOf(x), limit);
+      const openSteps = ancestor ? [] : this.openSteps(id);
       if (ancestor) this.blockedMap.set(id, inherited(id, ancestor));
+      else if (openSteps.length > 0) this.blockedMap.set(id, waitingOnSteps(id, openSteps));
       else this.blockedMap.delete(id);
     }
+  }
+
+  private openSteps(id: string): string[] {
+    const out: string[] = [];
+    for (const child of this.source.children(id)) {
+      const step = this.source.get(child);
+      if (step && isOpenStatus(step.status)) out.push(child);
+    }
+    return out;
   }
 
   private subtree(id: string, out: string[]): void {

@@ -28,12 +28,20 @@ export type BlockReason =
   /** The task is part of a dependency cycle (a merge can create one even when each side refused it). */
   | 'cycle'
   /** An ancestor is blocked, so its steps are too. */
-  | 'parent_blocked';
+  | 'parent_blocked'
+  /**
+   * The task has open steps: it is finished by finishing them, so it is not ready before they are closed.
+   * Its steps do not inherit this (they are what it waits on).
+   */
+  | 'waiting_on_steps';
 
 export interface BlockedInfo {
   id: string;
   reason: BlockReason;
-  /** The unsatisfied blockers (for `cycle`, its blockers inside the cycle; for `parent_blocked`, the ancestor). */
+  /**
+   * The unsatisfied blockers (for `cycle`, its blockers inside the cycle; for `parent_blocked`, the ancestor;
+   * for `waiting_on_steps`, its open direct steps, sorted).
+   */
   blockedBy: string[];
   /** For `cycle`: every task in the cycle, sorted. */
   cycle?: string[];
@@ -183,7 +191,8 @@ export function blockingAncestor(
 
 /**
  * Classifies every open task as blocked (with its reason) or not, given the cycle each task is in, in one pass
- * over tasks and edges: first each task's own reason, then an open step under a blocked ancestor inherits it.
+ * over tasks and edges: first each task's own reason, then an open step under a blocked ancestor inherits it,
+ * then a task with open steps waits on them.
  */
 export function classifyBlocked(
   nodes: readonly Pick<GraphNode, 'id' | 'status' | 'blockedBy'>[],
@@ -201,7 +210,16 @@ export function classifyBlocked(
     );
     if (info) own.set(node.id, info);
   }
-  if (own.size === 0) return own;
+  const openSteps = new Map<string, string[]>();
+  for (const node of nodes) {
+    if (!isOpenStatus(node.status)) continue;
+    const parent = parentOf(node.id);
+    if (parent === null) continue;
+    const list = openSteps.get(parent);
+    if (list) list.push(node.id);
+    else openSteps.set(parent, [node.id]);
+  }
+  if (own.size === 0 && openSteps.size === 0) return own;
 
   // Memoised walk up, so inheritance stays O(tasks) on deep trees.
   const memo = new Map<string, string | null>();
@@ -233,10 +251,22 @@ export function classifyBlocked(
       blocked.set(node.id, mine);
       continue;
     }
-    const ancestor = ancestorOf(node.id);
+    const ancestor = own.size > 0 ? ancestorOf(node.id) : null;
     if (ancestor) blocked.set(node.id, inherited(node.id, ancestor));
+    else {
+      const steps = openSteps.get(node.id);
+      if (steps) blocked.set(node.id, waitingOnSteps(node.id, steps));
+    }
   }
   return blocked;
+}
+
+/**
+ * The entry of an open task whose direct steps `openSteps` are open (nothing when there are none): the one rule
+ * that a parent is finished through its steps, so it is not ready while any is open.
+ */
+export function waitingOnSteps(id: string, openSteps: readonly string[]): BlockedInfo {
+  return { id, reason: 'waiting_on_steps', blockedBy: [...openSteps].sort() };
 }
 
 /** The entry of an open step whose ancestor is blocked. */

@@ -30,12 +30,76 @@ export type {
   ClaimResult,
 } from './claims.js';
 export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
+export { cursorKnown, cursorOf, readCursor } from './cursor.js';
 export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
 export type { StoredPlan } from './first-read.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
+export type { LearnedContext } from './learning/context.js';
+export { learnedProcedures } from './learning/context.js';
+export type { TraceSample } from './learning/distill.js';
+export { offlineDistill } from './learning/distill.js';
+export type { LearnInput, SkillChange } from './learning/library.js';
+export {
+  learnSkill,
+  readChanges,
+  readSkill,
+  readSkills,
+  recordSkillOutcome,
+  requireSkill,
+  SKILL_CHANGES,
+  SKILL_KEYS,
+  SKILL_LIMITS,
+  SKILLS_SUFFIX,
+  sameProcedure,
+  scopeOf,
+  scopeOfSkillsDoc,
+  setSkillStatus,
+  skillsDocId,
+} from './learning/library.js';
+export { contentWords, matchSkills, renderLearnedProcedures, renderSkill } from './learning/match.js';
+export { argumentShape, shapeText } from './learning/shape.js';
+export type {
+  Skill,
+  SkillAuthor,
+  SkillDraft,
+  SkillPitfall,
+  SkillStats,
+  SkillStatus,
+  SkillStep,
+  SkillVersion,
+} from './learning/skill.js';
+export {
+  currentVersion,
+  parseSkillDraft,
+  SKILL_DRAFT_SHAPE,
+  SKILL_FORMAT,
+  SKILL_STATUSES,
+  SkillDraftSchema,
+  SkillSchema,
+  successRate,
+} from './learning/skill.js';
+export { LEARNED_PROCEDURE_TOOL, learnedProcedureTool } from './learning/tool.js';
+export type { SkillOffer, TraceBound, TraceCall } from './learning/traces.js';
+export {
+  callsForTask,
+  clearOffer,
+  DEFAULT_TRACE_BOUND,
+  MAX_TRACE_ARGS_CHARS,
+  planOfTraceDoc,
+  readCalls,
+  readOffer,
+  recordCall,
+  recordOffer,
+  TRACE_KEYS,
+  TRACE_SUFFIX,
+  TraceCallSchema,
+  traceDocId,
+  traceRecorder,
+  trimTrace,
+} from './learning/traces.js';
 export type { TransactionOrigin } from './origins.js';
 export { readOrigin, registerOrigin } from './origins.js';
 export type {
@@ -50,12 +114,19 @@ export { createPlan, localArbiterOf, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';
 export type { BudgetOptions, DonePolicy } from './render/budget.js';
+export type { ContextFeed, ContextFeedOptions, ContextTurn } from './render/context-feed.js';
+export { createContextFeed } from './render/context-feed.js';
 export type { DeltaOptions } from './render/delta.js';
 export { renderDelta } from './render/delta.js';
 export type { RenderFormat, RenderOptions } from './render/index.js';
 export { RENDER_FORMATS, renderPlan } from './render/index.js';
 export type { ChatMessage, ContextOptions, ContextSection, Identity } from './render/template.js';
-export { CONTEXT_VARIABLES, resolveContext } from './render/template.js';
+export {
+  CONTEXT_ALIASES,
+  CONTEXT_VARIABLES,
+  ContextTemplateSchema,
+  resolveContext,
+} from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
 export type { Presence } from './render/view.js';
@@ -94,7 +165,10 @@ export {
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
+export { SINCE_LAST_CALL_TOKENS, sinceLastCall, sinceLastCallFeed } from './since-last-call.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
+export type { TaskNumbers } from './task-numbers.js';
+export { taskNumbers } from './task-numbers.js';
 export type {
   AnthropicToolDefinition,
   DefinitionFormat,
@@ -105,6 +179,7 @@ export type {
   ToolDefinition,
 } from './tools/definitions.js';
 export { DEFINITION_FORMATS, describeShape, toDefinition, toolJsonSchema } from './tools/definitions.js';
+export type { ToolCallObserver, ToolCallRecord } from './tools/observe.js';
 export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
 export { defineTool, FAMILY_NAMES } from './tools/tool.js';
 export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';

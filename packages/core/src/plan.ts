@@ -343,11 +343,17 @@ export class Plan {
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
 
-  /** Changes some fields of a task; fields not given are left alone. */
+  /**
+   * Changes some fields of a task; fields not given are left alone. Closing a task (done, failed, cancelled,
+   * skipped) closes its open steps, at any depth, as `skipped` in the same write.
+   */
   update(id: string, patch: TaskPatch): TaskSnapshot {
     const p = parseOnce(TaskPatchSchema, patch, `update of task ${id}`);
     const planned = this.planner.planUpdate(id, p, new Map());
-    this.write(() => this.applyUpdate(planned));
+    this.write(() => {
+      this.applyUpdate(planned);
+      this.skipOpen(planned.closes);
+    });
     return this.require(id);
   }
 
@@ -412,6 +418,8 @@ export class Plan {
         if (fields) this.applyUpdate(fields);
         if (steps) this.applyAdds(steps);
       }
+      // After every update of the call, so a step the call itself closes keeps the status it was given.
+      this.skipOpen(closedWith(planned));
     });
     return planned.map(({ id, steps }) => ({
       task: this.require(id),
@@ -686,6 +694,19 @@ export class Plan {
     this.invalidate(id);
   }
 
+  /** Closes as `skipped` those of `ids` that are still open (steps of a task this write closed). */
+  private skipOpen(ids: readonly string[]): void {
+    for (const id of ids) {
+      const step = this.get(id);
+      if (!step || !isOpenStatus(step.status)) continue;
+      const map = this.map(id);
+      writeField(map, F.status, 'skipped');
+      writeField(map, F.wakeAt, null);
+      this.stamp(map);
+      this.invalidate(id);
+    }
+  }
+
   private descendants(id: string): string[] {
     const out: string[] = [];
     const stack = [id];
@@ -813,6 +834,30 @@ export interface TaskUpdate {
   addSteps?: TaskInput[];
   /** Moves the task after its fields and steps changed (see `move`). */
   move?: MoveTarget;
+}
+
+/**
+ * The steps a call of updates closes along with their tasks: the open steps each closing update found, and the
+ * steps the same call adds anywhere under a task it closes; not those the call gives a status of their own.
+ */
+function closedWith(
+  planned: ReadonlyArray<{ fields: PlannedUpdate | null; steps: PlannedAdds | null }>,
+): string[] {
+  const closing = new Set<string>();
+  for (const { fields } of planned) {
+    if (!fields || isOpenStatus(fields.status) || fields.patch.status === undefined) continue;
+    closing.add(fields.id);
+    for (const id of fields.closes) closing.add(id);
+  }
+  if (closing.size === 0) return [];
+  for (const { steps } of planned) {
+    for (const entry of steps?.entries ?? []) {
+      if (entry.parent !== null && closing.has(entry.parent)) closing.add(entry.id);
+    }
+  }
+  // A status the call gives a task explicitly stands (closing tasks themselves are not open anyway).
+  for (const { fields } of planned) if (fields?.patch.status !== undefined) closing.delete(fields.id);
+  return [...closing];
 }
 
 /** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */

@@ -7,6 +7,7 @@ import { dependencyPath } from './graph.js';
 import { newTaskId, type Random } from './ids.js';
 import { freshRanks, freshRanksAfter, isValidRank, type Ranked, ranksAt } from './rank.js';
 import {
+  isOpenStatus,
   isWaitingStatus,
   type PlanLimits,
   STATUSES,
@@ -60,7 +61,24 @@ export class Planner {
     if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
     for (const blocker of p.removeBlockedBy ?? []) this.src.require(blocker);
     this.checkNewEdges(id, p.addBlockedBy ?? [], new Set(p.removeBlockedBy ?? []), edges);
-    return { id, patch: p, status, wakeAt };
+    const closes = p.status !== undefined && !isOpenStatus(p.status) ? this.openDescendants(id) : [];
+    return { id, patch: p, status, wakeAt, closes };
+  }
+
+  /**
+   * The open steps, at any depth, that closing task `id` closes with it. The one rule for a parent whose steps
+   * are open (docs/decisions/022-parent-with-open-steps.md): none is left pending, hidden under a closed task.
+   */
+  openDescendants(id: string): string[] {
+    const out: string[] = [];
+    const stack = [...this.src.childIds(id)];
+    while (stack.length > 0) {
+      const current = stack.pop()!;
+      const step = this.src.get(current);
+      if (step && isOpenStatus(step.status)) out.push(current);
+      stack.push(...this.src.childIds(current));
+    }
+    return out;
   }
 
   checkReference(id: string, other: string, field: string): void {
@@ -303,6 +321,8 @@ export interface PlannedUpdate {
   patch: TaskPatch;
   status: Status;
   wakeAt: string | null;
+  /** Open steps (at any depth) this update closes as `skipped`, because it closes their task. */
+  closes: string[];
 }
 
 /** The blockedBy lists that the updates planned so far in one write leave their tasks with. */

@@ -57,13 +57,13 @@ export function isWaitingStatus(status: string): boolean {
 }
 
 /** An actor names who made a write: `agent:<name>`, `user:<name>`, or a system actor. */
-export const SYSTEM_ACTORS = ['wake', 'auto_close', 'lease', 'system'] as const;
-export const ACTOR_PATTERN = /^(?:(?:agent|user):[^\s]{1,100}|wake|auto_close|lease|system)$/;
+export const SYSTEM_ACTORS = ['wake', 'auto_close', 'lease', 'learning', 'system'] as const;
+export const ACTOR_PATTERN = /^(?:(?:agent|user):[^\s]{1,100}|wake|auto_close|lease|learning|system)$/;
 export const ActorSchema = z
   .string()
   .regex(
     ACTOR_PATTERN,
-    'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease" or "system"',
+    'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease", "learning" or "system"',
   );
 export type Actor = string;
 
@@ -111,7 +111,8 @@ const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 time such a
 /** JSON values allowed in `context`. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
-function isJson(value: unknown, depth = 0): boolean {
+/** Whether a value is JSON: strings, finite numbers, booleans, null, arrays or objects, at most 32 levels deep. */
+export function isJson(value: unknown, depth = 0): boolean {
   if (depth > 32) return false;
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
   if (typeof value === 'number') return Number.isFinite(value);

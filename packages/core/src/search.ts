@@ -13,7 +13,10 @@ export interface SearchOptions {
 
 export interface SearchHit {
   task: TaskSnapshot;
-  /** Higher is better: title matches weigh more than matches elsewhere. */
+  /**
+   * Higher is better: title matches weigh more than matches elsewhere, a whole word twice a word's start, and a
+   * title holding the query's words in a row (or being exactly them) more still.
+   */
   score: number;
   /** The fields that matched at least one query word. */
   fields: Array<'title' | 'nextStep' | 'note' | 'context'>;
@@ -32,6 +35,9 @@ export function searchWords(text: string): string[] {
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
+
+const PHRASE_BONUS = 5;
+const EXACT_TITLE_BONUS = 10;
 
 /** Tasks matching every word of `query`, best first (score, then open before closed, then most recent). */
 export function searchTasks(plan: Plan, query: string, options: SearchOptions = {}): SearchHit[] {
@@ -52,9 +58,15 @@ export function searchTasks(plan: Plan, query: string, options: SearchOptions = 
     for (const term of terms) {
       let best = 0;
       for (const field of Object.keys(WEIGHTS) as Field[]) {
-        if (words[field].some((w) => w.startsWith(term))) {
+        // "1" is a whole word of "Task number 1" and only the start of one in "Task number 19".
+        const match = words[field].some((w) => w === term)
+          ? 2
+          : words[field].some((w) => w.startsWith(term))
+            ? 1
+            : 0;
+        if (match > 0) {
           fields.add(field);
-          best = Math.max(best, WEIGHTS[field]);
+          best = Math.max(best, WEIGHTS[field] * match);
         }
       }
       if (best === 0) {
@@ -63,7 +75,10 @@ export function searchTasks(plan: Plan, query: string, options: SearchOptions = 
       }
       score += best;
     }
-    if (all) hits.push({ task, score, fields: [...fields] });
+    if (!all) continue;
+    if (words.title.join(' ') === terms.join(' ')) score += EXACT_TITLE_BONUS;
+    else if (inARow(words.title, terms)) score += PHRASE_BONUS;
+    hits.push({ task, score, fields: [...fields] });
   }
   hits.sort(
     (a, b) =>
@@ -73,6 +88,14 @@ export function searchTasks(plan: Plan, query: string, options: SearchOptions = 
       (a.task.id < b.task.id ? -1 : 1),
   );
   return hits.slice(0, options.limit ?? 20);
+}
+
+/** Whether `terms` appear as whole words one after another in `words`. */
+function inARow(words: readonly string[], terms: readonly string[]): boolean {
+  for (let i = 0; i + terms.length <= words.length; i++) {
+    if (terms.every((term, j) => words[i + j] === term)) return true;
+  }
+  return false;
 }
 
 function contextText(context: Record<string, Json>): string {

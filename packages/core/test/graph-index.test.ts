@@ -61,9 +61,10 @@ function randomEdit(plan: Plan, random: () => number): void {
   }
 }
 
-/** Runs one seed; returns how many checks saw a cycle. */
-function runSeed(seed: number): number {
+/** Runs one seed; returns how many checks saw a cycle, and how many a task waiting on its open steps. */
+function runSeed(seed: number): { withCycles: number; withOpenSteps: number } {
   let withCycles = 0;
+  let withOpenSteps = 0;
   const random = seeded(seed);
   const plans = [0, 1, 2].map((i) =>
     createPlan({ actor: `agent:r${i}`, doc: new Y.Doc(), random: seeded(seed * 7 + i) }),
@@ -77,6 +78,7 @@ function runSeed(seed: number): number {
       const views = live(plan);
       expect(views).toEqual(fromScratch(plan));
       if (views.cycles.length > 0) withCycles++;
+      if (views.blocked.some((b) => b.reason === 'waiting_on_steps')) withOpenSteps++;
     }
   };
   for (let step = 0; step < 80; step++) {
@@ -95,7 +97,7 @@ function runSeed(seed: number): number {
     }
     check();
   }
-  return withCycles;
+  return { withCycles, withOpenSteps };
 }
 
 function pick2<T>(items: readonly T[], random: () => number): T {
@@ -105,15 +107,20 @@ function pick2<T>(items: readonly T[], random: () => number): T {
 describe('incremental views', () => {
   it(`${SEEDS} seeds of concurrent edits and merges: order, blocked set and cycles equal a fresh computation`, () => {
     let withCycles = 0;
+    let withOpenSteps = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       try {
-        withCycles += runSeed(seed);
+        const seen = runSeed(seed);
+        withCycles += seen.withCycles;
+        withOpenSteps += seen.withOpenSteps;
       } catch (error) {
         throw new Error(`seed ${seed} failed: ${(error as Error).message}`, { cause: error });
       }
     }
     // Merges must actually have closed cycles, or the cycle patching went untested.
     expect(withCycles).toBeGreaterThan(SEEDS);
+    // And tasks must have waited on their open steps (steps opened, closed, added, moved and merged under them).
+    expect(withOpenSteps).toBeGreaterThan(SEEDS);
   }, 120_000);
 
   it('a merge that closes a ring, then an edge inside it removed, splits it back', () => {

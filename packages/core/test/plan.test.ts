@@ -332,7 +332,95 @@ describe('graph queries', () => {
       blockedBy: [b!.id],
     });
     plan.update(a!.id, { status: 'done' });
-    expect(plan.ready().map((t) => t.title)).toEqual(['B', 'b1']);
+    // B waits on its open step now, not on A.
+    expect(plan.ready().map((t) => t.title)).toEqual(['b1']);
+  });
+
+  it('a task with open steps waits on them: not ready, and ready once they are closed', async () => {
+    const plan = newPlan();
+    const [launch] = plan.addMany([
+      {
+        title: 'Website relaunch',
+        steps: [{ title: 'Audit content' }, { title: 'Redesign', status: 'done' }],
+      },
+    ]);
+    const [audit, redesign] = plan.children(launch!.id);
+    expect(plan.ready().map((t) => t.title)).toEqual(['Audit content']);
+    expect(plan.isReady(launch!.id)).toBe(false);
+    expect(plan.blockedTask(launch!.id)).toMatchObject({
+      reason: 'waiting_on_steps',
+      blockedBy: [audit!.id],
+    });
+    // Its step does not inherit it: the step is what the parent waits on.
+    expect(plan.blockedTask(audit!.id)).toBeUndefined();
+    // claimNext hands out the step, and then nothing: the parent is not ready while its step is open.
+    expect(await plan.claimNext()).toMatchObject({ outcome: 'won', taskId: audit!.id });
+    expect(await plan.claimNext()).toMatchObject({ outcome: 'none' });
+    plan.update(audit!.id, { status: 'done' });
+    expect(plan.ready().map((t) => t.title)).toEqual(['Website relaunch']);
+    // A step reopened makes its parent wait again; a new step too.
+    plan.update(redesign!.id, { status: 'pending' });
+    expect(plan.blockedTask(launch!.id)).toMatchObject({
+      reason: 'waiting_on_steps',
+      blockedBy: [redesign!.id],
+    });
+    plan.update(redesign!.id, { status: 'skipped' });
+    const [copy] = plan.addMany([{ title: 'Write copy', parent: launch!.id }]);
+    expect(plan.blockedTask(launch!.id)).toMatchObject({ blockedBy: [copy!.id] });
+  });
+
+  it('closing a task closes its open steps, at any depth, as skipped in the same write by the same actor', () => {
+    const plan = newPlan('agent:closer');
+    const [launch] = plan.addMany([
+      {
+        title: 'Product launch',
+        steps: [
+          { title: 'Write the announcement', status: 'done' },
+          { title: 'Review it', status: 'waiting_user', wakeAt: '2030-01-01T00:00:00.000Z' },
+          { title: 'Publish', steps: [{ title: 'On the blog' }, { title: 'On social', status: 'failed' }] },
+        ],
+      },
+    ]);
+    let transactions = 0;
+    plan.onChange(() => transactions++);
+    plan.update(launch!.id, { status: 'done' });
+    expect(transactions).toBe(1);
+    const statuses = plan.list().map((t) => [t.title, t.status, t.updatedBy]);
+    expect(statuses).toEqual([
+      ['Product launch', 'done', 'agent:closer'],
+      ['Write the announcement', 'done', 'agent:closer'],
+      ['Review it', 'skipped', 'agent:closer'],
+      ['Publish', 'skipped', 'agent:closer'],
+      ['On the blog', 'skipped', 'agent:closer'],
+      ['On social', 'failed', 'agent:closer'],
+    ]);
+    expect(plan.list().find((t) => t.title === 'Review it')!.wakeAt).toBeNull();
+    expect(plan.list({ state: 'open' })).toEqual([]);
+    // One undo step brings them all back.
+    expect(plan.undo()).toBe(true);
+    expect(plan.list({ state: 'open' }).map((t) => t.title)).toEqual([
+      'Product launch',
+      'Review it',
+      'Publish',
+      'On the blog',
+    ]);
+  });
+
+  it('in one call of updates, a status given to a step stands; other open steps of a closed task are skipped', () => {
+    const plan = newPlan();
+    const [trip] = plan.addMany([{ title: 'Trip', steps: [{ title: 'Flights' }, { title: 'Hotel' }] }]);
+    const [flights, hotel] = plan.children(trip!.id);
+    plan.updateMany([
+      { id: flights!.id, patch: { status: 'done' } },
+      { id: trip!.id, patch: { status: 'done' }, addSteps: [{ title: 'Car' }] },
+      { id: hotel!.id, patch: { note: 'booked by phone' } },
+    ]);
+    expect(plan.list().map((t) => [t.title, t.status])).toEqual([
+      ['Trip', 'done'],
+      ['Flights', 'done'],
+      ['Hotel', 'skipped'],
+      ['Car', 'skipped'],
+    ]);
   });
 
   it('reports a cycle created by a merge, the same way on every replica', () => {

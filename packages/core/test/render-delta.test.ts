@@ -2,7 +2,14 @@
 // attributed lines, computed on the agent's own replica after sync.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { changesSince, createPlan, renderDelta } from '../src/index.js';
+import {
+  changesSince,
+  createChat,
+  createContextFeed,
+  createPlan,
+  renderDelta,
+  sinceLastCallFeed,
+} from '../src/index.js';
 import { fixedPlan, sync } from './tools-fixtures.js';
 
 function twoReplicas() {
@@ -100,5 +107,64 @@ describe('changesSince and renderDelta', () => {
       /not a valid Yjs state vector/,
     );
     expect(() => changesSince(mine, {} as never)).toThrow(/state vector/);
+  });
+});
+
+describe('createContextFeed', () => {
+  it('keeps the plan text byte-identical while others change it, telling the changes as deltas, until they cost too much', () => {
+    const mine = fixedPlan('agent:a', 1);
+    const theirs = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+    const ids = mine
+      .addMany(Array.from({ length: 6 }, (_, i) => ({ title: `Task ${i + 1}` })))
+      .map((t) => t.id);
+    sync(mine.doc, theirs.doc);
+    const feed = createContextFeed(mine, { format: 'checklist', reRenderShare: 0.5 });
+    const first = feed.turn();
+    expect(first).toMatchObject({ delta: '', reRendered: true });
+    expect(feed.turn()).toEqual({ plan: first.plan, delta: '', reRendered: false });
+
+    theirs.update(ids[0]!, { status: 'done' });
+    mine.update(ids[5]!, { title: 'Mine' }); // the reader's own change is not told back
+    sync(mine.doc, theirs.doc);
+    const second = feed.turn();
+    expect(second.plan).toBe(first.plan);
+    expect(second.delta).toBe('Changes since your last turn:\n- task 1 "Task 1" done by agent:b');
+
+    // The deltas add up; past half the plan's cost, one fresh render is cheaper than carrying them.
+    const turns = [];
+    for (const id of ids.slice(1, 5)) {
+      theirs.update(id, { status: 'done' });
+      sync(mine.doc, theirs.doc);
+      turns.push(feed.turn());
+    }
+    const fresh = turns.find((t) => t.reRendered);
+    expect(fresh).toBeDefined();
+    expect(fresh!.plan).not.toBe(first.plan);
+    expect(fresh!.plan).toContain('- [x] 2. Task 2');
+    expect(turns.slice(0, turns.indexOf(fresh!)).every((t) => t.plan === first.plan && t.delta !== '')).toBe(
+      true,
+    );
+  });
+});
+
+describe('sinceLastCallFeed', () => {
+  it("tells others' changes and chat notices since the previous call, never the reader's own, each once", () => {
+    const mine = fixedPlan('agent:a', 1);
+    const theirs = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+    const [task, ship] = mine.addMany([{ title: 'Write tests' }, { title: 'Ship' }]);
+    sync(mine.doc, theirs.doc);
+    const feed = sinceLastCallFeed(mine);
+    expect(feed.next()).toBe('');
+    mine.update(ship!.id, { nextStep: 'mine' });
+    theirs.update(task!.id, { status: 'done' });
+    createChat(theirs.doc, { actor: 'wake' }).append({
+      role: 'system',
+      text: 'Task wake-up: "Ship" is due.',
+    });
+    sync(mine.doc, theirs.doc);
+    expect(feed.next()).toBe(
+      'Since your last call:\n- Task wake-up: "Ship" is due.\n- task 1 "Write tests" done by agent:b',
+    );
+    expect(feed.next()).toBe('');
   });
 });

@@ -114,6 +114,29 @@ describe('render formats', () => {
     );
   });
 
+  it('a task the wake-up sweeper just woke says so in the open-tasks block and the native plan', () => {
+    const clock = new TestClock();
+    const plan = fixedPlan('agent:a', 7, { clock });
+    const [task] = plan.addMany([
+      { title: "Book a table at Luigi's", status: 'waiting_user', wakeAt: '2026-12-02T10:00:00Z' },
+      { title: 'Find a hotel', status: 'in_progress' },
+    ]);
+    clock.advance(60);
+    plan.withActor('wake').update(task!.id, { status: 'in_progress' });
+    const now = clock.ms + 5 * 60_000;
+    const block = renderPlan(plan, { format: 'open-tasks', now });
+    expect(block).toContain(
+      "Task 1: Book a table at Luigi's\n- Status: in_progress, woke up 5 minutes ago, opened",
+    );
+    expect(block).toMatch(/Task 2: Find a hotel\n- Status: in_progress, opened/);
+    expect(renderPlan(plan, { format: 'native', now })).toMatch(
+      /Book a table at Luigi's \[\w+\] — .*just woke up/,
+    );
+    // Once anyone else touches it, it is an ordinary task again.
+    plan.update(task!.id, { nextStep: 'Call Luigi' });
+    expect(renderPlan(plan, { format: 'open-tasks', now })).not.toContain('woke up');
+  });
+
   it('a plan with only finished work hidden by the done policy costs nothing', () => {
     const plan = fixedPlan();
     plan.addMany([

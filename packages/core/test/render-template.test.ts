@@ -2,8 +2,15 @@
 // sections skipped, the agent's identity and collaborators always at hand.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { CairnError, type ContextSection, resolveContext } from '../src/index.js';
-import { fixedPlan } from './tools-fixtures.js';
+import {
+  CairnError,
+  CONTEXT_ALIASES,
+  type ContextSection,
+  createPlan,
+  renderPlan,
+  resolveContext,
+} from '../src/index.js';
+import { fixedPlan, sync } from './tools-fixtures.js';
 
 const template: ContextSection[] = [
   { section: 'identity', role: 'system', content: '{{agent_identity}}\nWorking with: {{ collaborators }}' },
@@ -42,12 +49,13 @@ describe('resolveContext', () => {
     expect(messages.map((m) => m.role)).toEqual(['system', 'system', 'system', 'system', 'user']);
     expect(messages[0]!.content).toBe(
       'You are Scout (agent:scout). You keep the release plan moving. Your changes to the plan are recorded as agent:scout.\n' +
-        `Working with: user:ann (here now, on Draft the post [${t!.id}])`,
+        'Working with: user:ann (here now, on task 1 "Draft the post")',
     );
     expect(messages[1]!.content).toBe(
       '### Current Tasks\n\nYour active task list - short-term working memory for tracking plan steps.\n\n- [ ] 1. Draft the post\n- [x] 2. Publish',
     );
-    expect(messages[2]!.content).toBe(`Ready now:\n- Draft the post [${t!.id}]`);
+    // One naming in one context: the checklist says "1.", so the ready list and the changes do too.
+    expect(messages[2]!.content).toBe('Ready now:\n- 1. Draft the post');
     expect(messages[3]!.content).toBe(
       'Changes since your last turn:\n- task 1 "Draft the post" added by user:ann\n- task 2 "Publish" added by user:ann',
     );
@@ -85,5 +93,63 @@ describe('resolveContext', () => {
     await expect(resolveContext([{ section: 's', role: 'system' }], { plan })).rejects.toThrow(
       /exactly one of content and tool/,
     );
+  });
+
+  it("resolves seed 002's own template: task_list, and its host's tools skipped with a warning", async () => {
+    const plan = fixedPlan('agent:local');
+    plan.addMany([{ title: 'Publish the relay list' }, { title: 'Announce it', status: 'in_progress' }]);
+    const warnings: string[] = [];
+    const seed002: ContextSection[] = [
+      { section: 'agent_identity', role: 'system', tool: 'agent_identity', skip_if_empty: true },
+      { section: 'agent_profile', role: 'system', tool: 'nostr_agent_profile', skip_if_empty: true },
+      { section: 'agent_notes', role: 'system', tool: 'nostr_agent_notes', skip_if_empty: true },
+      { section: 'tasks', role: 'system', tool: 'task_list', skip_if_empty: true },
+    ];
+    const messages = await resolveContext(seed002, { plan, onWarning: (w) => warnings.push(w) });
+    expect(messages.map((m) => m.content)).toEqual([
+      'You are agent:local. Your changes to the plan are recorded as agent:local.',
+      renderPlan(plan, { format: 'checklist' }),
+    ]);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/"agent_profile" left out: Unknown context tool "nostr_agent_profile"/);
+    // Without skip_if_empty the section is required, and an unknown tool still fails the context.
+    await expect(
+      resolveContext([{ section: 'p', role: 'system', tool: 'nostr_agent_profile' }], { plan }),
+    ).rejects.toThrow(/Unknown context tool/);
+    for (const [alias, name] of Object.entries(CONTEXT_ALIASES)) {
+      const [viaAlias] = await resolveContext([{ section: 'a', role: 'system', tool: alias }], { plan });
+      const [viaName] = await resolveContext([{ section: 'a', role: 'system', tool: name }], { plan });
+      expect(viaAlias, alias).toEqual(viaName);
+    }
+  });
+
+  it('tells plan_changes that another agent marked done a task the reader added', async () => {
+    const plan = fixedPlan('agent:local');
+    const since = Y.encodeStateVector(plan.doc);
+    const [task] = plan.addMany([{ title: 'Write the release notes' }]);
+    const other = createPlan({ actor: 'agent:b', doc: new Y.Doc() });
+    sync(plan.doc, other.doc);
+    other.update(task!.id, { status: 'done' });
+    sync(plan.doc, other.doc);
+    const [changes] = await resolveContext([{ section: 'c', role: 'system', tool: 'plan_changes' }], {
+      plan,
+      since,
+    });
+    expect(changes!.content).toBe(
+      'Changes since your last turn:\n- task 1 "Write the release notes" done by agent:b',
+    );
+  });
+
+  it('names tasks by id throughout when the template shows the native plan', async () => {
+    const plan = fixedPlan('agent:local');
+    const [task] = plan.addMany([{ title: 'Ship it' }]);
+    const [, ready] = await resolveContext(
+      [
+        { section: 'plan', role: 'system', content: '{{plan}}' },
+        { section: 'ready', role: 'system', content: '{{ready_tasks}}' },
+      ],
+      { plan },
+    );
+    expect(ready!.content).toBe(`- Ship it [${task!.id}]`);
   });
 });

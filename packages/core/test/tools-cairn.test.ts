@@ -49,7 +49,8 @@ describe('cairn family', () => {
     expect(args.length).toBeLessThan(50);
     const result = (await tk.dispatch('update_tasks', args)) as { updated: Brief[]; nowReady: Brief[] };
     expect(result.updated).toEqual([{ id: keys['read'], title: 'Read the auth code', status: 'done' }]);
-    expect(result.nowReady.map((t) => t.title)).toEqual(['Write AuthManager', 'Sketch the API', 'Implement']);
+    // Its steps, not the task itself: a task with open steps waits on them.
+    expect(result.nowReady.map((t) => t.title)).toEqual(['Sketch the API', 'Implement']);
   });
 
   it('updates many fields of many tasks at once, all or nothing', async () => {
@@ -275,6 +276,23 @@ describe('cairn family', () => {
     await refused(tk, 'search_tasks', { query: '  ' }, 'invalid_argument');
   });
 
+  it('ranks the exact and whole-word matches first, and counts every match', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    await tk.dispatch('add_tasks', {
+      tasks: Array.from({ length: 20 }, (_, i) => ({ title: `Task number ${i + 1}` })),
+    });
+    const found = (await tk.dispatch('search_tasks', { query: 'number 1', limit: 3 })) as {
+      count: number;
+      tasks: Brief[];
+    };
+    // "1" starts 11 titles (1, 10 to 19); the one where it is a whole word comes first.
+    expect(found.count).toBe(11);
+    expect(found.tasks).toHaveLength(3);
+    expect(found.tasks[0]!.title).toBe('Task number 1');
+    const exact = (await tk.dispatch('search_tasks', { query: 'task number 12' })) as { tasks: Brief[] };
+    expect(exact.tasks[0]!.title).toBe('Task number 12');
+  });
+
   it('refuses bad input with what is valid and changes nothing', async () => {
     const tk = createToolkit(fixedPlan(), {});
     await writePlan(tk);
@@ -392,5 +410,45 @@ describe('update_tasks nowReady, bounded', () => {
     };
     expect(result.nowReady.map((t) => t.title)).toEqual(Array.from({ length: 50 }, (_, i) => `waits ${i}`));
     expect(result.moreReady).toBe(70);
+  });
+});
+
+describe('cairn family: a task with open steps', () => {
+  it('is not ready while its steps are open (blocked view says so), and closing it closes them', async () => {
+    const tk = createToolkit(fixedPlan(), {});
+    const [launch, after] = tk.plan.addMany([
+      {
+        title: 'Website relaunch',
+        key: 'w',
+        steps: [{ title: 'Audit content' }, { title: 'Redesign' }, { title: 'Go live', status: 'done' }],
+      },
+      { title: 'Announce it' },
+    ]);
+    const [audit, redesign] = tk.plan.children(launch!.id);
+    tk.plan.update(after!.id, { addBlockedBy: [redesign!.id] });
+    const ready = (await tk.dispatch('list_tasks', {})) as { tasks: Brief[] };
+    expect(ready.tasks.map((t) => t.title)).toEqual(['Audit content', 'Redesign']);
+    const blocked = (await tk.dispatch('list_tasks', { view: 'blocked' })) as {
+      tasks: Array<Brief & { blocked: unknown }>;
+    };
+    expect(blocked.tasks.find((t) => t.id === launch!.id)!.blocked).toEqual({
+      reason: 'waiting_on_steps',
+      waitingOn: [audit!, redesign!]
+        .map((s) => ({ id: s.id, title: s.title }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    });
+    expect(await tk.dispatch('claim_next', {})).toMatchObject({ task: { id: audit!.id } });
+
+    const result = (await tk.dispatch('update_tasks', {
+      updates: [{ id: launch!.id, status: 'done' }],
+    })) as { updated: Brief[]; nowReady: Brief[] };
+    expect(result.updated).toEqual([{ id: launch!.id, title: 'Website relaunch', status: 'done' }]);
+    expect(tk.plan.children(launch!.id).map((s) => [s.title, s.status, s.updatedBy])).toEqual([
+      ['Audit content', 'skipped', 'agent:a'],
+      ['Redesign', 'skipped', 'agent:a'],
+      ['Go live', 'done', 'agent:a'],
+    ]);
+    // The task that waited on a step closed with it is ready now, and says so.
+    expect(result.nowReady.map((t) => t.title)).toEqual(['Announce it']);
   });
 });

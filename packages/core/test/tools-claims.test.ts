@@ -24,16 +24,21 @@ describe('claim tools', () => {
 
   it('claim_next takes ready tasks in order, within a parent when asked, and says when none is left', async () => {
     const tk = createToolkit(fixedPlan('agent:a'));
-    const [first, second] = tk.plan.addMany([
+    const [first, second, third] = tk.plan.addMany([
       { title: 'first', key: 'f', steps: [{ title: 'step one' }] },
       { title: 'second', blockedBy: ['f'] },
+      { title: 'third' },
     ]);
     const step = tk.plan.children(first!.id)[0]!;
+    // The parent waits on its open step: claim_next hands out the step, never the parent before it.
+    expect(await tk.dispatch('claim_next', { parent: null })).toMatchObject({ task: { id: third!.id } });
     expect(await tk.dispatch('claim_next', { parent: first!.id })).toMatchObject({
       outcome: 'won',
       task: { id: step.id },
     });
-    expect(await tk.dispatch('claim_next', { parent: null })).toMatchObject({ task: { id: first!.id } });
+    expect(await tk.dispatch('claim_next', {})).toMatchObject({ outcome: 'none' });
+    await tk.dispatch('update_tasks', { updates: [{ id: step.id, status: 'done' }] });
+    expect(await tk.dispatch('claim_next', {})).toMatchObject({ task: { id: first!.id } });
     expect(await tk.dispatch('claim_next', {})).toMatchObject({ outcome: 'none' });
     expect(tk.plan.get(second!.id)!.assignee).toBeNull();
   });

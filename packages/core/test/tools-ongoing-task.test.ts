@@ -59,6 +59,8 @@ describe('ongoing_task family', () => {
     expect(waiting).toMatchObject({
       created: false,
       taskId: 1,
+      // Matched case-insensitively, the goal keeps the wording it was stored with.
+      task: "Book a table for 4 at Luigi's on Friday and confirm to the user",
       status: 'waiting_user',
       context: { party: 4, time: '19:00' },
       wakeAt: '2026-12-04T09:00:00Z',
@@ -77,7 +79,7 @@ describe('ongoing_task family', () => {
         '',
         "Informational only: prioritise the user's current message, and continue a task only when the message relates to it.",
         '',
-        "Task 1: book a table for 4 at Luigi's on Friday and confirm to the user",
+        "Task 1: Book a table for 4 at Luigi's on Friday and confirm to the user",
         '- Status: waiting_user, opened 2 hours ago',
         '- Steps:',
         '  - [x] Find the number',
@@ -87,6 +89,59 @@ describe('ongoing_task family', () => {
         '- Wakes at: 2026-12-04T09:00:00Z',
       ].join('\n'),
     );
+  });
+
+  it('numbers tasks, not steps: after a task with three steps the next task is 2', async () => {
+    const { tk } = conversation();
+    await tk.dispatch('set_ongoing_task', {
+      task: 'Plan the trip',
+      status: 'in_progress',
+      steps: [
+        { title: 'Book flights', status: 'pending' },
+        { title: 'Book the hotel', status: 'pending' },
+        { title: 'Rent a car', status: 'pending' },
+      ],
+    });
+    const second = await tk.dispatch('set_ongoing_task', { task: 'Renew the passport', status: 'pending' });
+    expect(second).toMatchObject({ created: true, taskId: 2 });
+    // taskId 2 names the second task, never a step of the first.
+    expect(await tk.dispatch('clear_ongoing_task', { taskId: 2 })).toMatchObject({
+      taskId: 2,
+      task: 'Renew the passport',
+      status: 'done',
+    });
+    expect(
+      await tk.dispatch('set_ongoing_task', { task: 'Plan the trip', status: 'done', taskId: 1 }),
+    ).toMatchObject({
+      taskId: 1,
+      task: 'Plan the trip',
+    });
+    const missing = await refused(tk, 'clear_ongoing_task', { taskId: 3 }, 'not_found');
+    expect(missing.message).toBe(
+      'There is no task 3. Known tasks: 1 (Plan the trip), 2 (Renew the passport).',
+    );
+    expect(renderPlan(tk.plan, { format: 'open-tasks' })).toBe('');
+    await tk.dispatch('set_ongoing_task', { task: 'Pack', status: 'pending' });
+    expect(renderPlan(tk.plan, { format: 'open-tasks' })).toContain('Task 3: Pack');
+  });
+
+  it('keeps the stored goal when only its case differs, and takes a really new goal given by taskId', async () => {
+    const { tk } = conversation();
+    await tk.dispatch('set_ongoing_task', { task: 'Book a table at Luigi’s', status: 'pending' });
+    expect(
+      await tk.dispatch('set_ongoing_task', {
+        task: 'book a TABLE at  luigi’s',
+        status: 'in_progress',
+        taskId: 1,
+      }),
+    ).toMatchObject({ task: 'Book a table at Luigi’s', status: 'in_progress' });
+    expect(
+      await tk.dispatch('set_ongoing_task', {
+        task: 'Book a table at Mario’s',
+        status: 'in_progress',
+        taskId: 1,
+      }),
+    ).toMatchObject({ task: 'Book a table at Mario’s' });
   });
 
   it('lists open tasks newest first and clears the newest, or the one named', async () => {
@@ -169,5 +224,53 @@ describe('ongoing_task family', () => {
       { task: 'A', status: 'waiting_user', wakeAt: 'tomorrow' },
       'invalid_argument',
     );
+  });
+});
+
+describe('ongoing_task family: a task with open steps', () => {
+  it('clearing a task, or setting it done, closes the steps left open as skipped', async () => {
+    const { tk } = conversation();
+    await tk.dispatch('set_ongoing_task', {
+      task: 'Book a table',
+      status: 'in_progress',
+      steps: [
+        { title: 'Find the number', status: 'done' },
+        { title: 'Call to book', status: 'pending' },
+      ],
+    });
+    expect(tk.plan.ready().map((t) => t.title)).toEqual(['Call to book']);
+    expect(await tk.dispatch('clear_ongoing_task', { reason: 'Booked online' })).toMatchObject({
+      taskId: 1,
+      status: 'done',
+      steps: [
+        { title: 'Find the number', status: 'done' },
+        { title: 'Call to book', status: 'skipped' },
+      ],
+    });
+
+    await tk.dispatch('set_ongoing_task', {
+      task: 'Renew the passport',
+      status: 'in_progress',
+      steps: [{ title: 'Take a photo', status: 'pending' }],
+    });
+    // Done with its step still listed as pending: the close wins, as for any close.
+    expect(
+      await tk.dispatch('set_ongoing_task', {
+        task: 'Renew the passport',
+        status: 'done',
+        steps: [
+          { title: 'Take a photo', status: 'pending' },
+          { title: 'Post the form', status: 'pending' },
+        ],
+      }),
+    ).toMatchObject({
+      task: 'Renew the passport',
+      status: 'done',
+      steps: [
+        { title: 'Take a photo', status: 'skipped' },
+        { title: 'Post the form', status: 'skipped' },
+      ],
+    });
+    expect(tk.plan.list({ state: 'open' })).toEqual([]);
   });
 });

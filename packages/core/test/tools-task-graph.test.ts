@@ -91,4 +91,33 @@ describe('task_graph family', () => {
       'unknown field "all"',
     );
   });
+
+  it('says that a tool without parameters takes no arguments', async () => {
+    const message = (await refused(graph(), 'list_ready_tasks', { x: 1 }, 'invalid_argument')).message;
+    expect(message).toContain('unknown field "x"; this tool takes no arguments');
+    expect(message).not.toMatch(/fields here are\s*[.;]/);
+  });
+});
+
+describe('task_graph family: a task with open steps', () => {
+  it('lists the steps as ready, not their task; completing the task closes the steps left open', async () => {
+    const tk = graph();
+    // Steps come from another family or a person on the same plan; task_graph sees them by number.
+    const [launch] = tk.plan.addMany([
+      { title: 'Product launch', steps: [{ title: 'Write the announcement' }, { title: 'Review it' }] },
+    ]);
+    expect(await tk.dispatch('create_task', { title: 'Celebrate', blocked_by: [1] })).toMatchObject({
+      id: 4,
+    });
+    expect((await tk.dispatch('list_ready_tasks', {})) as Array<{ title: string }>).toEqual([
+      { id: 2, title: 'Write the announcement', status: 'pending', blockedBy: [] },
+      { id: 3, title: 'Review it', status: 'pending', blockedBy: [] },
+    ]);
+    expect(await tk.dispatch('complete_task', { task_id: 2 })).toBe('Task 2 completed.');
+    expect(await tk.dispatch('complete_task', { task_id: 1 })).toBe('Task 1 completed.');
+    expect(tk.plan.children(launch!.id).map((s) => s.status)).toEqual(['done', 'skipped']);
+    expect(await tk.dispatch('list_ready_tasks', {})).toEqual([
+      { id: 4, title: 'Celebrate', status: 'pending', blockedBy: [1] },
+    ]);
+  });
 });

@@ -145,3 +145,31 @@ describe('task_manage family', () => {
     await refused(tk, 'task_manage', { action: 'replace', tasks: ['ok', ''] }, 'invalid_argument');
   });
 });
+
+describe('task_manage family: a task with open steps', () => {
+  it('marking the task done closes its open steps (shown as done, plan_status skipped) in the same write', async () => {
+    const tk = manage();
+    await tk.dispatch('task_manage', { action: 'add', text: 'Product launch' });
+    // Its steps come from another family or a person on the same plan.
+    const launch = tk.plan.byNum(1)!;
+    tk.plan.addMany([
+      { title: 'Write the announcement', parent: launch.id, status: 'done' },
+      { title: 'Review it', parent: launch.id, status: 'in_progress' },
+      { title: 'Publish', parent: launch.id },
+    ]);
+    expect(tk.plan.isReady(launch.id)).toBe(false);
+    let writes = 0;
+    tk.plan.onChange(() => writes++);
+    const result = (await tk.dispatch('task_manage', { action: 'update', id: 1, status: 'done' })) as {
+      tasks: Array<Record<string, unknown>>;
+    };
+    expect(writes).toBe(1);
+    expect(result.tasks.map((t) => [t['id'], t['status'], t['plan_status'], t['parent']])).toEqual([
+      [1, 'done', undefined, undefined],
+      [2, 'done', undefined, 1],
+      [3, 'done', 'skipped', 1],
+      [4, 'done', 'skipped', 1],
+    ]);
+    expect(tk.plan.list({ state: 'open' })).toEqual([]);
+  });
+});

@@ -136,3 +136,30 @@ describe('todo family', () => {
     expect((await tk.dispatch('todo', { action: 'list' })) as { count: number }).toMatchObject({ count: 5 });
   });
 });
+
+describe('todo family: a task with open steps', () => {
+  it('completing a todo closes its open steps as skipped, in the same write', async () => {
+    const tk = createToolkit(fixedPlan(), { families: ['todo'] });
+    await tk.dispatch('todo', { action: 'create', todos: plan5.slice(0, 2) });
+    const research = tk.plan.children(null)[0]!;
+    // Its steps come from another family or a person on the same plan.
+    tk.plan.addMany([
+      { title: 'Read the RFC', parent: research.id, status: 'done' },
+      { title: 'Ask security', parent: research.id },
+    ]);
+    expect(tk.plan.ready().map((t) => t.title)).toEqual(['Ask security', 'Design auth flow']);
+    let writes = 0;
+    tk.plan.onChange(() => writes++);
+    const result = (await tk.dispatch('todo', {
+      action: 'update',
+      todos: [{ ...plan5[0], status: 'completed' }, plan5[1]],
+    })) as { completed: number };
+    expect(result.completed).toBe(1);
+    expect(writes).toBe(1);
+    expect(tk.plan.children(research.id).map((s) => [s.title, s.status])).toEqual([
+      ['Read the RFC', 'done'],
+      ['Ask security', 'skipped'],
+    ]);
+    expect(tk.plan.ready().map((t) => t.title)).toEqual(['Design auth flow']);
+  });
+});

@@ -42,6 +42,8 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
     presence: () => live.presence(),
     onPresence: (listener) => live.onPresence(listener),
     onActiveTask: (taskId) => live.setActiveTask(taskId),
+    traces: live.traces,
+    skills: live.skills,
   });
   const transport = new StdioServerTransport(
     io.stdin as NodeJS.ReadStream | undefined,

@@ -1,6 +1,14 @@
 // A plan an MCP server (or any Node process) works on: synced through a Cairn server, with claims arbitrated
 // there and presence in awareness, or on local disk through @cairn/core/fs. One shape for both.
-import { CairnError, createPlan, type Plan, type Presence as RenderPresence } from '@cairn/core';
+import {
+  CairnError,
+  createPlan,
+  type Plan,
+  type Presence as RenderPresence,
+  scopeOf,
+  skillsDocId,
+  traceDocId,
+} from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { attachClaims, connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
@@ -26,6 +34,13 @@ export interface LivePlan {
   readonly plan: Plan;
   /** The sync connection, when synced through a server. */
   readonly connection: PlanConnection | null;
+  /** The plan's trace document (`<planId>#traces`), synced or stored beside the plan: tool calls go there. */
+  readonly traces: Y.Doc;
+  /**
+   * The learned skills of the plan's scope (`<scope>#skills`, read-only), when synced through a server; null on
+   * disk, where another process may be learning into the same scope.
+   */
+  readonly skills: Y.Doc | null;
   /** Who else is here and on what, for the renderer. Empty on disk. */
   presence(): RenderPresence[];
   /** Says which task this participant is on (null: none), in presence. */
@@ -62,11 +77,28 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     presence,
   });
   const detach = attachClaims(plan, connection);
+  // The trace syncs in a room of its own; calls recorded before it has synced are merged in when it does.
+  const traces = new Y.Doc();
+  const traceConnection = connectPlan(traces, {
+    url,
+    planId: traceDocId(options.planId),
+    ...(options.token ? { token: options.token } : {}),
+    WebSocketPolyfill: WebSocket,
+  });
+  const skills = new Y.Doc();
+  const skillsConnection = connectPlan(skills, {
+    url,
+    planId: skillsDocId(scopeOf(options.planId)),
+    ...(options.token ? { token: options.token } : {}),
+    WebSocketPolyfill: WebSocket,
+  });
   try {
     await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
   } catch (error) {
     detach();
     connection.destroy();
+    traceConnection.destroy();
+    skillsConnection.destroy();
     plan.destroy();
     throw error;
   }
@@ -78,6 +110,8 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     planId: options.planId,
     plan,
     connection,
+    traces,
+    skills,
     presence: () =>
       [...connection.peers().values()].map((p) => ({ actor: p.id, taskId: p.activeTask ?? null })),
     setActiveTask(taskId) {
@@ -90,10 +124,16 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     async close() {
       offPresence();
       try {
-        await connection.whenAcknowledged();
+        await Promise.all([
+          connection.whenAcknowledged(),
+          // A trace the server refuses (a read-only token) must not keep the plan's edits from closing.
+          traceConnection.whenAcknowledged().catch(() => undefined),
+        ]);
       } finally {
         detach();
         connection.destroy();
+        traceConnection.destroy();
+        skillsConnection.destroy();
         plan.destroy();
       }
     },
@@ -101,10 +141,14 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
 }
 
 async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise<LivePlan> {
-  const stored = openFilePersistence(options.dataDir!)(options.planId, doc);
+  const open = openFilePersistence(options.dataDir!);
+  const stored = open(options.planId, doc);
+  const traces = new Y.Doc();
+  const storedTraces = open(traceDocId(options.planId), traces);
   try {
-    await stored.whenLoaded;
+    await Promise.all([stored.whenLoaded, storedTraces.whenLoaded]);
   } catch (error) {
+    await Promise.allSettled([stored.close(), storedTraces.close()]);
     plan.destroy();
     throw error;
   }
@@ -112,12 +156,14 @@ async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise
     planId: options.planId,
     plan,
     connection: null,
+    traces,
+    skills: null,
     presence: () => [],
     setActiveTask() {},
     onPresence: () => () => undefined,
     async close() {
       try {
-        await stored.close();
+        await Promise.all([stored.close(), storedTraces.close()]);
       } finally {
         plan.destroy();
       }

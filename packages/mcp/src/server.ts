@@ -5,10 +5,14 @@ import {
   createToolkit,
   type FamilyName,
   isToolError,
+  learnedProcedureTool,
   type Plan,
   type Presence,
   type RenderFormat,
+  readSkills,
   renderPlan,
+  sinceLastCallFeed,
+  traceRecorder,
 } from '@cairn/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -21,6 +25,9 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type * as Y from 'yjs';
+import { contextTool, planChangesTool } from './context.js';
+import { createConversation } from './conversation.js';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -35,8 +42,17 @@ export interface CairnMcpOptions {
   onPresence?: (listener: () => void) => () => void;
   /** After each tool call: the task this actor now works on, for presence. */
   onActiveTask?: (taskId: string | null) => void;
+  /**
+   * Add to each tool result what others changed (and the notices they left in the chat) since this agent's
+   * previous call, at most 300 tokens. Default true.
+   */
+  sinceLastCall?: boolean;
   /** Notifications are sent at most this often. Default 50 ms. */
   notifyDelayMs?: number;
+  /** The plan's trace document: each tool call is recorded there (learned procedures). */
+  traces?: Y.Doc | null;
+  /** The scope's learned skills: `get_learned_procedure` is offered when given. */
+  skills?: Y.Doc | null;
 }
 
 export interface CairnMcpServer {
@@ -55,25 +71,38 @@ export function planResourceUri(planId: string): string {
 export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const { plan, planId } = options;
   const format = options.format ?? 'native';
-  const toolkit = createToolkit(plan, { families: options.families ?? ['cairn'] });
+  const toolkit = createToolkit(plan, {
+    families: options.families ?? ['cairn'],
+    ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
+    ...(options.skills ? { extraTools: [learnedProcedureTool(() => readSkills(options.skills!))] } : {}),
+  });
   const uri = planResourceUri(planId);
   const server = new Server(
     { name: 'cairn', title: 'Cairn shared plan', version: VERSION },
     {
       capabilities: { tools: {}, resources: { subscribe: true } },
-      instructions:
-        `A task plan shared live with other agents and people (plan "${planId}", you are ${plan.actor}). ` +
-        'Claim a task (claim, claim_next) before working on it, so no two agents do the same work; mark it done ' +
-        `with update_tasks. The resource ${uri} is the current plan; subscribe to hear when others change it.`,
+      instructions: instructions(planId, plan.actor, toolkit.families, uri),
     },
   );
+  const conversation = createConversation(plan, [contextTool(plan, options.presence), planChangesTool(plan)]);
+  const since = options.sinceLastCall === false ? null : sinceLastCallFeed(plan);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolkit.definitions('mcp') }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...toolkit.definitions('mcp'), ...conversation.definitions()],
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const result = await toolkit.dispatch(request.params.name, request.params.arguments ?? {});
+    const { name, arguments: args } = request.params;
+    const result = conversation.has(name)
+      ? await conversation.call(name, args)
+      : await toolkit.dispatch(name, args ?? {});
     options.onActiveTask?.(activeTask(plan));
+    // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now.
+    const news = since?.next() ?? '';
     return {
-      content: [{ type: 'text' as const, text: JSON.stringify(result) }],
+      content: [
+        { type: 'text' as const, text: typeof result === 'string' ? result : JSON.stringify(result) },
+        ...(news ? [{ type: 'text' as const, text: news }] : []),
+      ],
       ...(isToolError(result) ? { isError: true } : {}),
     };
   });
@@ -131,10 +160,37 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       offPresence();
       if (timer) clearTimeout(timer);
       toolkit.destroy();
+      conversation.destroy();
       await server.close();
     },
   };
 }
+
+/** What the server tells a client about itself, naming only the tools of the families it offers. */
+function instructions(planId: string, actor: string, families: readonly FamilyName[], uri: string): string {
+  const uses = families.map((family) => FAMILY_USE[family]);
+  return (
+    `A task plan shared live with other agents and people (plan "${planId}", you are ${actor}). ` +
+    `${uses.join(' ')} resolve_context turns a context template into messages, and plan_changes tells what ` +
+    'others changed since a cursor. read_chat and add_chat_message are the conversation that goes with the ' +
+    "plan. Each tool result ends with what others did since your previous call (a task's wake-up included). " +
+    `The resource ${uri} is the current plan; subscribe to hear when others change it.`
+  );
+}
+
+const FAMILY_USE: Record<FamilyName, string> = {
+  cairn:
+    'Claim a task (claim, claim_next) before working on it, so no two agents do the same work; mark it done ' +
+    'with update_tasks.',
+  task_manage: 'Keep your task list with task_manage (actions list, add, update, remove, clear, replace).',
+  todo: 'Keep your todo list with todo (or TodoWrite), sending the whole list each time.',
+  task_graph:
+    'Add tasks with create_task (blocked_by for what must finish first), take one from list_ready_tasks, ' +
+    'and finish it with complete_task.',
+  ongoing_task:
+    'Record what you are in the middle of with set_ongoing_task, list it with get_ongoing_task, and close it ' +
+    'with clear_ongoing_task.',
+};
 
 function requireUri(asked: string, uri: string): void {
   if (asked !== uri) {

@@ -2,7 +2,20 @@
 // one plan through a Cairn server. One splits the goal into a dependency graph; all of them claim ready tasks
 // (claimNext, arbitrated by the server), report progress into the steps, complete them, and stop when the plan
 // is done. Presence says what each works on. The work is simulated, or done by a model when one is configured.
-import { CairnError, createPlan, isOpenStatus, type Plan, type PlanSnapshot } from '@cairn/core';
+import {
+  CairnError,
+  createPlan,
+  createToolkit,
+  isOpenStatus,
+  isToolError,
+  type Plan,
+  type PlanSnapshot,
+  sinceLastCallFeed,
+  type TaskSnapshot,
+  type Toolkit,
+  traceDocId,
+  traceRecorder,
+} from '@cairn/core';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
@@ -72,8 +85,14 @@ interface Agent {
   actor: string;
   plan: Plan;
   connection: PlanConnection;
+  /** Its progress goes through the tools, so each call is in the plan's trace (learned procedures). */
+  toolkit: Toolkit;
+  /** The plan's trace document, synced in its own room. */
+  traces: PlanConnection;
   presence: Presence;
   done: string[];
+  /** What the other agents did since this one last asked its model, told to the model with the next step. */
+  news: { next(): string };
 }
 
 /** Runs the agents until every top-level task of the plan is closed (or the signal / timeout stops them). */
@@ -128,7 +147,13 @@ export async function runAgents(options: AgentsOptions): Promise<AgentsReport> {
       throw new CairnError('limit', `The plan was not done within ${options.timeoutMs} ms.`);
     }
     // Every agent's edits are stored before it reports (an agent about to exit waits for the server).
-    await Promise.all(agents.map((a) => a.connection.whenAcknowledged()));
+    await Promise.all(
+      agents.flatMap((a) => [
+        a.connection.whenAcknowledged(),
+        // A trace the server refuses must not fail a finished run.
+        a.traces.whenAcknowledged().catch(() => undefined),
+      ]),
+    );
     return {
       planId: options.planId,
       agents: agents.map((a) => ({
@@ -143,6 +168,8 @@ export async function runAgents(options: AgentsOptions): Promise<AgentsReport> {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     for (const agent of agents) {
+      agent.toolkit.destroy();
+      agent.traces.destroy();
       agent.connection.destroy();
       agent.plan.destroy();
     }
@@ -162,14 +189,23 @@ async function join(options: AgentsOptions, actor: string, index: number): Promi
     plan,
     presence,
   });
+  const traceDoc = new Y.Doc();
+  const traces = connectPlan(traceDoc, {
+    url: options.url,
+    planId: traceDocId(options.planId),
+    ...(token ? { token } : {}),
+    WebSocketPolyfill: WebSocket,
+  });
   try {
     await connection.whenSynced(15_000);
   } catch (error) {
+    traces.destroy();
     connection.destroy();
     plan.destroy();
     throw error;
   }
-  return { actor, plan, connection, presence, done: [] };
+  const toolkit = createToolkit(plan, { actor, onCall: traceRecorder(traceDoc) });
+  return { actor, plan, connection, toolkit, traces, presence, done: [], news: sinceLastCallFeed(plan) };
 }
 
 interface RunContext {
@@ -179,13 +215,17 @@ interface RunContext {
   llm: LlmOptions | null;
 }
 
-/** One agent's loop: claim the next ready top-level task, work it, repeat; wait for changes when none is ready. */
+/**
+ * One agent's loop: claim the next top-level task it can take on with its steps, work it, repeat; wait for
+ * changes when there is none.
+ */
 async function runOne(agent: Agent, ctx: RunContext): Promise<void> {
   const { plan } = agent;
   while (!ctx.signal.aborted) {
     if (plan.list().length > 0 && plan.children(null).every((t) => !isOpenStatus(t.status))) break;
     const changed = nextChange(plan, ctx.signal);
-    let result = await plan.claimNext({ parent: null });
+    const next = nextWithSteps(plan, agent.actor);
+    let result = next ? await plan.claim(next.id) : await plan.claimNext({ parent: null });
     if (result.outcome === 'tentative' && result.settled) result = await result.settled;
     if (result.outcome === 'won' && result.taskId) {
       await work(agent, result.taskId, ctx);
@@ -195,6 +235,22 @@ async function runOne(agent: Agent, ctx: RunContext): Promise<void> {
     await changed;
   }
   ctx.emit({ agent: agent.actor, type: 'stopped', detail: `${agent.done.length} tasks done` });
+}
+
+/**
+ * The first top-level task nobody holds whose only wait is on its own open steps: this runner's agents take a
+ * task together with its steps (claimed explicitly, since claimNext hands out only ready tasks, and a task with
+ * open steps is not ready).
+ */
+function nextWithSteps(plan: Plan, actor: string): TaskSnapshot | undefined {
+  return plan
+    .children(null)
+    .find(
+      (t) =>
+        isOpenStatus(t.status) &&
+        (t.assignee === null || t.assignee === actor) &&
+        plan.blockedTask(t.id)?.reason === 'waiting_on_steps',
+    );
 }
 
 async function work(agent: Agent, taskId: string, ctx: RunContext): Promise<void> {
@@ -211,24 +267,30 @@ async function work(agent: Agent, taskId: string, ctx: RunContext): Promise<void
   for (const step of plan.children(taskId)) {
     if (ctx.signal.aborted) break;
     if (!isOpenStatus(step.status)) continue;
-    plan.batch((p) => {
-      p.update(step.id, { status: 'in_progress' });
-      p.update(taskId, { nextStep: step.title });
-    });
+    await update(agent, [
+      { id: step.id, status: 'in_progress' },
+      { id: taskId, nextStep: step.title },
+    ]);
     const note = ctx.llm
-      ? await workWithModel(ctx.llm, agent.actor, task.title, step.title)
+      ? await workWithModel(ctx.llm, agent.actor, task.title, step.title, agent.news.next())
       : await delay(ctx.stepMs(), ctx.signal);
-    plan.update(step.id, { status: 'done', ...(note ? { note } : {}) });
+    await update(agent, [{ id: step.id, status: 'done', ...(note ? { note } : {}) }]);
     ctx.emit({ agent: agent.actor, type: 'step', taskId: step.id, title: step.title });
   }
   if (ctx.signal.aborted) {
     await plan.release(taskId).catch(() => undefined); // leave it to others, or to the next run
   } else {
-    plan.update(taskId, { status: 'done', nextStep: null });
+    await update(agent, [{ id: taskId, status: 'done', nextStep: null }]);
     agent.done.push(taskId);
     ctx.emit({ agent: agent.actor, type: 'done', taskId, title: task.title });
   }
   setActive(agent, null);
+}
+
+/** One `update_tasks` call; a refusal (someone removed the task meanwhile) is thrown as the CairnError it is. */
+async function update(agent: Agent, updates: Array<Record<string, unknown>>): Promise<void> {
+  const result = await agent.toolkit.dispatch('update_tasks', { updates });
+  if (isToolError(result)) throw new CairnError(result.error.code, result.error.message);
 }
 
 function setActive(agent: Agent, taskId: string | null): void {

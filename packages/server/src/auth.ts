@@ -33,6 +33,11 @@ export interface Authenticator {
    * or `forbidden` (a valid token for other plans, or a role below `needs`).
    */
   authorize(token: string | null | undefined, planId: string, needs?: Role): Promise<Grant>;
+  /**
+   * Grants access to what a whole scope shares (its learned skills) when the token's plan claim covers some plan
+   * of the scope (`scopeCovered`); the grant's `planId` is the scope. Throws like `authorize`.
+   */
+  authorizeScope(token: string | null | undefined, scope: string, needs?: Role): Promise<Grant>;
 }
 
 /**
@@ -80,56 +85,81 @@ export function createAuthenticator(options: { secret?: string | Uint8Array | nu
       async authorize(_token, planId) {
         return { planId, role: 'admin', sub: 'anonymous', pattern: '*', expiresAt: null };
       },
+      async authorizeScope(_token, scope) {
+        return { planId: scope, role: 'admin', sub: 'anonymous', pattern: '*', expiresAt: null };
+      },
     };
   }
   const key = secretKey(options.secret);
+  const verified = async (
+    token: string | null | undefined,
+    covers: (plan: string) => boolean,
+    what: string,
+    planId: string,
+    needs: Role,
+  ): Promise<Grant> => {
+    if (!token) {
+      throw new CairnError(
+        'unauthorized',
+        'No token: pass one as ?token=<jwt> or the subprotocol cairn.token.<jwt>.',
+      );
+    }
+    let payload: unknown;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        clockTolerance: EXPIRY_TOLERANCE_SECONDS,
+        // A token without an expiry would be valid forever: `cairn token` always sets one.
+        requiredClaims: ['exp'],
+      }));
+    } catch (error) {
+      throw new CairnError('unauthorized', tokenProblem(error), {}, { cause: error });
+    }
+    const claims = ClaimsSchema.safeParse(payload);
+    if (!claims.success) {
+      throw new CairnError(
+        'unauthorized',
+        `Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }, the plan ${PATTERN_RULE}.`,
+      );
+    }
+    const { plan, role, sub } = claims.data;
+    if (!covers(plan)) {
+      throw new CairnError('forbidden', `This token is for plan "${plan}", not ${what}.`, { plan });
+    }
+    if (!roleAllows(role, needs)) {
+      throw new CairnError('forbidden', `This needs role ${needs}; the token has ${role}.`, {
+        role,
+        needs,
+      });
+    }
+    const exp = (payload as { exp: number }).exp;
+    return {
+      planId,
+      role,
+      sub: sub ?? 'anonymous',
+      pattern: plan,
+      expiresAt: (exp + EXPIRY_TOLERANCE_SECONDS) * 1000,
+    };
+  };
   return {
     open: false,
-    async authorize(token, planId, needs = 'read') {
-      if (!token) {
-        throw new CairnError(
-          'unauthorized',
-          'No token: pass one as ?token=<jwt> or the subprotocol cairn.token.<jwt>.',
-        );
-      }
-      let payload: unknown;
-      try {
-        ({ payload } = await jwtVerify(token, key, {
-          algorithms: ['HS256'],
-          clockTolerance: EXPIRY_TOLERANCE_SECONDS,
-          // A token without an expiry would be valid forever: `cairn token` always sets one.
-          requiredClaims: ['exp'],
-        }));
-      } catch (error) {
-        throw new CairnError('unauthorized', tokenProblem(error), {}, { cause: error });
-      }
-      const claims = ClaimsSchema.safeParse(payload);
-      if (!claims.success) {
-        throw new CairnError(
-          'unauthorized',
-          `Token claims are malformed: expected { plan: string, role: read|write|admin, sub?: string }, the plan ${PATTERN_RULE}.`,
-        );
-      }
-      const { plan, role, sub } = claims.data;
-      if (!planMatches(plan, planId)) {
-        throw new CairnError('forbidden', `This token is for plan "${plan}", not "${planId}".`, { plan });
-      }
-      if (!roleAllows(role, needs)) {
-        throw new CairnError('forbidden', `This needs role ${needs}; the token has ${role}.`, {
-          role,
-          needs,
-        });
-      }
-      const exp = (payload as { exp: number }).exp;
-      return {
-        planId,
-        role,
-        sub: sub ?? 'anonymous',
-        pattern: plan,
-        expiresAt: (exp + EXPIRY_TOLERANCE_SECONDS) * 1000,
-      };
-    },
+    authorize: (token, planId, needs = 'read') =>
+      verified(token, (plan) => planMatches(plan, planId), `"${planId}"`, planId, needs),
+    authorizeScope: (token, scope, needs = 'read') =>
+      verified(token, (plan) => scopeCovered(plan, scope), `a plan of scope "${scope}"`, scope, needs),
   };
+}
+
+/**
+ * Whether a plan claim covers some plan of `scope` (the part of a plan id before its first `:`): an id or pattern
+ * in the scope (`acme:conv:7`, `acme:*`), or a pattern whose fixed start reaches into it (`*`, `ac*`).
+ */
+export function scopeCovered(pattern: string, scope: string): boolean {
+  const star = pattern.indexOf('*');
+  const fixed = star < 0 ? pattern : pattern.slice(0, star);
+  const colon = fixed.indexOf(':');
+  if (colon >= 0) return fixed.slice(0, colon) === scope;
+  return star < 0 ? pattern === scope : `${scope}:`.startsWith(fixed);
 }
 
 function tokenProblem(error: unknown): string {

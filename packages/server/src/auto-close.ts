@@ -14,6 +14,7 @@ import {
 } from '@cairn/core';
 import type * as Y from 'yjs';
 import * as z from 'zod';
+import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from './chat-completions.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -79,6 +80,16 @@ export interface JudgeRun {
   /** `elsewhere`: another server of the cluster judges this turn. */
   skipped: 'no_open_tasks' | 'no_exchange' | 'elsewhere' | null;
 }
+
+/** A line of the decision log: one judgement, as the server's log writes it (`task_close` at info level). */
+export interface CloseDecision extends TaskJudgement {
+  kind: 'task_close';
+  /** When it was decided, ISO 8601. */
+  at: string;
+}
+
+/** How many decisions are kept per plan, and for how many plans (the log is in memory, since the start). */
+const DECISION_LOG = { perPlan: 200, plans: 1_000 } as const;
 
 export interface AutoCloseEvents {
   /** One per task judged, as logged. */
@@ -208,6 +219,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private readonly running = new Map<string, Promise<JudgeRun>>();
   private readonly chats = new WeakMap<Y.Doc, Chat>();
   private readonly decisions: Counter;
+  private readonly decisionLog = new Map<string, CloseDecision[]>();
   private closed = false;
   private readonly runOnce: RunOnce | null;
 
@@ -249,6 +261,11 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       });
     this.running.set(planId, next);
     return next;
+  }
+
+  /** The plan's decision log, oldest first: the last judgements since the server started. */
+  decisionsOf(planId: string): CloseDecision[] {
+    return [...(this.decisionLog.get(planId) ?? [])];
   }
 
   async close(): Promise<void> {
@@ -398,6 +415,19 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
     }
   }
 
+  private record(entry: CloseDecision): void {
+    const log = this.decisionLog.get(entry.planId) ?? [];
+    // Most recently judged plans last, so the oldest plan's log is the one dropped.
+    this.decisionLog.delete(entry.planId);
+    this.decisionLog.set(entry.planId, log);
+    log.push(entry);
+    if (log.length > DECISION_LOG.perPlan) log.splice(0, log.length - DECISION_LOG.perPlan);
+    if (this.decisionLog.size > DECISION_LOG.plans) {
+      const oldest = this.decisionLog.keys().next().value;
+      if (oldest !== undefined) this.decisionLog.delete(oldest);
+    }
+  }
+
   private decide(completed: number, abandoned: number): TaskJudgement['decision'] {
     if (completed >= this.threshold && completed >= abandoned) return 'done';
     if (abandoned >= this.threshold) return 'cancelled';
@@ -421,7 +451,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private finish(result: JudgeRun): JudgeRun {
     for (const judgement of result.judgements) {
       this.decisions.inc({ decision: judgement.decision });
-      this.logger.info('task_close', { ...judgement });
+      const entry: CloseDecision = { kind: 'task_close', at: new Date().toISOString(), ...judgement };
+      this.record(entry);
+      this.logger.info('task_close', { ...entry });
       this.emit('task_close', judgement);
     }
     this.emit('judged', result);
@@ -436,10 +468,6 @@ function openTopLevel(tasks: readonly TaskSnapshot[]): TaskSnapshot[] {
     .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
 }
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
 function safeJson(value: unknown): string {
   try {
     return typeof value === 'string' ? value : JSON.stringify(value);
@@ -450,15 +478,7 @@ function safeJson(value: unknown): string {
 
 // ------------------------------------------------------------------ an OpenAI-compatible judge
 
-export interface ChatCompletionsJudgeOptions {
-  /** The endpoint's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended). */
-  baseUrl: string;
-  model: string;
-  apiKey?: string | null;
-  /** Ask for `response_format: { type: 'json_object' }`. Default true; turn off for endpoints that refuse it. */
-  jsonMode?: boolean;
-  fetch?: typeof fetch;
-}
+export type ChatCompletionsJudgeOptions = ChatCompletionsEndpoint;
 
 const JUDGE_PROMPT = [
   'You decide whether tasks of a conversation between a user and an assistant are finished.',
@@ -471,65 +491,20 @@ const JUDGE_PROMPT = [
 
 /** A judge that asks an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...). */
 export function chatCompletionsJudge(options: ChatCompletionsJudgeOptions): Judge {
-  const doFetch = options.fetch ?? fetch;
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const url = base.endsWith('/chat/completions') ? base : `${base}/chat/completions`;
   return {
     name: options.model,
-    async judge(request, signal) {
-      const body = {
-        model: options.model,
-        temperature: 0,
-        stream: false,
-        ...((options.jsonMode ?? true) ? { response_format: { type: 'json_object' } } : {}),
-        messages: [
+    judge(request, signal) {
+      return askForJson(
+        options,
+        [
           { role: 'system', content: JUDGE_PROMPT },
           { role: 'user', content: JSON.stringify({ tasks: request.tasks, exchange: request.exchange }) },
         ],
-      };
-      const response = await doFetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
+        OUTPUT_SHAPE,
         signal,
-      });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`the endpoint answered ${response.status}: ${clip(text, 300)}`);
-      let content: unknown;
-      try {
-        content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]
-          ?.message?.content;
-      } catch {
-        throw new Error(`the endpoint's answer is not JSON: ${clip(text, 300)}`);
-      }
-      if (typeof content !== 'string') throw new Error('the answer has no choices[0].message.content text');
-      return parseContent(content);
+      );
     },
   };
-}
-
-/** The JSON object in a model's text: as is, inside a code fence, or between the first { and the last }. */
-function parseContent(content: string): unknown {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(content)?.[1];
-  const candidates = [
-    content.trim(),
-    fenced?.trim(),
-    content.slice(content.indexOf('{'), content.lastIndexOf('}') + 1),
-  ];
-  for (const candidate of candidates) {
-    if (!candidate) continue;
-    try {
-      return JSON.parse(candidate);
-    } catch {
-      // try the next reading
-    }
-  }
-  throw new CairnError('invalid_argument', `The judge's answer is not JSON: ${clip(content, 300)}`, {
-    valid: OUTPUT_SHAPE,
-  });
 }
 
 /**
@@ -537,23 +512,6 @@ function parseContent(content: string): unknown {
  * Null when neither is set (auto-close is off); a CairnError when only one is.
  */
 export function judgeFromEnv(env: Record<string, string | undefined>): Judge | null {
-  const baseUrl = env.CAIRN_JUDGE_URL?.trim() || null;
-  const model = env.CAIRN_JUDGE_MODEL?.trim() || null;
-  if (!baseUrl && !model) return null;
-  if (!baseUrl || !model) {
-    throw new CairnError(
-      'invalid_argument',
-      'Auto-close needs both CAIRN_JUDGE_URL (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1) ' +
-        `and CAIRN_JUDGE_MODEL; only ${baseUrl ? 'CAIRN_JUDGE_URL' : 'CAIRN_JUDGE_MODEL'} is set.`,
-      { field: baseUrl ? 'CAIRN_JUDGE_MODEL' : 'CAIRN_JUDGE_URL' },
-    );
-  }
-  try {
-    new URL(baseUrl);
-  } catch {
-    throw new CairnError('invalid_argument', `CAIRN_JUDGE_URL "${baseUrl}" is not a URL.`, {
-      field: 'CAIRN_JUDGE_URL',
-    });
-  }
-  return chatCompletionsJudge({ baseUrl, model, apiKey: env.CAIRN_JUDGE_KEY?.trim() || null });
+  const endpoint = endpointFromEnv(env);
+  return endpoint ? chatCompletionsJudge(endpoint) : null;
 }

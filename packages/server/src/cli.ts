@@ -3,7 +3,7 @@
 // MCP protocol), `agents` (stdout is its event log) and `log` (stdout is its report) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError, isCairnError } from '@cairn/core';
+import { CairnError, DEFAULT_TRACE_BOUND, isCairnError } from '@cairn/core';
 import { MCP_USAGE } from '@cairn/mcp/usage';
 import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
@@ -11,21 +11,27 @@ import { judgeFromEnv } from './auto-close.js';
 import { parseOptions, usage } from './cli-args.js';
 import { bundledDemoDir } from './demo-assets.js';
 import { listFromEnv } from './http/origin.js';
+import { distillerFromEnv } from './learning/distiller.js';
 import { createConsoleLogger } from './log.js';
 import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
 import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
 const USAGE = `Usage:
-  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--redis URL --postgres URL]
+  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
+              [--trace-calls N] [--trace-days D] [--retire-after N] [--redis URL --postgres URL]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       With --redis and --postgres (or CAIRN_REDIS_URL and CAIRN_POSTGRES_URL) it is one instance of a cluster:
       plans are stored in PostgreSQL and shared with the other instances through Redis (no --data).
       Serves the bundled demo at / unless --static names another built app (--static none: no pages).
+      --log-level info also logs events such as wake-ups (task_woken) and auto-close decisions (task_close).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
       listens on loopback only, answering only pages of its own origin (CAIRN_ALLOWED_ORIGINS and
       CAIRN_ALLOWED_HOSTS, comma-separated, allow more). Auto-close judges open tasks after each turn when CAIRN_JUDGE_URL (an
-      OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key).
+      OpenAI-compatible base URL) and CAIRN_JUDGE_MODEL are set (CAIRN_JUDGE_KEY: its API key); the same
+      model writes skills learned from finished tasks (without one, an offline distiller writes them).
+      Each plan's trace of tool calls keeps at most --trace-calls calls (500) of the last --trace-days days
+      (30); a skill is retired after --retire-after failed tasks in a row (3).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
 ${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
@@ -45,6 +51,11 @@ const defaultIO: CliIO = {
 /** Runs one command; resolves with the exit code (for `serve`, once the server has shut down). */
 export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
   const [command, ...rest] = argv;
+  // `cairn serve --help` and the like: the usage, as asked for, is not a mistake.
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    io.stderr(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case 'serve':
@@ -95,6 +106,14 @@ function readSecret(values: { 'secret-file'?: string | boolean }, io: CliIO): st
   return io.env.CAIRN_SECRET?.trim() || null;
 }
 
+function positiveInt(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1)
+    throw usage(`${flag} must be a whole number, 1 or more, not "${value}".`);
+  return n;
+}
+
 async function serve(args: string[], io: CliIO): Promise<number> {
   const values = parseOptions(args, {
     port: { type: 'string' },
@@ -102,9 +121,24 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     data: { type: 'string' },
     'secret-file': { type: 'string' },
     static: { type: 'string' },
+    'log-level': { type: 'string' },
+    'trace-calls': { type: 'string' },
+    'trace-days': { type: 'string' },
+    'retire-after': { type: 'string' },
     redis: { type: 'string' },
     postgres: { type: 'string' },
   });
+  const traceCalls = positiveInt(values['trace-calls'], '--trace-calls', DEFAULT_TRACE_BOUND.maxCalls);
+  const traceDays = positiveInt(
+    values['trace-days'],
+    '--trace-days',
+    DEFAULT_TRACE_BOUND.maxAgeMs / 86_400_000,
+  );
+  const retireAfter = positiveInt(values['retire-after'], '--retire-after', 3);
+  const logLevel = values['log-level'] ?? 'warn';
+  if (logLevel !== 'warn' && logLevel !== 'info') {
+    throw usage(`--log-level must be warn (the default) or info, not "${logLevel}".`);
+  }
   const port = Number(values.port ?? '1234');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usage(`--port must be an integer from 0 to 65535 (0 takes a free port), not "${values.port}".`);
@@ -119,8 +153,10 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     ...(cluster ? cluster.serverOptions : { dataDir: values.data ?? './data' }),
     secret: readSecret(values, io),
     staticDir: values.static === 'none' ? null : (values.static ?? bundledDemoDir()),
-    logger: createConsoleLogger({ quiet: true }),
+    logger: createConsoleLogger({ quiet: logLevel === 'warn' }),
     judge: judgeFromEnv(io.env),
+    distiller: distillerFromEnv(io.env),
+    learning: { traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 }, retireAfter },
     model: modelProxyFromEnv(io.env),
     allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),
     allowedOrigins: listFromEnv(io.env.CAIRN_ALLOWED_ORIGINS),

@@ -8,6 +8,7 @@
  * - `PlanStore` is the storage contract; `DiskStore` (append logs) and `MemoryStore` implement it.
  * - The plan API (`registerPlanRoutes`), wake-ups (`WakeSweeper`, event `task_woken`) and auto-close
  *   (`AutoCloser` with a pluggable `Judge`, e.g. `chatCompletionsJudge`): docs/PROTOCOL.md, decisions/008.
+ * - Learning (`Learner`: traces, skills distilled by a `Distiller` or offline): decisions/020.
  */
 
 export { splitGoal } from './agents/goal.js';
@@ -18,7 +19,15 @@ export { defaultActors, runAgents } from './agents.js';
 export type { AgentsCliIO } from './agents-cli.js';
 export { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 export type { Authenticator, Grant, Role, TokenClaims } from './auth.js';
-export { createAuthenticator, MIN_SECRET_BYTES, planMatches, ROLES, roleAllows, signToken } from './auth.js';
+export {
+  createAuthenticator,
+  MIN_SECRET_BYTES,
+  planMatches,
+  ROLES,
+  roleAllows,
+  scopeCovered,
+  signToken,
+} from './auth.js';
 export type {
   AutoCloseEvents,
   AutoCloseOptions,
@@ -66,6 +75,20 @@ export type { AuthDecision, CairnMessageHandler, HubOptions } from './hub/hub.js
 export { SyncHub } from './hub/hub.js';
 export type { Limits } from './hub/limits.js';
 export { DEFAULT_LIMITS } from './hub/limits.js';
+export { withLearningAccess } from './learning/access.js';
+export type { Distiller } from './learning/distiller.js';
+export { chatCompletionsDistiller, distillerFromEnv, distillRequest } from './learning/distiller.js';
+export type {
+  DistillJob,
+  DistillResult,
+  LearnedEvent,
+  LearningEvents,
+  LearningOptions,
+  OutcomeEvent,
+} from './learning/learner.js';
+export { DistillJobSchema, Learner } from './learning/learner.js';
+export type { LearningRoutesOptions } from './learning/routes.js';
+export { registerLearningRoutes, skillView } from './learning/routes.js';
 export type { LogFields, Logger } from './log.js';
 export { createConsoleLogger, silentLogger } from './log.js';
 export { MetricsRegistry } from './metrics.js';

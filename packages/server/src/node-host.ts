@@ -11,14 +11,20 @@ import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
 import { ClaimArbiterService, type ClaimOptions } from './claims.js';
 import { createOnFirstWrite } from './create-on-write.js';
+import { registerContextTemplateRoute } from './http/context-template.js';
+import { registerConversationRoutes } from './http/conversation.js';
 import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
-import { registerPlanRoutes } from './http/plans.js';
+import { type PlanRoutesOptions, registerPlanRoutes } from './http/plans.js';
 import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
 import { Router, sendError } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes, type ServiceCheck } from './http/routes.js';
 import { serveStatic } from './http/static.js';
 import type { Extension, ExtensionHost } from './hub/extension.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
+import { withLearningAccess } from './learning/access.js';
+import type { Distiller } from './learning/distiller.js';
+import { Learner, type LearningOptions } from './learning/learner.js';
+import { registerLearningRoutes } from './learning/routes.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
 import { DiskStore } from './store/disk.js';
@@ -56,6 +62,10 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   extensions?: ReadonlyArray<(host: ExtensionHost) => Extension>;
   /** Services `/healthz` checks and reports (answering 503 while one is down). */
   services?: readonly ServiceCheck[];
+  /** Writes learned skills with a model (the judge's endpoint in `cairn serve`); none: the offline distiller. */
+  distiller?: Distiller | null;
+  /** Traces and learned skills (docs/decisions/020). `false` turns learning off (tool calls are not traced). */
+  learning?: Omit<LearningOptions, 'distiller' | 'logger'> | false;
   /** Per-token (or per-address) limits of `/api/` requests; `false` turns them off. Defaults: DEFAULT_HTTP_RATE_LIMITS. */
   httpRateLimits?: Partial<HttpRateLimits> | false;
 }
@@ -77,6 +87,8 @@ export interface CairnServer {
   readonly wake: WakeSweeper | null;
   /** Emits `task_close` and `judged`. Null without a judge. */
   readonly autoClose: AutoCloser | null;
+  /** Emits `queued`, `learned`, `retry` and `outcome`; `sweep()` distils due traces now. Null when turned off. */
+  readonly learner: Learner | null;
   readonly httpServer: Server;
   /**
    * Starts listening (port 0 = a free port). Rejects with CairnError `invalid_argument` when the server is open
@@ -102,7 +114,7 @@ export function upgradeToken(req: IncomingMessage, url: URL): string | null {
 
 export function createCairnServer(options: CairnServerOptions = {}): CairnServer {
   const logger = options.logger ?? createConsoleLogger();
-  const auth = createAuthenticator({ secret: options.secret ?? null });
+  const auth = withLearningAccess(createAuthenticator({ secret: options.secret ?? null }));
   const baseStore = options.store ?? DiskStore.open(options.dataDir ?? './data');
   const disk = baseStore instanceof DiskStore ? baseStore : null;
   // A disk plan gets its file with its first write, not when a reader (or an idle writer) opens it.
@@ -127,13 +139,37 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const autoClose = judge
     ? hub.use((host) => new AutoCloser(host, { ...options.autoClose, judge, logger }))
     : null;
+  const learner =
+    options.learning === false
+      ? null
+      : hub.use(
+          (host) =>
+            new Learner(host, {
+              indexPath: disk ? join(disk.dir, '.cairn-learning.json') : null,
+              listPlans: disk ? () => listDiskPlans(disk.dir) : null,
+              ...options.learning,
+              distiller: options.distiller ?? null,
+              logger,
+            }),
+        );
+  const planExists = disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {};
   for (const create of options.extensions ?? []) hub.use(create);
   const router = new Router();
   registerCoreRoutes(router, hub, options.services);
-  registerPlanRoutes(router, hub, {
+  const planRoutes: PlanRoutesOptions = {
     autoClose,
-    ...(disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {}),
-  });
+    ...planExists,
+    recordCall: learner
+      ? (planId, call) =>
+          learner.recordCall(planId, call).catch((error: unknown) => {
+            logger.error('a tool call could not be traced', { plan: planId, error: describeError(error) });
+          })
+      : null,
+  };
+  registerPlanRoutes(router, hub, planRoutes);
+  registerConversationRoutes(router, hub, planRoutes);
+  registerContextTemplateRoute(router, hub, planRoutes);
+  if (learner) registerLearningRoutes(router, hub, learner, planExists);
   if (options.model) {
     registerModelRoutes(router, {
       ...options.model,
@@ -279,6 +315,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     router,
     wake,
     autoClose,
+    learner,
     httpServer,
     listen(port = 1234, host = '127.0.0.1') {
       if (auth.open && !isLoopback(host)) {
@@ -314,7 +351,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         clearInterval(heartbeat);
         const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         try {
-          // The hub closes its extensions first (wake-ups, auto-close), so their last writes are flushed.
+          // The hub closes its extensions first (wake-ups, auto-close, learning), so their last writes are flushed.
           await hub.close();
         } finally {
           // Sockets got a 1001 close frame; give them a moment to answer it before cutting what is left.

@@ -172,6 +172,47 @@ describe('PATCH /api/plans/:plan/tasks/:taskId', () => {
     expect(stored.body.task).toMatchObject({ status: 'done', note: 'Booked for 8 pm.' });
   });
 
+  it('takes the task number the tools give, and closing a task closes its open steps with it', async () => {
+    const server = await startServer({ secret });
+    const [trip, passport] = await seed(server, 'acme:1', [
+      {
+        title: 'Plan the trip',
+        steps: [
+          { title: 'Book flights', status: 'done' },
+          { title: 'Book the hotel' },
+          { title: 'Rent a car' },
+        ],
+      },
+      { title: 'Renew the passport', steps: [{ title: 'Take a photo', status: 'in_progress' }] },
+    ]);
+    const writer = await token('acme:1', 'write');
+    // The second task is number 2 (steps use up no numbers), as ongoing_task's taskId says.
+    const read = await call(server, 'GET', '/api/plans/acme%3A1/tasks/2', { token: writer });
+    expect(read.body.task).toMatchObject({ id: passport, number: 2 });
+    const patched = await call(server, 'PATCH', '/api/plans/acme%3A1/tasks/2', {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.task).toMatchObject({ id: passport, status: 'done', steps: [{ status: 'skipped' }] });
+    const cancelled = await call(server, 'PATCH', `/api/plans/acme%3A1/tasks/${trip}`, {
+      token: writer,
+      body: { status: 'cancelled' },
+    });
+    expect(cancelled.body.task.steps.map((s: { status: string }) => s.status)).toEqual([
+      'done',
+      'skipped',
+      'skipped',
+    ]);
+    const list = await call(server, 'GET', '/api/plans/acme%3A1/tasks?includeClosed=1', { token: writer });
+    expect(list.body.tasks.map((t: { number: number }) => t.number).sort()).toEqual([1, 2]);
+    const missing = await call(server, 'PATCH', '/api/plans/acme%3A1/tasks/3', {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(missing.status).toBe(404);
+  });
+
   it('refuses bad bodies, unknown tasks and forbidden transitions, changing nothing', async () => {
     const server = await startServer({ secret });
     const [id] = await seed(server, 'acme:1', [{ title: 'Top level' }]);
@@ -258,6 +299,170 @@ describe('GET /api/plans/:plan/context', () => {
     const bad = await call(server, 'GET', '/api/plans/acme%3A1/context?format=xml', { token: reader });
     expect(bad.status).toBe(400);
     expect(bad.body.error.valid).toEqual(['checklist', 'reminder', 'open-tasks', 'native']);
+  });
+
+  it('answers a plan nobody wrote yet with an empty context (200), as for a cleared plan, creating nothing', async () => {
+    const server = await startServer({ secret });
+    const answer = await call(server, 'GET', '/api/plans/acme%3Anew/context?format=checklist', {
+      token: await token('acme:*', 'read'),
+    });
+    expect(answer).toMatchObject({ status: 200, body: '' });
+    expect(answer.type).toMatch(/^text\/plain/);
+    expect((await readdir(server.dir)).filter((name) => name.includes('new'))).toEqual([]);
+  });
+});
+
+describe('GET /api/plans/:plan/context?since=', () => {
+  it('answers with what others changed since a cursor, and a new cursor (header or JSON)', async () => {
+    const server = await startServer({ secret });
+    const [id] = await seed(server, 'acme:1', [{ title: 'Write the report' }, { title: 'Send it' }]);
+    const scout = await token('acme:1', 'write', 'scout');
+    const path = '/api/plans/acme%3A1/context?format=checklist';
+    const first = await fetch(`${server.http}${path}`, { headers: { authorization: `Bearer ${scout}` } });
+    expect(first.headers.get('cairn-context')).toBe('full');
+    expect(await first.text()).toMatch(/- \[ \] 1\. Write the report/);
+    const cursor = first.headers.get('cairn-cursor')!;
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+
+    // Nothing changed: an empty answer, which costs no tokens.
+    const quiet = await call(server, 'GET', `${path}&since=${cursor}`, { token: scout });
+    expect(quiet).toMatchObject({ status: 200, body: '' });
+    // Another agent finishes a task; the scout's own change is left out of its delta.
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: await token('acme:1', 'write', 'b'),
+      body: { updates: [{ id, status: 'done' }] },
+    });
+    const delta = await fetch(`${server.http}${path}&since=${cursor}`, {
+      headers: { authorization: `Bearer ${scout}`, accept: 'application/json' },
+    });
+    const body = await delta.json();
+    expect(body).toMatchObject({
+      kind: 'delta',
+      text: 'Changes since your last turn:\n- task 1 "Write the report" done by agent:b',
+    });
+    expect(body.cursor).not.toBe(cursor);
+    const after = await call(server, 'GET', `${path}&since=${body.cursor}`, { token: scout });
+    expect(after.body).toBe('');
+
+    // A cursor of another plan: the whole plan, and it says so.
+    await seed(server, 'acme:2', [{ title: 'Other' }, { title: 'More' }, { title: 'Still more' }]);
+    const other = await fetch(`${server.http}/api/plans/acme%3A2/context`, {
+      headers: { authorization: `Bearer ${await token('acme:2', 'read')}` },
+    });
+    const foreign = other.headers.get('cairn-cursor')!;
+    const unknown = await fetch(`${server.http}${path}&since=${foreign}`, {
+      headers: { authorization: `Bearer ${scout}` },
+    });
+    expect(unknown.headers.get('cairn-context')).toBe('full_unknown_cursor');
+    expect(await unknown.text()).toMatch(/^\(The cursor given is not one of this plan's[\s\S]*Send it/);
+    const malformed = await call(server, 'GET', `${path}&since=%25%25`, { token: scout });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.message).toMatch(/A cursor is the opaque string/);
+  });
+});
+
+describe('tool calls with a cursor', () => {
+  it('add what others did since the caller’s previous call, and a new cursor', async () => {
+    const server = await startServer({ secret });
+    const [id] = await seed(server, 'acme:1', [{ title: 'Write the report' }, { title: 'Send it' }]);
+    const scout = await token('acme:1', 'write', 'scout');
+    const first = await fetch(`${server.http}/api/plans/acme%3A1/tools/list_tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${scout}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const cursor = first.headers.get('cairn-cursor')!;
+    expect((await first.json()).count).toBe(2); // without since, the result as it is
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: await token('acme:1', 'write', 'b'),
+      body: { updates: [{ id, status: 'done' }] },
+    });
+    const next = await call(server, 'POST', `/api/plans/acme%3A1/tools/add_tasks?since=${cursor}`, {
+      token: scout,
+      body: { tasks: [{ title: 'Archive it' }] },
+    });
+    expect(next.status).toBe(200);
+    expect(next.body.result.added[0]).toMatchObject({ title: 'Archive it' });
+    // Its own add is not news; agent:b's change is.
+    expect(next.body.sinceLastCall).toBe(
+      'Since your last call:\n- task 1 "Write the report" done by agent:b',
+    );
+    const again = await call(
+      server,
+      'POST',
+      `/api/plans/acme%3A1/tools/list_tasks?since=${next.body.cursor}`,
+      {
+        token: scout,
+        body: {},
+      },
+    );
+    expect(again.body.sinceLastCall).toBe('');
+  });
+});
+
+describe('POST /api/plans/:plan/context', () => {
+  const seed002 = [
+    { section: 'agent_identity', role: 'system', tool: 'agent_identity', skip_if_empty: true },
+    { section: 'agent_profile', role: 'system', tool: 'nostr_agent_profile', skip_if_empty: true },
+    { section: 'changes', role: 'system', tool: 'plan_changes', skip_if_empty: true },
+    { section: 'tasks', role: 'system', tool: 'task_list', skip_if_empty: true },
+  ];
+
+  it("resolves seed 002's template for the token's agent, with what others did since a cursor", async () => {
+    const server = await startServer({ secret });
+    const [id] = await seed(server, 'acme:1', [{ title: 'Publish the relay list' }]);
+    const reader = await token('acme:1', 'read', 'local');
+    const first = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: seed002, identity: { name: 'Didactyl' } },
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.messages).toEqual([
+      {
+        role: 'system',
+        content: 'You are Didactyl (agent:local). Your changes to the plan are recorded as agent:local.',
+      },
+      {
+        role: 'system',
+        content:
+          '### Current Tasks\n\nYour active task list - short-term working memory for tracking plan steps.\n\n' +
+          '- [ ] 1. Publish the relay list',
+      },
+    ]);
+    expect(first.body.warnings).toEqual([expect.stringMatching(/"agent_profile" left out/)]);
+
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: await token('acme:1', 'write', 'b'),
+      body: { updates: [{ id, status: 'done' }] },
+    });
+    const next = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: seed002, since: first.body.cursor },
+    });
+    expect(next.body.messages[1]).toEqual({
+      role: 'system',
+      content: 'Changes since your last turn:\n- task 1 "Publish the relay list" done by agent:b',
+    });
+
+    const bad = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: [{ section: 'x', role: 'robot', content: 'x' }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/template\.0\.role/);
+    const badCursor = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: seed002, since: '***' },
+    });
+    expect(badCursor.status).toBe(400);
+    const required = await call(server, 'POST', '/api/plans/acme%3A1/context', {
+      token: reader,
+      body: { template: [{ section: 'p', role: 'system', tool: 'nostr_agent_profile' }] },
+    });
+    expect(required.status).toBe(400);
+    expect(required.body.error.message).toMatch(
+      /Unknown context tool "nostr_agent_profile"; known: .*task_list/,
+    );
   });
 });
 
@@ -516,5 +721,39 @@ describe('security over HTTP', () => {
     });
     expect(ok.status).toBe(200);
     await until(neighbour, (p) => p.get(otherId!)?.status === 'done');
+  });
+});
+
+describe('a task with open steps over HTTP', () => {
+  it('claim_next hands out its steps first, and PATCH closing it closes them as skipped, by the same actor', async () => {
+    const server = await startServer({ secret });
+    const [launch] = await seed(server, 'acme:p', [
+      {
+        title: 'Product launch',
+        steps: [{ title: 'Write the announcement', status: 'done' }, { title: 'Review it' }],
+      },
+    ]);
+    const writer = await token('acme:p', 'write');
+    const claimed = await call(server, 'POST', '/api/plans/acme%3Ap/tools/claim_next', {
+      token: writer,
+      body: {},
+    });
+    expect(claimed.body).toMatchObject({ outcome: 'won', task: { title: 'Review it' } });
+    const none = await call(server, 'POST', '/api/plans/acme%3Ap/tools/claim_next', {
+      token: writer,
+      body: {},
+    });
+    expect(none.body).toMatchObject({ outcome: 'none' });
+
+    const patched = await call(server, 'PATCH', `/api/plans/acme%3Ap/tasks/${launch}`, {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.task.steps.map((s: { status: string }) => s.status)).toEqual(['done', 'skipped']);
+    const plan = await watcher(server, 'acme:p', { token: writer });
+    const review = plan.children(launch!).find((s) => s.title === 'Review it')!;
+    expect(review.updatedBy).toBe(patched.body.task.updatedBy);
+    expect(plan.list({ state: 'open' })).toEqual([]);
   });
 });

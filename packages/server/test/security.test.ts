@@ -196,6 +196,16 @@ describe('tokens', () => {
     expect(await main(['token', '--plan', 'x', '--role', 'owner'], bad)).toBe(2);
     expect(err).toMatch(/--role must be one of read, write, admin/);
   });
+
+  it('`cairn serve --help`, `token --help` and `mcp --help` print the usage and exit 0', async () => {
+    for (const command of ['serve', 'token', 'mcp', 'agents']) {
+      let err = '';
+      const io = { stdout: () => undefined, stderr: (t: string) => (err += t), env: {} };
+      expect(await main([command, '--help'], io), command).toBe(0);
+      expect(err).toMatch(/^Usage:/);
+      expect(err).not.toMatch(/Unknown option/);
+    }
+  });
 });
 
 describe('read-only connections', () => {

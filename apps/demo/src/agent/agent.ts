@@ -1,19 +1,26 @@
 // The agent that runs in the page, built the way an embedding developer would build one on @cairn/core: each
-// model step gets the plan rendered into its context (renderPlan, in the chosen family's format), the model's
-// tool calls go through the toolkit's dispatch, and the results go back to the model until it answers in text.
+// model step gets the plan in its context (in the chosen family's format) through a context feed, so the system
+// prompt stays byte-identical for the provider's prompt cache while what others changed comes as short messages;
+// the model's tool calls go through the toolkit's dispatch, and the results go back to the model until it answers.
 // Everything it says and every tool call with its result is written to the plan's chat, so everyone sees it.
 import {
   type Chat,
   type ChatEntry,
+  type ContextFeed,
+  createContextFeed,
   createToolkit,
   type FamilyName,
   isToolError,
+  learnedProcedures,
+  learnedProcedureTool,
   type Plan,
   type RenderFormat,
   type Presence as RenderPresence,
-  renderPlan,
+  type Skill,
   type Toolkit,
+  traceRecorder,
 } from '@cairn/core';
+import type * as Y from 'yjs';
 import type { Model, ModelMessage } from './model.js';
 
 /** The context format that goes with each family: the one its seed's agents read. */
@@ -44,10 +51,17 @@ export interface AgentOptions {
   presence: () => RenderPresence[];
   /** Told which task the agent is on (for presence), or null when the turn ends. */
   onActivity?: (taskId: string | null) => void;
+  /** The plan's trace document: every tool call is recorded there, and the procedures offered. */
+  traces: Y.Doc;
+  /** The scope's learned skills, as they are now. */
+  skills: () => readonly Skill[];
 }
 
 export class BrowserAgent {
   private toolkit: Toolkit | null = null;
+  private feed: ContextFeed | null = null;
+  /** What others changed, told since the plan text was last rendered, each after the chat entry it followed. */
+  private deltas: Array<{ after: string | null; text: string }> = [];
   private family: FamilyName = 'cairn';
   private busy: Promise<void> = Promise.resolve();
 
@@ -60,6 +74,8 @@ export class BrowserAgent {
     if (family === this.family && this.toolkit) return;
     this.toolkit?.destroy();
     this.toolkit = null;
+    this.feed = null;
+    this.deltas = [];
     this.family = family;
   }
 
@@ -76,7 +92,12 @@ export class BrowserAgent {
 
   private kit(): Toolkit {
     if (!this.toolkit) {
-      this.toolkit = createToolkit(this.options.plan, { actor: this.options.actor, families: [this.family] });
+      this.toolkit = createToolkit(this.options.plan, {
+        actor: this.options.actor,
+        families: [this.family],
+        onCall: traceRecorder(this.options.traces),
+        extraTools: [learnedProcedureTool(this.options.skills)],
+      });
     }
     return this.toolkit;
   }
@@ -118,25 +139,52 @@ export class BrowserAgent {
     }
   }
 
-  /** The system prompt with the rendered plan, then the conversation as chat-completions messages. */
+  /**
+   * The system prompt with the plan (unchanged since its last render), then the conversation as chat-completions
+   * messages, with what others changed told where it happened.
+   */
   private context(): ModelMessage[] {
-    const { plan, actor, owner, nameOf } = this.options;
+    const { plan, actor, owner, nameOf, chat } = this.options;
     const name = this.options.name();
-    const rendered = renderPlan(plan, {
+    // Presence is read again at each full render, not frozen when the feed is made.
+    const presence = { [Symbol.iterator]: () => this.options.presence()[Symbol.iterator]() };
+    this.feed ??= createContextFeed(plan, {
       format: FORMAT_OF[this.family],
       actor,
-      presence: this.options.presence(),
+      presence,
       maxTokens: 4000,
     });
+    const history = chat.list().slice(-MAX_HISTORY);
+    const turn = this.feed.turn();
+    if (turn.reRendered) this.deltas = [];
+    else if (turn.delta) this.deltas.push({ after: history.at(-1)?.id ?? null, text: turn.delta });
+    const learned = learnedProcedures(
+      plan,
+      { skills: this.options.skills(), traces: this.options.traces },
+      actor,
+      Date.now(),
+    );
     const system = [
       `You are ${name}, an agent working on a shared plan with the people in this chat.`,
       `Change the plan only with your tools (the ${this.family} family); say briefly what you did.`,
       '',
-      rendered || '(The plan is empty.)',
+      turn.plan || '(The plan is empty.)',
+      ...(learned ? ['', learned] : []),
     ].join('\n');
     const messages: ModelMessage[] = [{ role: 'system', content: system }];
-    for (const entry of this.options.chat.list().slice(-MAX_HISTORY)) {
-      messages.push(...asMessages(entry, actor, owner, nameOf));
+    const shown = new Set(history.map((e) => e.id));
+    const told = (after: string | null) =>
+      this.deltas
+        .filter((d) => d.after === after)
+        .map((d): ModelMessage => ({ role: 'system', content: d.text }));
+    // Deltas whose chat entry has scrolled out of the window are older than everything shown.
+    for (const delta of this.deltas) {
+      if (delta.after !== null && !shown.has(delta.after))
+        messages.push({ role: 'system', content: delta.text });
+    }
+    messages.push(...told(null));
+    for (const entry of history) {
+      messages.push(...asMessages(entry, actor, owner, nameOf), ...told(entry.id));
     }
     return messages;
   }

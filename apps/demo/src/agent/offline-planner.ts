@@ -3,7 +3,7 @@
 // looks at the plan to resolve which task is meant, and answers with tool calls of whichever family it was
 // offered, exactly as a model would; every change goes through the toolkit's dispatch. After the tools ran it
 // reads their results and says what happened.
-import type { Plan, TaskSnapshot } from '@cairn/core';
+import { type Plan, type TaskSnapshot, taskNumbers } from '@cairn/core';
 import type { Model, ModelMessage, ModelReply, ModelRequest, ModelToolCall } from './model.js';
 
 export const OFFLINE_LABEL = 'Built-in offline planner (rule-based, not an AI model)';
@@ -349,11 +349,17 @@ function ongoingTaskStep(intent: Intent, steps: Step[], plan: Plan): ModelReply 
       const task = resolveTask(plan, intent.ref);
       if (!task) return notFound(intent.ref);
       const parent = task.parent === null ? null : plan.get(task.parent);
+      // The family numbers the conversation's tasks, not the plan's aliases (steps use up none).
+      const numberOf = (id: string) => taskNumbers(plan).numberOf(id);
       if (!parent) {
         if (intent.kind === 'start')
-          return call('set_ongoing_task', { taskId: task.num, task: task.title, status: 'in_progress' });
+          return call('set_ongoing_task', {
+            taskId: numberOf(task.id),
+            task: task.title,
+            status: 'in_progress',
+          });
         return call('clear_ongoing_task', {
-          taskId: task.num,
+          taskId: numberOf(task.id),
           outcome: intent.kind === 'done' ? 'done' : 'cancelled',
         });
       }
@@ -361,7 +367,7 @@ function ongoingTaskStep(intent: Intent, steps: Step[], plan: Plan): ModelReply 
       const read = steps.find((s) => s.name === 'get_ongoing_task');
       if (!read) return call('get_ongoing_task', {});
       const open = ((read.result as { tasks?: OngoingTask[] }).tasks ?? []).find(
-        (t) => t.taskId === parent.num,
+        (t) => t.taskId === numberOf(parent.id),
       );
       if (!open) return say(`“${parent.title}” is closed, so its steps cannot change.`);
       const stepStatus = { done: 'done', start: 'in_progress', cancel: 'skipped', remove: 'skipped' }[

@@ -1,6 +1,6 @@
 // The page: header (share link, sync state, undo/redo, settings), who is here, the chat with the agent on one
 // side and the plan (list or dependency graph) on the other; on a narrow screen one of them at a time.
-import { createChat, FAMILY_NAMES, type FamilyName } from '@cairn/core';
+import { createChat, FAMILY_NAMES, type FamilyName, readSkills } from '@cairn/core';
 import { BrowserAgent } from '../agent/agent.js';
 import { OFFLINE_LABEL } from '../agent/offline-planner.js';
 import {
@@ -18,11 +18,12 @@ import type { Session } from '../session.js';
 import { ChatPanel } from './chat-panel.js';
 import { createAttempt, type UiContext } from './context.js';
 import { GraphView } from './graph-view.js';
+import { LearnedPanel } from './learned-panel.js';
 import { PresenceBar, participants, tagsByTask } from './presence.js';
 import { SettingsDialog } from './settings-dialog.js';
 import { TaskList } from './task-list.js';
 
-type View = 'chat' | 'list' | 'graph';
+type View = 'chat' | 'list' | 'graph' | 'learned';
 
 const FAMILY_LABELS: Record<FamilyName, string> = {
   cairn: 'native (add_tasks, update_tasks, …)',
@@ -36,6 +37,7 @@ export class App {
   readonly el: HTMLElement;
   readonly list: TaskList;
   readonly graph: GraphView;
+  readonly learned: LearnedPanel;
   readonly agent: BrowserAgent;
   private readonly ctx: UiContext;
   private readonly toast: HTMLDivElement;
@@ -87,6 +89,8 @@ export class App {
           this.agentTask = taskId;
           this.publishAgent();
         },
+        traces: session.traces,
+        skills: () => readSkills(session.skills),
       },
       buildModel(this.modelChoice, server, plan, session.planId, session.token),
     );
@@ -213,8 +217,19 @@ export class App {
         attrs: { type: 'button', role: 'tab', 'aria-selected': 'false' },
         on: { click: () => this.show(view) },
       });
-    this.tabs = { chat: tab('chat', 'Chat'), list: tab('list', 'List'), graph: tab('graph', 'Graph') };
-    const planPane = h('div', { className: 'pane pane-plan' }, this.list.el, this.graph.el);
+    this.learned = new LearnedPanel({
+      scope: session.scope,
+      skills: session.skills,
+      learn: () => this.learnFromConversation(),
+      notify: (message) => this.notify(message),
+    });
+    this.tabs = {
+      chat: tab('chat', 'Chat'),
+      list: tab('list', 'List'),
+      graph: tab('graph', 'Graph'),
+      learned: tab('learned', 'Learned'),
+    };
+    const planPane = h('div', { className: 'pane pane-plan' }, this.list.el, this.graph.el, this.learned.el);
     this.el = h(
       'div',
       { className: 'app' },
@@ -226,6 +241,7 @@ export class App {
         this.tabs.chat,
         this.tabs.list,
         this.tabs.graph,
+        this.tabs.learned,
       ),
       h(
         'main',
@@ -254,8 +270,9 @@ export class App {
     for (const [name, button] of Object.entries(this.tabs))
       setAttr(button, 'aria-selected', String(name === view));
     // On a wide screen the chat is always there; "chat" then means the list beside it.
-    this.list.el.hidden = view === 'graph';
+    this.list.el.hidden = view === 'graph' || view === 'learned';
     this.graph.el.hidden = view !== 'graph';
+    this.learned.el.hidden = view !== 'learned';
     this.graph.setVisible(view === 'graph');
     if (view === 'chat') this.chatPanel.focus();
   }
@@ -264,6 +281,26 @@ export class App {
     this.session.chat.append({ role: 'user', text });
     this.chatPanel.setBusy(`${this.agentName()} is working…`);
     void this.agent.respond().finally(() => this.chatPanel.setBusy(null));
+  }
+
+  /** Asks the server to distil this conversation's tool calls into a learned procedure. */
+  private async learnFromConversation(): Promise<string> {
+    const { planId, token } = this.session;
+    const response = await fetch(`/api/plans/${encodeURIComponent(planId)}/distill`, {
+      method: 'POST',
+      // A write says it is JSON, even without a body: the server refuses anything else (no cross-site forms).
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    });
+    const body = (await response.json().catch(() => ({}))) as {
+      skill?: { name: string; version: number };
+      job?: { lastError: string | null };
+      error?: { message: string };
+    };
+    if (response.status === 200 && body.skill)
+      return `Learned “${body.skill.name}” (version ${body.skill.version}).`;
+    if (response.status === 202)
+      return `Not learned yet (${body.job?.lastError ?? 'the model failed'}); it will be retried.`;
+    throw new Error(body.error?.message ?? `The server answered ${response.status}.`);
   }
 
   private undo(): void {

@@ -171,10 +171,12 @@ export class TaskList {
   private reorder(moved: Set<string>): void {
     const order: Array<{ task: TaskSnapshot; depth: number }> = [];
     const depth = new Map<string | null, number>([[null, -1]]);
+    const tasks = this.plan.list();
+    const shown = this.shownIds(tasks);
     const hidden = new Set<string>();
-    for (const task of this.plan.list()) {
+    for (const task of tasks) {
       const parent = this.plan.effectiveParent(task);
-      if ((parent !== null && hidden.has(parent)) || (!this.showClosed && !isOpenStatus(task.status))) {
+      if (!shown.has(task.id)) {
         hidden.add(task.id);
         continue;
       }
@@ -206,6 +208,23 @@ export class TaskList {
     }
     this.empty.hidden = this.plan.list().length > 0;
     this.updateCounts();
+  }
+
+  /**
+   * The tasks to show: open ones always, whatever their parent's state, and the closed tasks they sit under (so
+   * an open step keeps its place); every task when "show closed" is on. `tasks` is in tree order, so walking it
+   * backwards meets each step before its parent.
+   */
+  private shownIds(tasks: readonly TaskSnapshot[]): Set<string> {
+    const shown = new Set<string>();
+    for (let i = tasks.length - 1; i >= 0; i--) {
+      const task = tasks[i]!;
+      if (!this.showClosed && !isOpenStatus(task.status) && !shown.has(task.id)) continue;
+      shown.add(task.id);
+      const parent = this.plan.effectiveParent(task);
+      if (parent !== null) shown.add(parent);
+    }
+    return shown;
   }
 
   private dropRow(id: string): void {

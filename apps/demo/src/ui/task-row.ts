@@ -236,6 +236,12 @@ export class TaskRow {
         return `Waits with its parent: ${names(info.blockedBy)}`;
       case 'blocker_failed':
         return `A task it waits on failed: ${names(info.blockedBy)}`;
+      case 'waiting_on_steps': {
+        // In the order the steps are listed, not the ids' order.
+        const open = new Set(info.blockedBy);
+        const steps = this.ctx.plan.children(this.id).filter((s) => open.has(s.id));
+        return `Waits on its steps: ${names(steps.map((s) => s.id))}`;
+      }
       default:
         return `Waits on: ${names(info.blockedBy)}`;
     }

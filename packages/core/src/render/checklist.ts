@@ -6,6 +6,7 @@ import {
   checkbox,
   collapsedNote,
   indent,
+  inlineMarked,
   type Omissions,
   type PlanView,
   statusWords,
@@ -31,7 +32,7 @@ function line(
 ): void {
   const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
   out.push(
-    `${indent(depth)}- ${checkbox(task.status)} ${task.num}. ${task.title}${statusWords(task.status)}${collapsed}`,
+    `${indent(depth)}- ${checkbox(task.status)} ${task.num}. ${inlineMarked(task.title)}${statusWords(task.status)}${collapsed}`,
   );
   for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
 }

@@ -4,6 +4,7 @@ import { type ChangePoint, changesSince, type TaskDelta } from '../changes.js';
 import type { Plan } from '../plan.js';
 import type { Actor, Status } from '../schema.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
+import { inline } from './view.js';
 
 export interface DeltaOptions {
   /** The point to compare with: a state vector, a Y.Snapshot or a plan.toJSON() snapshot (see changesSince). */
@@ -15,6 +16,8 @@ export interface DeltaOptions {
   /** Keep the text within this many tokens, ending with "and N more changes". Default: no limit. */
   maxTokens?: number;
   tokenizer?: Tokenizer;
+  /** The first line. Default "Changes since your last turn:". */
+  header?: string;
 }
 
 const STATUS_VERBS: Record<Status, string> = {
@@ -45,7 +48,7 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
   const deltas = changesSince(plan, options.since).filter((d) => !excluded.has(d.actor));
   if (deltas.length === 0) return '';
   const lines = deltas.map((d) => `- ${describe(d, options.ids ?? 'num')}`);
-  const header = 'Changes since your last turn:';
+  const header = options.header ?? 'Changes since your last turn:';
   const text = (n: number) =>
     [
       header,
@@ -69,9 +72,9 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
 
 function describe(delta: TaskDelta, ids: 'num' | 'id'): string {
   const task = delta.task ?? delta.before;
-  const name = ids === 'id' || delta.num === null ? `task ${delta.id}` : `task ${delta.num}`;
-  const title = task ? ` ${JSON.stringify(task.title)}` : '';
-  const by = `by ${delta.actor}`;
+  const name = ids === 'id' || delta.num === null ? `task ${inline(delta.id)}` : `task ${delta.num}`;
+  const title = task ? ` ${JSON.stringify(inline(task.title))}` : '';
+  const by = `by ${inline(delta.actor)}`;
   if (delta.kind === 'added') return `${name}${title} added ${by}`;
   if (delta.kind === 'removed') return `${name}${title} removed ${by}`;
   const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? f);

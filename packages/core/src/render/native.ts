@@ -7,6 +7,8 @@ import {
   checkbox,
   collapsedNote,
   indent,
+  inline,
+  inlineMarked,
   type Omissions,
   type PlanView,
   statusWords,
@@ -26,9 +28,20 @@ const ORDER: Group[] = ['ready', 'taken', 'blocked', 'waiting', 'done'];
 function groupOf(view: PlanView, task: TaskSnapshot): Group {
   if (!isOpenStatus(task.status)) return 'done';
   if (task.status === 'waiting_user' || task.status === 'waiting_external') return 'waiting';
-  if (view.blocked(task.id)) return 'blocked';
+  const blocked = view.blocked(task.id);
+  // A task waiting on its steps is where the first of its open steps is: one that can start makes it ready.
+  if (blocked?.reason === 'waiting_on_steps') return stepsGroup(view, task.id);
+  if (blocked) return 'blocked';
   if (task.assignee !== null && task.assignee !== view.actor) return 'taken';
   return 'ready';
+}
+
+function stepsGroup(view: PlanView, id: string): Group {
+  let best = ORDER.length - 1;
+  for (const step of view.children(id)) {
+    if (isOpenStatus(step.status)) best = Math.min(best, ORDER.indexOf(groupOf(view, step)));
+  }
+  return ORDER[best]!;
 }
 
 export const nativeFormat: FormatRenderer = {
@@ -58,14 +71,19 @@ function line(
   const notes = annotations(view, task);
   const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
   out.push(
-    `${indent(depth)}- ${checkbox(task.status)} ${task.title} [${task.id}]${statusWords(task.status)}${collapsed}` +
+    `${indent(depth)}- ${checkbox(task.status)} ${named(task.title, task.id)}${statusWords(task.status)}${collapsed}` +
       (notes.length > 0 ? ` — ${notes.join('; ')}` : ''),
   );
   for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
 }
 
 function ref(view: PlanView, id: string): string {
-  return `${view.title(id)} [${id}]`;
+  return named(view.title(id), id);
+}
+
+/** "Write migration [k3x9a2b]": brackets in the title are escaped, so the last pair is always the id. */
+function named(title: string, id: string): string {
+  return `${inlineMarked(title)} [${inlineMarked(id)}]`;
 }
 
 function annotations(view: PlanView, task: TaskSnapshot): string[] {
@@ -84,16 +102,20 @@ function annotations(view: PlanView, task: TaskSnapshot): string[] {
   }
   if (task.assignee !== null) {
     if (task.assignee === view.actor) notes.push('yours');
-    else if (view.presence === null) notes.push(`assigned to ${task.assignee}`);
-    else if (view.presence.some((p) => p.actor === task.assignee)) notes.push(`${task.assignee} is on it`);
-    else notes.push(`assigned to ${task.assignee}, who is not connected`);
+    else {
+      const assignee = inline(task.assignee);
+      if (view.presence === null) notes.push(`assigned to ${assignee}`);
+      else if (view.presence.some((p) => p.actor === task.assignee)) notes.push(`${assignee} is on it`);
+      else notes.push(`assigned to ${assignee}, who is not connected`);
+    }
   }
   const watchers = (view.presence ?? []).filter(
     (p) => p.taskId === task.id && p.actor !== task.assignee && p.actor !== view.actor,
   );
-  if (watchers.length > 0) notes.push(`${watchers.map((p) => p.actor).join(', ')} looking at it`);
-  if (open && task.wakeAt) notes.push(`wakes ${task.wakeAt}`);
-  if (open && task.nextStep) notes.push(`next: ${task.nextStep}`);
+  if (watchers.length > 0) notes.push(`${watchers.map((p) => inline(p.actor)).join(', ')} looking at it`);
+  if (open && task.wakeAt) notes.push(`wakes ${inline(task.wakeAt)}`);
+  if (task.updatedBy === 'wake' && task.status === 'in_progress') notes.push('just woke up');
+  if (open && task.nextStep) notes.push(`next: ${inline(task.nextStep)}`);
   return notes;
 }
 
@@ -106,7 +128,7 @@ function hereNow(view: PlanView): string {
     if (p.actor === view.actor || seen.has(p.actor)) continue;
     seen.add(p.actor);
     const on = p.taskId && view.plan.has(p.taskId) ? ` (on ${ref(view, p.taskId)})` : '';
-    others.push(`${p.actor}${on}`);
+    others.push(`${inline(p.actor)}${on}`);
   }
   return others.length > 0 ? `Here now: ${others.join(', ')}` : '';
 }

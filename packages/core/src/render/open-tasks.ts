@@ -1,5 +1,5 @@
 // Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step
-// and wake time, newest first. Informational: the model is told to put the user's current message first.
+// and wake time, newest first, under the task numbers the ongoing_task tools take (steps use up none). Informational: the model is told to put the user's current message first.
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
 import type { FormatRenderer } from './page.js';
 import {
@@ -7,6 +7,8 @@ import {
   checkbox,
   collapsedNote,
   indent,
+  inline,
+  inlineMarked,
   type Omissions,
   type PlanView,
   statusWords,
@@ -29,13 +31,15 @@ export const openTasksFormat: FormatRenderer = {
 
 function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   const lines = [
-    `Task ${task.num}: ${task.title}`,
-    `- Status: ${task.status}, opened ${ago(view.now - task.createdAt)}`,
+    `Task ${view.taskNumber(task.id) ?? task.num}: ${inline(task.title)}`,
+    `- Status: ${task.status}${wokeUp(view, task)}, opened ${ago(view.now - task.createdAt)}`,
   ];
   const steps: string[] = [];
   const walk = (id: string, depth: number) => {
     for (const step of visibleSteps(view, omit, task.id, id)) {
-      steps.push(`${indent(depth)}- ${checkbox(step.status)} ${step.title}${statusWords(step.status)}`);
+      steps.push(
+        `${indent(depth)}- ${checkbox(step.status)} ${inlineMarked(step.title)}${statusWords(step.status)}`,
+      );
       walk(step.id, depth + 1);
     }
   };
@@ -43,7 +47,17 @@ function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   const collapsed = collapsedNote(view, omit, task.id);
   if (collapsed) lines.push(`- Steps:${collapsed}`);
   else if (steps.length > 0) lines.push('- Steps:', ...steps);
-  if (task.nextStep) lines.push(`- Next step: ${task.nextStep}`);
-  if (task.wakeAt) lines.push(`- Wakes at: ${task.wakeAt}`);
+  if (task.nextStep) lines.push(`- Next step: ${inline(task.nextStep)}`);
+  if (task.wakeAt) lines.push(`- Wakes at: ${inline(task.wakeAt)}`);
   return lines.join('\n');
+}
+
+/**
+ * ", woke up 5 minutes ago" while the wake-up sweeper's change is the task's latest: the chat's wake-up notice
+ * says the next turn picks the task up, and this block is what that turn reads.
+ */
+function wokeUp(view: PlanView, task: TaskSnapshot): string {
+  return task.updatedBy === 'wake' && task.status === 'in_progress'
+    ? `, woke up ${ago(view.now - task.updatedAt)}`
+    : '';
 }

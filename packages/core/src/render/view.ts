@@ -2,6 +2,7 @@
 // checkbox and status words, what the budget has left out, and the note that says so.
 import type { BlockedTask, Plan } from '../plan.js';
 import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
+import { type TaskNumbers, taskNumbers } from '../task-numbers.js';
 
 /** Who is connected and what they look at, as an awareness state carries it (see docs/TOOLS.md). */
 export interface Presence {
@@ -25,6 +26,7 @@ export class PlanView {
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
+  private numbers: TaskNumbers | undefined;
 
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
@@ -71,6 +73,12 @@ export class PlanView {
 
   title(id: string): string {
     return this.plan.get(id)?.title ?? id;
+  }
+
+  /** Seed 001's number of a top-level task (steps use up none), read once per render. */
+  taskNumber(id: string): number | undefined {
+    this.numbers ??= taskNumbers(this.plan);
+    return this.numbers.numberOf(id);
   }
 }
 
@@ -123,6 +131,31 @@ export function statusWords(status: Status): string {
     default:
       return '';
   }
+}
+
+/**
+ * Text from the plan (titles, next steps, actors, ids) as it may appear inside one rendered line. Anyone who can
+ * write a title can put line breaks in it; printed as they are, they would let a title add lines of its own (a
+ * fake "- [x] 2. Deploy (done)" or a "## System:" heading) to the context a model reads. Every kind of line
+ * break becomes a visible " ⏎ ", other control characters a space, so one task is always one line.
+ */
+export function inline(text: string): string {
+  return text.replace(LINE_BREAKS, ' ⏎ ').replace(CONTROLS, ' ');
+}
+
+// CR, LF, vertical tab, form feed, NEL and the Unicode line and paragraph separators, in runs. (Not the blanks
+// around them: a pattern that starts with a run of blanks is quadratic on a long blank title.)
+const LINE_BREAKS = /[\r\n\v\f\u0085\u2028\u2029]+/g;
+// What is left of C0 and C1 (tab included), and DEL.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `inline`, with square brackets escaped as Markdown does (`\[x\]`): in the formats whose lines carry a
+ * checkbox (`[x]`) or an id in brackets (`[k3x9a2b]`), a title cannot then show a box or an id of its own.
+ */
+export function inlineMarked(text: string): string {
+  return inline(text).replace(/[[\]]/g, '\\$&');
 }
 
 export function indent(depth: number): string {

@@ -15,10 +15,18 @@ export function taskByNum(plan: Plan, num: number, among?: readonly TaskSnapshot
   });
 }
 
+/** A family's number for a task: the plan's alias unless the family counts otherwise (seed 001's task numbers). */
+export type NumberOf = (task: TaskSnapshot) => number | undefined;
+const aliasOf: NumberOf = (task) => task.num;
+
 /** "Known tasks: 1 (Draft post), 2 (Publish)." or "There are no tasks yet.", capped so it stays short. */
-export function knownTasks(tasks: readonly TaskSnapshot[], label = 'Known tasks'): string {
+export function knownTasks(
+  tasks: readonly TaskSnapshot[],
+  label = 'Known tasks',
+  numberOf = aliasOf,
+): string {
   if (tasks.length === 0) return 'There are no tasks yet.';
-  const shown = tasks.slice(0, 20).map((t) => `${t.num} (${short(t.title)})`);
+  const shown = tasks.slice(0, 20).map((t) => `${numberOf(t)} (${short(t.title)})`);
   return `${label}: ${shown.join(', ')}${tasks.length > 20 ? `, and ${tasks.length - 20} more` : ''}.`;
 }
 
@@ -45,9 +53,17 @@ export function unixSeconds(ms: number): number {
  * Rewrites plan ids in an error (message and details) as the aliases a model using an integer family knows,
  * so a refusal raised deep in the plan still speaks the family's language.
  */
-export function errorInAliases(plan: Plan, error: CairnErrorJSON): CairnErrorJSON {
+export function errorInAliases(
+  plan: Plan,
+  error: CairnErrorJSON,
+  numbers?: (plan: Plan) => NumberOf,
+): CairnErrorJSON {
+  const numberOf = numbers ? numbers(plan) : aliasOf;
   const ids = new Map<string, number>();
-  for (const task of plan.list()) ids.set(task.id, task.num);
+  for (const task of plan.list()) {
+    const n = numberOf(task);
+    if (n !== undefined) ids.set(task.id, n);
+  }
   if (ids.size === 0) return error;
   const swap = (value: unknown): unknown => {
     if (typeof value === 'string') {

@@ -127,7 +127,8 @@ const updateTasks = defineTool({
   name: 'update_tasks',
   description:
     'Change some fields of one or more tasks; fields you leave out stay as they are, so marking a task done is ' +
-    '{"updates":[{"id":"…","status":"done"}]}. All updates apply, or none. Returns the tasks that became ready.',
+    '{"updates":[{"id":"…","status":"done"}]}. Closing a task skips its open steps. All updates apply, or none. ' +
+    'Returns the tasks that became ready.',
   input: z.strictObject({
     updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
   }),
@@ -165,21 +166,29 @@ const updateTasks = defineTool({
 });
 
 /**
- * The tasks whose readiness an edit of `ids` can change, without scanning the plan: each task's steps, the
- * tasks that wait on it and their steps (a step inherits its parent's blocked state). In a stable order: per
- * task, its own subtree, then its dependents in plan order.
+ * The tasks whose readiness an edit of `ids` can change, without scanning the plan: each task's parent (which
+ * waits on its open steps), its steps (a step inherits its parent's blocked state; closing a task closes its
+ * open steps), and the tasks that wait on any of those, with their steps. In a stable order: per task, its
+ * parent, its own subtree, then the dependents in plan order.
  */
 function affectedBy(plan: Plan, ids: readonly string[]): string[] {
   const out = new Set<string>();
-  const addSubtree = (id: string) => {
-    if (out.has(id)) return;
+  // Subtrees walked, with their dependents (true) or without (false): a task reached both ways is walked twice.
+  const walked = new Map<string, boolean>();
+  const addSubtree = (id: string, withDependents: boolean) => {
+    const before = walked.get(id);
+    if (before === true || before === withDependents) return;
+    walked.set(id, withDependents);
     out.add(id);
-    for (const step of plan.children(id)) addSubtree(step.id);
+    for (const step of plan.children(id)) addSubtree(step.id, withDependents);
+    if (withDependents) for (const dependent of plan.dependents(id)) addSubtree(dependent.id, false);
   };
   for (const id of ids) {
-    if (!plan.has(id)) continue;
-    addSubtree(id);
-    for (const dependent of plan.dependents(id)) addSubtree(dependent.id);
+    const task = plan.get(id);
+    if (!task) continue;
+    const parent = plan.effectiveParent(task);
+    if (parent !== null) out.add(parent);
+    addSubtree(id, true);
   }
   return [...out];
 }
@@ -292,7 +301,7 @@ const searchTool = defineTool({
   name: 'search_tasks',
   description:
     'Find tasks by keywords in their title, next step, note or context, closed ones included: every word must ' +
-    'match the start of a word.',
+    'match the start of a word; exact and whole-word matches come first. count is the number of matches.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({
     query: z.string().trim().min(1, 'give at least one keyword').max(500).describe('Keywords.'),
@@ -300,11 +309,12 @@ const searchTool = defineTool({
     limit: z.int().min(1).max(100).optional().describe('At most this many (default 20).'),
   }),
   run({ query, state = 'all', limit = 20 }, { plan }) {
-    const hits = searchTasks(plan, query, { state, limit });
+    // count is every match, tasks the best `limit` of them.
+    const hits = searchTasks(plan, query, { state, limit: Number.MAX_SAFE_INTEGER });
     return {
       query,
       count: hits.length,
-      tasks: hits.map((h) => compact({ matched: h.fields }, brief(h.task))),
+      tasks: hits.slice(0, limit).map((h) => compact({ matched: h.fields }, brief(h.task))),
     };
   },
 });

@@ -1,6 +1,7 @@
 // Seed 001's conversation tasks: set_ongoing_task (create or update, with steps, nextStep, merged context and
 // wakeAt for waiting statuses), get_ongoing_task and clear_ongoing_task. A plan is one conversation's scope, so
-// its top-level tasks are the conversation's tasks and their child tasks are the steps.
+// its top-level tasks are the conversation's tasks and their child tasks are the steps; task numbers count the
+// tasks only (task-numbers.ts), as the open-tasks block shows them.
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
@@ -13,7 +14,8 @@ import {
   TaskPatchSchema,
   type TaskSnapshot,
 } from '../schema.js';
-import { knownTasks, taskByNum } from './aliases.js';
+import { type TaskNumbers, taskNumbers } from '../task-numbers.js';
+import { knownTasks } from './aliases.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const GOAL_STATUSES = [
@@ -82,11 +84,11 @@ const setOngoingTask = defineTool({
         { valid: ['waiting_user', 'waiting_external'] },
       );
     }
-    const tasks = plan.children(null);
+    const numbers = taskNumbers(plan);
     const target =
       taskId !== undefined
-        ? taskByNum(plan, taskId, tasks)
-        : newestOpen(tasks.filter((t) => t.title.trim().toLowerCase() === goal.trim().toLowerCase()));
+        ? byNumber(numbers, taskId)
+        : newestOpen(numbers.tasks.filter((t) => sameGoal(t.title, goal)));
     const fields = {
       ...(args.nextStep !== undefined ? { nextStep: args.nextStep } : {}),
       ...(args.context !== undefined ? { context: args.context } : {}),
@@ -108,13 +110,15 @@ const setOngoingTask = defineTool({
     }
     if (stepItems) checkListItems(stepItems, target.id);
     plan.batch((p) => {
-      p.update(target.id, { title: goal, status, ...fields });
+      // Steps first: closing the task then closes whichever of them are still open, as any close does.
       if (stepItems) {
         reconcileList(p, stepItems, {
           parent: target.id,
           sameStatus: (current, wanted) => toStepStatus(current) === toStepStatus(wanted),
         });
       }
+      // The stored wording stays unless the goal itself changed (not merely its case or spacing).
+      p.update(target.id, { ...(sameGoal(target.title, goal) ? {} : { title: goal }), status, ...fields });
     });
     return { created: false, ...ongoing(plan, plan.require(target.id), now) };
   },
@@ -135,7 +139,8 @@ const getOngoingTask = defineTool({
 const clearOngoingTask = defineTool({
   name: 'clear_ongoing_task',
   description:
-    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled.',
+    'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled; ' +
+    'its steps still open are closed as skipped.',
   input: z.strictObject({
     outcome: z.enum(OUTCOMES).optional().describe('How it ended: done (default), failed or cancelled.'),
     reason: z.string().max(2000).optional().describe('Why, in a sentence; kept in the task note.'),
@@ -145,12 +150,14 @@ const clearOngoingTask = defineTool({
     const open = openTasks(plan);
     let task: TaskSnapshot;
     if (taskId !== undefined) {
-      task = taskByNum(plan, taskId, plan.children(null));
+      const numbers = taskNumbers(plan);
+      task = byNumber(numbers, taskId);
       if (!isOpenStatus(task.status)) {
+        const numberOf = (t: TaskSnapshot) => numbers.numberOf(t.id);
         throw new CairnError(
           'invalid_transition',
-          `Task ${taskId} is already closed (${task.status}). ${knownTasks(open, 'Open tasks')}`,
-          { valid: open.map((t) => t.num) },
+          `Task ${taskId} is already closed (${task.status}). ${knownTasks(open, 'Open tasks', numberOf)}`,
+          { valid: open.map(numberOf) },
         );
       }
     } else {
@@ -167,8 +174,33 @@ const clearOngoingTask = defineTool({
 export const ongoingTaskFamily: ToolFamily = {
   name: 'ongoing_task',
   ids: 'num',
+  numbers: (plan) => {
+    const numbers = taskNumbers(plan);
+    return (task) => numbers.numberOf(task.id);
+  },
   tools: [setOngoingTask, getOngoingTask, clearOngoingTask],
 };
+
+/** The conversation's task `n`, or a `not_found` error listing the numbers there are. */
+function byNumber(numbers: TaskNumbers, n: number): TaskSnapshot {
+  const task = numbers.byNumber(n);
+  if (task) return task;
+  const numberOf = (t: TaskSnapshot) => numbers.numberOf(t.id);
+  throw new CairnError(
+    'not_found',
+    `There is no task ${n}. ${knownTasks(numbers.tasks, 'Known tasks', numberOf)}`,
+    {
+      id: n,
+      known: numbers.tasks.slice(0, 50).map(numberOf),
+    },
+  );
+}
+
+/** The same goal, whatever its case and spacing. */
+function sameGoal(a: string, b: string): boolean {
+  const normal = (s: string) => s.trim().replace(/\s+/g, ' ').toLowerCase();
+  return normal(a) === normal(b);
+}
 
 function openTasks(plan: Plan): TaskSnapshot[] {
   return plan
@@ -190,8 +222,9 @@ function source(actor: string): string {
 }
 
 function ongoing(plan: Plan, task: TaskSnapshot, now: () => number): Record<string, unknown> {
+  const numbers = taskNumbers(plan);
   return {
-    taskId: task.num,
+    taskId: numbers.numberOf(task.id) ?? null,
     task: task.title,
     status: task.status,
     steps: plan.children(task.id).map((s) => ({
@@ -202,7 +235,7 @@ function ongoing(plan: Plan, task: TaskSnapshot, now: () => number): Record<stri
     nextStep: task.nextStep,
     context: task.context,
     wakeAt: task.wakeAt,
-    supersededBy: task.supersededBy ? (plan.get(task.supersededBy)?.num ?? null) : null,
+    supersededBy: task.supersededBy ? (numbers.numberOf(task.supersededBy) ?? null) : null,
     source: source(task.updatedBy),
     updatedBy: task.updatedBy,
     createdAt: new Date(task.createdAt).toISOString(),

@@ -25,7 +25,8 @@ const createTask = defineTool({
 
 const completeTask = defineTool({
   name: 'complete_task',
-  description: 'Mark a task completed; tasks waiting only on it become ready.',
+  description:
+    'Mark a task completed (its open steps, if any, are skipped); tasks waiting only on it become ready.',
   input: z.strictObject({ task_id: TaskId.describe('The id of the task to complete.') }),
   run({ task_id }, { plan }) {
     const task = taskByNum(plan, task_id);
@@ -37,7 +38,8 @@ const completeTask = defineTool({
 const listReady = defineTool({
   name: 'list_ready_tasks',
   description:
-    'List the tasks that are ready: not completed, and every task they are blocked by is completed.',
+    'List the tasks that are ready: not completed, every task they are blocked by is completed, and none of ' +
+    'their steps is open.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({}),
   run(_args, { plan, actor }) {

@@ -2,7 +2,7 @@
 // arguments, and a function that maps the family's vocabulary onto the Plan API.
 import type * as z from 'zod';
 import type { Plan } from '../plan.js';
-import type { Actor } from '../schema.js';
+import type { Actor, TaskSnapshot } from '../schema.js';
 
 export const FAMILY_NAMES = ['cairn', 'task_manage', 'todo', 'task_graph', 'ongoing_task'] as const;
 export type FamilyName = (typeof FAMILY_NAMES)[number];
@@ -35,6 +35,8 @@ export interface ToolFamily {
   name: FamilyName;
   /** How the family names tasks: the plan's string ids, or the integer aliases (`num`). */
   ids: 'id' | 'num';
+  /** For an integer family whose numbers are not the plan's aliases: each task's number (errors speak it). */
+  numbers?: (plan: Plan) => (task: TaskSnapshot) => number | undefined;
   tools: ReadonlyArray<ToolSpec<unknown>>;
 }
 

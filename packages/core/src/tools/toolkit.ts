@@ -20,6 +20,7 @@ import {
   toDefinition,
   toolJsonSchema,
 } from './definitions.js';
+import { observeCalls, type ToolCallObserver } from './observe.js';
 import { ongoingTaskFamily } from './ongoing-task.js';
 import { taskGraphFamily } from './task-graph.js';
 import { taskManageFamily } from './task-manage.js';
@@ -41,6 +42,10 @@ export interface ToolkitOptions {
   families?: readonly FamilyName[];
   /** Clock for times in results (the age of an ongoing task). Default `Date.now`. */
   now?: () => number;
+  /** Told of every call once it has run (the trace of learned procedures); never changes a call's result. */
+  onCall?: ToolCallObserver;
+  /** Tools offered beside the families' (e.g. `learnedProcedureTool`); they name tasks by id. */
+  extraTools?: ReadonlyArray<ToolSpec<unknown>>;
 }
 
 export interface ToolError extends CairnErrorJSON {
@@ -109,14 +114,20 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
       tools.set(tool.name, { tool, family });
     }
   }
+  for (const tool of options.extraTools ?? []) {
+    if (tools.has(tool.name)) {
+      throw new CairnError('invalid_argument', `An extra tool is named like a family's: "${tool.name}".`);
+    }
+    tools.set(tool.name, { tool, family: { name: familyNames[0] ?? 'cairn', ids: 'id', tools: [] } });
+  }
   const names = [...tools.keys()];
 
   const fail = (error: unknown, family?: ToolFamily): { error: ToolError } => {
     const json = toCairnError(error).toJSON() as ToolError;
-    return { error: (family?.ids === 'num' ? errorInAliases(own, json) : json) as ToolError };
+    return { error: (family?.ids === 'num' ? errorInAliases(own, json, family.numbers) : json) as ToolError };
   };
 
-  return {
+  const toolkit: Toolkit = {
     actor,
     plan: own,
     families: familyNames,
@@ -165,6 +176,8 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
       if (own !== plan) own.destroy();
     },
   };
+  if (!options.onCall) return toolkit;
+  return observeCalls(toolkit, options.onCall, ctx.now, (name) => tools.get(name)?.family.ids === 'num');
 }
 
 /** Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape. */
@@ -264,7 +277,12 @@ function explain(issue: z.core.$ZodIssue, schema: unknown): string {
     case 'unrecognized_keys': {
       const here = schemaAt(schema, issue.path as Array<string | number>);
       const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
-      const valid = here ? `; the fields here are ${fieldList(here)}` : '';
+      const fields = here ? fieldList(here) : '';
+      const valid = fields
+        ? `; the fields here are ${fields}`
+        : issue.path.length === 0
+          ? '; this tool takes no arguments (send {})'
+          : '; nothing is allowed here';
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${valid}`;
     }
     case 'invalid_type': {

@@ -94,6 +94,8 @@ export async function workWithModel(
   actor: string,
   task: string,
   step: string,
+  /** "Since your last call: …" (what the others did meanwhile), or '' when nothing. */
+  news = '',
 ): Promise<string> {
   const message = await chat(llm, {
     messages: [
@@ -101,7 +103,10 @@ export async function workWithModel(
         role: 'system',
         content: `You are ${actor}, one of several agents sharing a plan. Answer in at most two sentences.`,
       },
-      { role: 'user', content: `Task: ${task}\nStep: ${step}\nWhat did you do, and what came out of it?` },
+      {
+        role: 'user',
+        content: `Task: ${task}\nStep: ${step}\nWhat did you do, and what came out of it?${news ? `\n\n${news}` : ''}`,
+      },
     ],
   });
   return (message.content ?? '').trim().slice(0, 2000);

@@ -8,24 +8,34 @@ import {
   CairnError,
   createPlan,
   createToolkit,
+  cursorKnown,
+  cursorOf,
   DEFINITION_FORMATS,
   type DefinitionFormat,
   FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
+  isCairnError,
   isOpenStatus,
   isPrincipalActor,
   isToolError,
   type Plan,
   RENDER_FORMATS,
   type RenderFormat,
+  readCursor,
+  renderDelta,
   renderPlan,
   STATUSES,
   StatusSchema,
+  sinceLastCall,
+  type TaskNumbers,
   type TaskSnapshot,
+  type ToolCallRecord,
+  taskNumbers,
   toDefinition,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
+import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
@@ -45,7 +55,13 @@ export interface PlanRoutesOptions {
   planExists?: (planId: string) => boolean;
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
+  /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
+  recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
 }
+
+/** Said before the whole plan when a cursor was given that this plan's document does not know. */
+const UNKNOWN_CURSOR_NOTE =
+  "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n";
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
 export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
@@ -67,6 +83,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const includeClosed = queryFlag(url, 'includeClosed');
     const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
     await withPlanView(hub, options, planId, { actor: 'system' }, (plan) => {
+      const numbers = taskNumbers(plan);
       const all = plan
         .children(null)
         .filter((t) => includeClosed || isOpenStatus(t.status))
@@ -74,7 +91,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
       const malformed = plan.malformed();
       sendJson(res, 200, {
         plan: planId,
-        tasks: all.slice(0, limit).map((t) => withSteps(plan, t)),
+        tasks: all.slice(0, limit).map((t) => withSteps(plan, t, numbers)),
         total: all.length,
         limit,
         ...(malformed.length > 0 ? { malformed } : {}),
@@ -86,7 +103,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const planId = params.plan!;
     await authorizeRequest(hub, req, planId, 'read');
     await withPlanView(hub, options, planId, { actor: 'system' }, (plan) => {
-      sendJson(res, 200, { task: withSteps(plan, plan.require(params.taskId!)) });
+      sendJson(res, 200, { task: withSteps(plan, taskOf(plan, params.taskId!)) });
     });
   });
 
@@ -96,8 +113,9 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(req, false));
     await withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
-      const task = plan.require(params.taskId!);
+      const task = taskOf(plan, params.taskId!);
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
+      // Closing the task skips its open steps in the same write (the plan's rule).
       const updated = plan.update(task.id, {
         status: body.status,
         ...(note !== undefined ? { note } : {}),
@@ -113,19 +131,45 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
-    await withPlanView(hub, options, planId, { actor: reader }, (plan) => {
-      const text = renderPlan(plan, {
-        format: format as RenderFormat,
-        presence: presenceOf(hub, planId),
-        now: now(),
-        ...(maxTokens !== undefined ? { maxTokens } : {}),
-      });
-      res.writeHead(200, {
-        'content-type': 'text/plain; charset=utf-8',
-        'content-length': Buffer.byteLength(text),
-        'cache-control': 'no-store',
-      });
-      res.end(text);
+    const sinceParam = url.searchParams.get('since');
+    const since = sinceParam ? readCursor(sinceParam) : null;
+    const json = /\bapplication\/json\b/.test(req.headers.accept ?? '');
+    await withPlanOrBlank(hub, options, planId, (doc) => {
+      const plan = createPlan({ doc, actor: reader });
+      try {
+        // With a cursor this document knows: only what others changed since (the reader's own edits it knows).
+        const known = since !== null && cursorKnown(doc, since);
+        const text = known
+          ? renderDelta(plan, {
+              since,
+              exclude: reader,
+              ids: format === 'native' ? 'id' : 'num',
+              ...(maxTokens !== undefined ? { maxTokens } : {}),
+            })
+          : renderPlan(plan, {
+              format: format as RenderFormat,
+              presence: presenceOf(hub, planId),
+              now: now(),
+              ...(maxTokens !== undefined ? { maxTokens } : {}),
+            });
+        const kind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+        const cursor = cursorOf(doc);
+        if (json) {
+          sendJson(res, 200, { plan: planId, format, kind, text, cursor });
+          return;
+        }
+        const body = kind === 'full_unknown_cursor' ? `${UNKNOWN_CURSOR_NOTE}${text}` : text;
+        res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'content-length': Buffer.byteLength(body),
+          'cache-control': 'no-store',
+          'cairn-cursor': cursor,
+          'cairn-context': kind,
+        });
+        res.end(body);
+      } finally {
+        plan.destroy();
+      }
     });
   });
 
@@ -162,14 +206,33 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
       );
     }
     const args = await readBody(req, true);
+    const sinceParam = url.searchParams.get('since');
+    const since = sinceParam ? readCursor(sinceParam) : null;
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
     await withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
-      const toolkit = createToolkit(plan, { actor, families: [offered.family], now });
+      let call: ToolCallRecord | null = null;
+      const toolkit = createToolkit(plan, {
+        actor,
+        families: [offered.family],
+        now,
+        onCall: (c) => {
+          call = c;
+        },
+      });
       try {
         const result = await toolkit.dispatch(name, args);
         if (!offered.readOnly && !isToolError(result)) await handle.flush();
+        if (call && options.recordCall) await options.recordCall(planId, call).catch(() => undefined);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
-        sendJson(res, status, result ?? null);
+        const cursor = cursorOf(handle.doc);
+        res.setHeader('cairn-cursor', cursor);
+        // With the cursor of its previous call, the caller also hears what others did in between.
+        const news = since && cursorKnown(handle.doc, since) ? sinceLastCall(plan, since, { actor }) : null;
+        sendJson(
+          res,
+          status,
+          since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
+        );
       } finally {
         toolkit.destroy();
       }
@@ -200,7 +263,7 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
 // ------------------------------------------------------------------ auth and actors
 
 /** The token's subject; `local` on an open server. */
-function subjectOf(hub: SyncHub, grant: Grant): string {
+export function subjectOf(hub: SyncHub, grant: Grant): string {
   return hub.auth.open ? 'local' : grant.sub;
 }
 
@@ -215,7 +278,7 @@ function checkActor(actor: string, sub: string): string {
 }
 
 /** A person's change (the dashboard): `user:<sub>`, or the sub itself when it names an actor. */
-function userActor(sub: string): string {
+export function userActor(sub: string): string {
   return checkActor(actorFor(sub, 'user'), sub);
 }
 
@@ -223,7 +286,7 @@ function userActor(sub: string): string {
  * Who a tool call acts as: `agent:<sub>` (or the sub itself when it names an actor), or `?as=` when that is one
  * of the token's own actors (`user:<sub>`, `agent:<sub>/<name>`). On an open server `?as=` may name anyone.
  */
-function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
+export function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
   const sub = subjectOf(hub, grant);
   const own = checkActor(actorFor(sub, 'agent'), sub);
   if (as === null || as === '') return own;
@@ -252,7 +315,7 @@ function agentActor(hub: SyncHub, grant: Grant, as: string | null): string {
  * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created, unless
  * `create` (a write that may be the plan's first). The plan is released afterwards.
  */
-async function withPlan(
+export async function withPlan(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
@@ -295,6 +358,30 @@ function withPlanView(
   );
 }
 
+/**
+ * `withPlan` for what reads a plan's context: an unknown plan reads as an empty one (a blank document, nothing
+ * created), so an agent's context section for a plan nobody wrote yet is simply empty, as for a cleared plan.
+ */
+export async function withPlanOrBlank(
+  hub: SyncHub,
+  options: PlanRoutesOptions,
+  planId: string,
+  fn: (doc: Y.Doc) => void | Promise<void>,
+): Promise<void> {
+  try {
+    await withPlan(hub, options, planId, (handle) => fn(handle.doc));
+    return;
+  } catch (error) {
+    if (!(isCairnError(error) && error.code === 'not_found' && error.details.planId === planId)) throw error;
+  }
+  const blank = new Y.Doc();
+  try {
+    await fn(blank);
+  } finally {
+    blank.destroy();
+  }
+}
+
 function unknownPlan(planId: string): CairnError {
   return new CairnError(
     'not_found',
@@ -309,16 +396,28 @@ function openFirstNewestFirst(a: TaskSnapshot, b: TaskSnapshot): number {
   return open || b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
-/** A task with its direct steps, as the dashboard shows it. */
-function withSteps(plan: Plan, task: TaskSnapshot) {
+/**
+ * The task a path names: its id, or its task number (seed 001's: the conversation's tasks counted, steps not),
+ * which the ongoing_task tools return as `taskId`.
+ */
+function taskOf(plan: Plan, ref: string): TaskSnapshot {
+  const byId = plan.get(ref);
+  if (byId) return byId;
+  const numbered = /^[1-9]\d{0,8}$/.test(ref) ? taskNumbers(plan).byNumber(Number(ref)) : undefined;
+  return numbered ?? plan.require(ref);
+}
+
+/** A task with its direct steps and its task number, as the dashboard shows it. */
+function withSteps(plan: Plan, task: TaskSnapshot, numbers: TaskNumbers = taskNumbers(plan)) {
   return {
     ...task,
+    number: numbers.numberOf(task.id) ?? null,
     steps: plan.children(task.id).map((s) => ({ id: s.id, title: s.title, status: s.status })),
   };
 }
 
 /** Who is connected and on what, from the plan's awareness (`presence` states of @cairn/core/websocket). */
-function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
+export function presenceOf(hub: SyncHub, planId: string): Array<{ actor: string; taskId: string | null }> {
   const room = hub.loadedRoom(planId);
   if (!room) return [];
   const out: Array<{ actor: string; taskId: string | null }> = [];
@@ -361,7 +460,7 @@ function parsePatch(body: unknown): z.infer<typeof PatchSchema> {
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
-function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
+export function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
   return readJson(req, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
 }
 
@@ -375,7 +474,7 @@ function queryFlag(url: URL, name: string): boolean {
   });
 }
 
-function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
+export function queryInt(url: URL, name: string, min: number, max: number): number | undefined {
   const value = url.searchParams.get(name);
   if (value === null || value === '') return undefined;
   const n = Number(value);

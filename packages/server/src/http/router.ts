@@ -101,7 +101,8 @@ export function notFound(path: string): CairnError {
     'not_found',
     `Nothing at ${path}. Known endpoints: GET /healthz, GET /metrics, WS /sync/<planId>, and the plan API: ` +
       'GET /api/plans/<planId>/tasks, PATCH .../tasks/<taskId>, GET .../context, GET .../tools, ' +
-      'POST .../tools/<name>, POST .../judge (docs/PROTOCOL.md, "HTTP API").',
+      'POST .../tools/<name>, POST .../judge, GET .../traces, GET .../learned, POST .../distill, GET /api/scopes/<scope>/skills ' +
+      '(docs/PROTOCOL.md, "HTTP API").',
     {
       path,
     },

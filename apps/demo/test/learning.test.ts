@@ -1,0 +1,88 @@
+// Learning in the demo, end to end in Chromium against the real server: the in-page agent's tool calls are traced,
+// a booking closed as done becomes a learned procedure shown in the "Learned" panel with its version and success
+// rate, a similar request in another conversation of the same scope is offered it, its outcome is counted, and
+// "Learn from this conversation" learns on demand.
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  agentReplies,
+  ensureDemoBuilt,
+  goto,
+  launchBrowser,
+  openAs,
+  type Person,
+  type RunningServer,
+  say,
+  screenshot,
+  startServer,
+} from './harness.js';
+
+let server: RunningServer;
+let browser: Browser;
+let ann: Person;
+
+beforeAll(async () => {
+  await ensureDemoBuilt();
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+  ann = await openAs(browser, server.url, 'bistro:conv-a', { id: 'ann001', name: 'Ann' });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** The server learns in the background (after the closing turn settles): generous waits, on the page's state. */
+const LEARNING = { timeout: 30_000 };
+
+describe('the Learned panel', () => {
+  it('shows what was learned from a finished booking, offers it, counts it, and learns on demand', async () => {
+    const { page } = ann;
+    await page.getByLabel('Tool family').selectOption('ongoing_task');
+    await say(page, 'plan book a table: find a slot, confirm with the guests');
+    expect(await agentReplies(page, 1)).toContain('Planned');
+    await say(page, 'done 2');
+    await agentReplies(page, 2);
+    await say(page, 'done 1');
+    expect(await agentReplies(page, 3)).toContain('done');
+
+    await page.getByRole('tab', { name: 'Learned' }).click();
+    const skill = page.locator('li.learned-skill');
+    await skill.locator('.learned-version', { hasText: 'version 1' }).waitFor(LEARNING);
+    expect(await skill.count()).toBe(1);
+    expect(await skill.locator('.learned-author').textContent()).toContain('not written by a model');
+    expect(await skill.locator('.learned-steps').textContent()).toBe(
+      'set_ongoing_task → set_ongoing_task → clear_ongoing_task',
+    );
+    expect(await skill.locator('.learned-rate').textContent()).toBe('Success: not yet used');
+
+    // Another conversation of the same scope: the similar request is offered the procedure.
+    await goto(page, server.url, 'bistro:conv-b');
+    await page.getByRole('tab', { name: 'Learned' }).click();
+    await skill.locator('.learned-version', { hasText: 'version 1' }).waitFor(LEARNING); // the scope's skills synced
+    await page.getByLabel('Tool family').selectOption('ongoing_task');
+    await say(page, 'plan book a table for two: call the restaurant, confirm');
+    await agentReplies(page, 1);
+    const offered = await page.evaluate(() => {
+      const { session } = (window as unknown as { cairnDemo: { session: { traces: import('yjs').Doc } } })
+        .cairnDemo;
+      return [...session.traces.getMap('offers').values()].length;
+    });
+    expect(offered).toBe(1);
+    await say(page, 'done 1');
+    await agentReplies(page, 2);
+
+    // The offered version counts the success; the procedure learned again is version 2.
+    await page.getByRole('tab', { name: 'Learned' }).click();
+    await skill.locator('.learned-version', { hasText: 'version 2' }).waitFor(LEARNING);
+    await skill.locator('.learned-versions li', { hasText: 'v1: 1 of 1 (100%)' }).waitFor(LEARNING);
+    expect(await skill.locator('.learned-versions li').allTextContents()).toEqual([
+      'v1: 1 of 1 (100%)',
+      'v2: not yet used',
+    ]);
+
+    await page.getByRole('button', { name: 'Learn from this conversation' }).click();
+    await page.locator('.toast', { hasText: /^Learned “.+” \(version \d+\)\.$/ }).waitFor(LEARNING);
+    await screenshot(page, 'learned-panel');
+  });
+});

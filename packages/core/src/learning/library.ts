@@ -1,0 +1,288 @@
+// A scope's skill library: one document per scope (`<scope>#skills`; the scope is what a plan id starts with,
+// `acme` for `acme:conv:7`). Skills are written only by the server (learning, outcomes, retire / restore), each
+// change in a transaction by its actor and listed in `changes` (docs/SCHEMA.md, "Skills").
+import type * as Y from 'yjs';
+import * as z from 'zod';
+import { CairnError } from '../errors.js';
+import { newTaskId } from '../ids.js';
+import { type Actor, ActorSchema } from '../schema.js';
+import { contentWords } from './match.js';
+import {
+  currentVersion,
+  SKILL_FORMAT,
+  type Skill,
+  type SkillAuthor,
+  type SkillDraft,
+  SkillSchema,
+  type SkillStatus,
+  type SkillVersion,
+} from './skill.js';
+
+export const SKILLS_SUFFIX = '#skills';
+
+export const SKILL_KEYS = {
+  /** Y.Map<skillId, Skill>: each skill as one JSON value, replaced whole by its single writer, the server. */
+  skills: 'skills',
+  /** Y.Array<SkillChange>: who changed which skill, how and when, oldest first (bounded). */
+  changes: 'changes',
+} as const;
+
+/** The scope of a plan id: what comes before the first `:` (the whole id when it has none). */
+export function scopeOf(planId: string): string {
+  const colon = planId.indexOf(':');
+  return colon > 0 ? planId.slice(0, colon) : planId;
+}
+
+export function skillsDocId(scope: string): string {
+  return `${scope}${SKILLS_SUFFIX}`;
+}
+
+/** The scope a skills document belongs to, or null when `docId` is not one. */
+export function scopeOfSkillsDoc(docId: string): string | null {
+  if (!docId.endsWith(SKILLS_SUFFIX)) return null;
+  const scope = docId.slice(0, -SKILLS_SUFFIX.length);
+  return scope.length > 0 && !scope.includes(':') ? scope : null;
+}
+
+export const SKILL_CHANGES = ['learned', 'relearned', 'retired', 'restored', 'outcome'] as const;
+export const SkillChangeSchema = z.object({
+  at: z.number().finite(),
+  by: ActorSchema,
+  skill: z.string(),
+  version: z.number().int(),
+  change: z.enum(SKILL_CHANGES),
+  detail: z.string().max(500),
+});
+export type SkillChange = z.infer<typeof SkillChangeSchema>;
+
+/** Versions kept per skill, and changes kept per library. */
+export const SKILL_LIMITS = { versions: 20, changes: 1000 } as const;
+
+function skillsMap(doc: Y.Doc): Y.Map<unknown> {
+  return doc.getMap(SKILL_KEYS.skills);
+}
+
+/** Every stored skill (malformed entries skipped), newest change first. */
+export function readSkills(doc: Y.Doc): Skill[] {
+  const out: Skill[] = [];
+  for (const raw of skillsMap(doc).values()) {
+    const parsed = SkillSchema.safeParse(raw);
+    if (parsed.success) out.push(parsed.data);
+  }
+  return out.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : 1));
+}
+
+export function readSkill(doc: Y.Doc, id: string): Skill | null {
+  const parsed = SkillSchema.safeParse(skillsMap(doc).get(id));
+  return parsed.success ? parsed.data : null;
+}
+
+export function requireSkill(doc: Y.Doc, scope: string, id: string): Skill {
+  const skill = readSkill(doc, id);
+  if (skill) return skill;
+  const known = readSkills(doc).map((s) => s.id);
+  throw new CairnError(
+    'not_found',
+    `There is no skill "${id}" in scope "${scope}"; skills: ${known.length > 0 ? known.join(', ') : '(none)'}.`,
+    { valid: known },
+  );
+}
+
+/** The changes of one skill (or all), oldest first. */
+export function readChanges(doc: Y.Doc, skillId?: string): SkillChange[] {
+  const out: SkillChange[] = [];
+  for (const raw of doc.getArray<unknown>(SKILL_KEYS.changes).toArray()) {
+    const parsed = SkillChangeSchema.safeParse(raw);
+    if (parsed.success && (skillId === undefined || parsed.data.skill === skillId)) out.push(parsed.data);
+  }
+  return out;
+}
+
+/** The tools in order, each run of the same tool counted once: two procedures are the same only if these are. */
+function signature(steps: ReadonlyArray<{ tool: string }>): string {
+  return steps
+    .map((s) => s.tool)
+    .filter((tool, i, all) => tool !== all[i - 1])
+    .join('>');
+}
+
+function wordsKey(text: string): string {
+  return [...new Set(contentWords(text))].sort().join(' ');
+}
+
+/**
+ * Whether a draft re-learns a version's procedure: the same tool sequence, and the same name or a trigger phrase
+ * in common (compared by their content words, so "Book a table" and "book table" are one phrase).
+ */
+export function sameProcedure(version: SkillVersion, draft: SkillDraft): boolean {
+  if (signature(version.steps) !== signature(draft.steps)) return false;
+  if (wordsKey(version.name) === wordsKey(draft.name)) return true;
+  const known = new Set(version.triggers.map(wordsKey));
+  return draft.triggers.some((t) => known.has(wordsKey(t)));
+}
+
+export interface LearnInput {
+  scope: string;
+  draft: SkillDraft;
+  author: SkillAuthor;
+  source: SkillVersion['source'];
+  actor: Actor;
+  now: number;
+}
+
+/**
+ * Stores a learned draft: a new version of the skill with the same procedure (which becomes active again), or a
+ * new skill. One transaction, so a reader never sees half of it.
+ */
+export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; created: boolean } {
+  const existing = readSkills(doc).find((s) => sameProcedure(currentVersion(s), input.draft));
+  const version = (n: number): SkillVersion => ({
+    ...input.draft,
+    version: n,
+    author: input.author,
+    learnedAt: input.now,
+    learnedBy: input.actor,
+    source: input.source,
+    stats: { done: 0, failed: 0, consecutiveFailures: 0 },
+  });
+  const skill: Skill = existing
+    ? {
+        ...existing,
+        status: 'active',
+        statusReason: existing.status === 'retired' ? 'learned again' : existing.statusReason,
+        versions: [...existing.versions, version(currentVersion(existing).version + 1)].slice(
+          -SKILL_LIMITS.versions,
+        ),
+        updatedAt: input.now,
+        updatedBy: input.actor,
+      }
+    : {
+        format: SKILL_FORMAT,
+        id: newTaskId((id) => skillsMap(doc).has(id)),
+        scope: input.scope,
+        status: 'active',
+        statusReason: null,
+        versions: [version(1)],
+        updatedAt: input.now,
+        updatedBy: input.actor,
+      };
+  const by = input.author.kind === 'model' ? `model ${input.author.model}` : 'the offline distiller';
+  write(doc, skill, input.actor, {
+    change: existing ? 'relearned' : 'learned',
+    detail: `${by}, from ${input.source.planId}${input.source.taskId ? ` task ${input.source.taskId}` : ''}`,
+  });
+  return { skill, created: !existing };
+}
+
+/** Retires or restores a skill; a retired skill is never offered. */
+export function setSkillStatus(
+  doc: Y.Doc,
+  scope: string,
+  id: string,
+  status: SkillStatus,
+  change: { actor: Actor; now: number; reason?: string | null },
+): Skill {
+  const before = requireSkill(doc, scope, id);
+  const current = currentVersion(before);
+  const skill: Skill = {
+    ...before,
+    status,
+    statusReason: change.reason ?? null,
+    // Restoring gives the skill a fresh run of chances.
+    versions:
+      status === 'active'
+        ? [
+            ...before.versions.slice(0, -1),
+            { ...current, stats: { ...current.stats, consecutiveFailures: 0 } },
+          ]
+        : before.versions,
+    updatedAt: change.now,
+    updatedBy: change.actor,
+  };
+  write(doc, skill, change.actor, {
+    change: status === 'retired' ? 'retired' : 'restored',
+    detail: change.reason ?? '',
+  });
+  return skill;
+}
+
+/**
+ * Counts a closed task on which `version` of the skill was offered. After `retireAfter` failures in a row the
+ * skill is retired. An outcome for an older version counts for that version only. Null for an unknown skill.
+ */
+export function recordSkillOutcome(
+  doc: Y.Doc,
+  id: string,
+  versionNumber: number,
+  outcome: 'done' | 'failed',
+  change: { actor: Actor; now: number; retireAfter: number; taskId: string },
+): Skill | null {
+  const before = readSkill(doc, id);
+  if (!before) return null;
+  const index = before.versions.findIndex((v) => v.version === versionNumber);
+  if (index < 0) return null;
+  const v = before.versions[index]!;
+  const stats =
+    outcome === 'done'
+      ? { done: v.stats.done + 1, failed: v.stats.failed, consecutiveFailures: 0 }
+      : {
+          done: v.stats.done,
+          failed: v.stats.failed + 1,
+          consecutiveFailures: v.stats.consecutiveFailures + 1,
+        };
+  const versions = before.versions.map((x, i) => (i === index ? { ...x, stats } : x));
+  const isCurrent = index === before.versions.length - 1;
+  const retire = isCurrent && before.status === 'active' && stats.consecutiveFailures >= change.retireAfter;
+  const skill: Skill = {
+    ...before,
+    versions,
+    ...(retire
+      ? { status: 'retired' as const, statusReason: `${stats.consecutiveFailures} failures in a row` }
+      : {}),
+    updatedAt: change.now,
+    updatedBy: change.actor,
+  };
+  doc.transact(() => {
+    write(doc, skill, change.actor, {
+      change: 'outcome',
+      detail: `task ${change.taskId} ${outcome} (version ${versionNumber})`,
+      version: versionNumber,
+    });
+    if (retire) {
+      appendChange(doc, {
+        at: change.now,
+        by: change.actor,
+        skill: id,
+        version: versionNumber,
+        change: 'retired',
+        detail: skill.statusReason ?? '',
+      });
+    }
+  }, change.actor);
+  return skill;
+}
+
+function write(
+  doc: Y.Doc,
+  skill: Skill,
+  actor: Actor,
+  change: { change: SkillChange['change']; detail: string; version?: number },
+): void {
+  doc.transact(() => {
+    skillsMap(doc).set(skill.id, skill);
+    appendChange(doc, {
+      at: skill.updatedAt,
+      by: actor,
+      skill: skill.id,
+      version: change.version ?? currentVersion(skill).version,
+      change: change.change,
+      detail: change.detail.slice(0, 500),
+    });
+  }, actor);
+}
+
+function appendChange(doc: Y.Doc, change: SkillChange): void {
+  const changes = doc.getArray<unknown>(SKILL_KEYS.changes);
+  changes.push([change]);
+  if (changes.length > SKILL_LIMITS.changes) changes.delete(0, changes.length - SKILL_LIMITS.changes);
+}

@@ -1,0 +1,125 @@
+// The learned-skill format (docs/SCHEMA.md, "Skills", format 1): a procedure with trigger phrases, ordered steps
+// naming tools and argument shapes, and pitfalls, kept with its versions and its record of use. A distiller's
+// answer is a `SkillDraft`, checked here before anything is stored.
+import * as z from 'zod';
+import { CairnError } from '../errors.js';
+import { ActorSchema } from '../schema.js';
+import { JsonValueSchema } from './shape.js';
+
+/** Bumped when the stored skill layout changes incompatibly. */
+export const SKILL_FORMAT = 1;
+
+export const SkillStepSchema = z.strictObject({
+  tool: z.string().min(1).max(100),
+  /** The argument shape: values generalised (`"<string>"`), vocabulary kept (`"done"`). */
+  args: JsonValueSchema,
+  note: z.string().max(500).optional(),
+});
+
+export const SkillPitfallSchema = z.strictObject({
+  tool: z.string().min(1).max(100),
+  /** The error code the call was refused with. */
+  error: z.string().min(1).max(100),
+  /** How it was fixed (what worked next), or what to avoid. */
+  fix: z.string().max(500),
+});
+
+/** What a distiller produces. */
+export const SkillDraftSchema = z.strictObject({
+  name: z.string().trim().min(3).max(120),
+  triggers: z.array(z.string().trim().min(2).max(120)).min(1).max(10),
+  steps: z.array(SkillStepSchema).min(1).max(50),
+  pitfalls: z.array(SkillPitfallSchema).max(20),
+});
+export type SkillDraft = z.infer<typeof SkillDraftSchema>;
+export type SkillStep = z.infer<typeof SkillStepSchema>;
+export type SkillPitfall = z.infer<typeof SkillPitfallSchema>;
+
+export const SKILL_DRAFT_SHAPE =
+  '{ "name": string, "triggers": string[] (1 to 10 short phrases), "steps": [{ "tool": string, "args": object ' +
+  '(argument shape, values generalised as "<string>", "<number>"), "note"?: string }] (1 to 50, in order), ' +
+  '"pitfalls": [{ "tool": string, "error": string (error code), "fix": string }] }';
+
+/** Who wrote a version: a model (its name), or the offline distiller from the tool sequence alone. */
+export const SkillAuthorSchema = z.union([
+  z.strictObject({ kind: z.literal('model'), model: z.string().min(1).max(200) }),
+  z.strictObject({ kind: z.literal('offline') }),
+]);
+export type SkillAuthor = z.infer<typeof SkillAuthorSchema>;
+
+export const SkillStatsSchema = z.strictObject({
+  /** Tasks on which this version was offered and that have closed. */
+  done: z.number().int().min(0),
+  failed: z.number().int().min(0),
+  consecutiveFailures: z.number().int().min(0),
+});
+export type SkillStats = z.infer<typeof SkillStatsSchema>;
+
+export const SkillVersionSchema = SkillDraftSchema.extend({
+  version: z.number().int().min(1),
+  author: SkillAuthorSchema,
+  learnedAt: z.number().finite(),
+  learnedBy: ActorSchema,
+  /** The task (or conversation) it was learned from. */
+  source: z.strictObject({
+    planId: z.string().min(1).max(256),
+    taskId: z.string().max(64).nullable(),
+    goal: z.string().max(2000),
+  }),
+  stats: SkillStatsSchema,
+});
+export type SkillVersion = z.infer<typeof SkillVersionSchema>;
+
+export const SKILL_STATUSES = ['active', 'retired'] as const;
+export type SkillStatus = (typeof SKILL_STATUSES)[number];
+
+export const SkillSchema = z.strictObject({
+  format: z.literal(SKILL_FORMAT),
+  id: z.string().min(1).max(64),
+  scope: z.string().min(1).max(256),
+  status: z.enum(SKILL_STATUSES),
+  /** Why it was retired or restored, and by whom (in `updatedBy`). */
+  statusReason: z.string().max(500).nullable(),
+  /** Every version, oldest first; the last is the one offered. */
+  versions: z.array(SkillVersionSchema).min(1),
+  updatedAt: z.number().finite(),
+  updatedBy: ActorSchema,
+});
+export type Skill = z.infer<typeof SkillSchema>;
+
+/** The version a skill offers now. */
+export function currentVersion(skill: Skill): SkillVersion {
+  return skill.versions.at(-1)!;
+}
+
+/** done / (done + failed) of the current version, or null before any outcome. */
+export function successRate(version: SkillVersion): number | null {
+  const total = version.stats.done + version.stats.failed;
+  return total === 0 ? null : version.stats.done / total;
+}
+
+/**
+ * Checks a distiller's answer: the draft, or CairnError `invalid_argument` saying what is wrong. Steps may only
+ * name tools the trace used (`tools`), so a model cannot invent a procedure.
+ */
+export function parseSkillDraft(output: unknown, tools: ReadonlySet<string>): SkillDraft {
+  const parsed = SkillDraftSchema.safeParse(output);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`);
+    throw new CairnError(
+      'invalid_argument',
+      `The skill is not ${SKILL_DRAFT_SHAPE}: ${issues.slice(0, 5).join('; ')}.`,
+      { valid: SKILL_DRAFT_SHAPE },
+    );
+  }
+  const invented = parsed.data.steps.map((s) => s.tool).filter((tool) => !tools.has(tool));
+  if (invented.length > 0) {
+    throw new CairnError(
+      'invalid_argument',
+      `The skill names tools the trace never used: ${[...new Set(invented)].join(', ')}; ` +
+        `the trace used ${[...tools].join(', ')}.`,
+      { valid: [...tools] },
+    );
+  }
+  return parsed.data;
+}

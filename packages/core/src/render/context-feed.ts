@@ -1,0 +1,71 @@
+// A cache-friendly plan context for an agent loop. Model providers cache a prompt's stable prefix, so the plan
+// text in the system prompt stays byte-identical from turn to turn, and what others changed since the previous
+// turn comes as a short message of its own (renderDelta). The whole plan is rendered again only when the changes
+// told since the last full render would cost more than a share of it: then one fresh prefix is cheaper than
+// dragging the deltas along.
+
+import * as Y from 'yjs';
+import type { Plan } from '../plan.js';
+import type { Actor } from '../schema.js';
+import { renderDelta } from './delta.js';
+import { type RenderOptions, renderPlan } from './index.js';
+import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
+
+export interface ContextFeedOptions extends Omit<RenderOptions, 'actor'> {
+  /** Who reads it: their own changes are not told back to them. Default: the plan's actor. */
+  actor?: Actor;
+  /**
+   * Render the whole plan again once the deltas since the last full render cost more than this share of its
+   * tokens. Default 1 (as much as the plan itself).
+   */
+  reRenderShare?: number;
+  /** Counts tokens for that rule (and the render budget). Default: the estimate of `defaultTokenizer`. */
+  tokenizer?: Tokenizer;
+}
+
+export interface ContextTurn {
+  /** The plan for the system prompt: the same bytes as the turn before unless `reRendered`. */
+  plan: string;
+  /** What others changed since the previous turn, as a message to append; '' when nothing did (or on a re-render). */
+  delta: string;
+  /** True when `plan` was rendered now (the first turn, or the deltas grew too costly). */
+  reRendered: boolean;
+}
+
+export interface ContextFeed {
+  /** The context for the next model call. */
+  turn(): ContextTurn;
+}
+
+export function createContextFeed(plan: Plan, options: ContextFeedOptions): ContextFeed {
+  const actor = options.actor ?? plan.actor;
+  const tokenizer = options.tokenizer ?? defaultTokenizer;
+  const share = options.reRenderShare ?? 1;
+  let full: string | null = null;
+  let fullTokens = 0;
+  let toldTokens = 0;
+  let point = Y.encodeStateVector(plan.doc);
+  const render = (): ContextTurn => {
+    full = renderPlan(plan, { ...options, actor });
+    fullTokens = tokenizer.count(full);
+    toldTokens = 0;
+    point = Y.encodeStateVector(plan.doc);
+    return { plan: full, delta: '', reRendered: true };
+  };
+  return {
+    turn() {
+      if (full === null) return render();
+      const delta = renderDelta(plan, {
+        since: point,
+        exclude: actor,
+        ids: options.format === 'native' ? 'id' : 'num',
+      });
+      if (delta === '') return { plan: full, delta, reRendered: false };
+      const cost = tokenizer.count(delta);
+      if (toldTokens + cost > share * fullTokens) return render();
+      toldTokens += cost;
+      point = Y.encodeStateVector(plan.doc);
+      return { plan: full, delta, reRendered: false };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// What a toolkit tells an `onCall` observer after each call (traces of learned procedures): who called which
+// tool with what, whether it was refused, and which tasks it wrote or named. Kept apart from the dispatcher.
+import type { ErrorCode } from '../errors.js';
+import type { Plan } from '../plan.js';
+import type { Actor } from '../schema.js';
+import type { Toolkit } from './toolkit.js';
+
+/** One finished tool call. */
+export interface ToolCallRecord {
+  tool: string;
+  /** The arguments as given: the parsed object, or the raw text when it was not JSON. */
+  args: unknown;
+  actor: Actor;
+  /** When the call ended (ms since the epoch, the toolkit's clock). */
+  at: number;
+  /** `ok`, or the code of the refusal. */
+  outcome: 'ok' | ErrorCode;
+  /** Tasks the call wrote, and existing tasks its arguments named (by id, or by alias for integer families). */
+  tasks: string[];
+}
+
+export type ToolCallObserver = (call: ToolCallRecord) => void;
+
+/**
+ * The toolkit with each dispatch reported to `observer`. Writes are seen through the plan's change events while
+ * the call runs (only this actor's local ones); an observer that throws never changes the call's result.
+ */
+export function observeCalls(
+  toolkit: Toolkit,
+  observer: ToolCallObserver,
+  now: () => number,
+  numIds: (tool: string) => boolean,
+): Toolkit {
+  const dispatch = toolkit.dispatch.bind(toolkit);
+  const { plan, actor } = toolkit;
+  return {
+    ...toolkit,
+    definitions: toolkit.definitions.bind(toolkit),
+    destroy: toolkit.destroy.bind(toolkit),
+    async dispatch(name: string, raw?: unknown): Promise<unknown> {
+      const touched = new Set<string>();
+      const stop = plan.onChange((event) => {
+        if (!event.local) return;
+        for (const change of event.changes) if (change.actor === actor) touched.add(change.id);
+      });
+      let result: unknown;
+      try {
+        result = await dispatch(name, raw);
+      } finally {
+        stop();
+      }
+      // The time the call ended: a call that creates a task is then not older than the task.
+      const at = now();
+      const tool = String(name);
+      const args = parsedArgs(raw);
+      for (const id of namedTasks(plan, args, numIds(tool))) touched.add(id);
+      try {
+        observer({ tool, args, actor, at, outcome: errorCodeOf(result) ?? 'ok', tasks: [...touched] });
+      } catch {
+        // Recording is a side effect: the model still gets its result.
+      }
+      return result;
+    },
+  };
+}
+
+function parsedArgs(raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw ?? {};
+  if (raw.trim() === '') return {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function errorCodeOf(result: unknown): ErrorCode | null {
+  if (typeof result !== 'object' || result === null || !('error' in result)) return null;
+  const code = (result as { error?: { code?: unknown } }).error?.code;
+  return typeof code === 'string' ? (code as ErrorCode) : 'internal';
+}
+
+/** Ids of existing tasks named anywhere in the arguments (bounded walk: arguments can be large). */
+function namedTasks(plan: Plan, args: unknown, numIds: boolean): string[] {
+  const found = new Set<string>();
+  let budget = 2000;
+  const walk = (value: unknown): void => {
+    if (budget-- <= 0) return;
+    if (typeof value === 'string') {
+      if (value.length <= 64 && plan.has(value)) found.add(value);
+    } else if (typeof value === 'number') {
+      if (numIds && Number.isInteger(value) && value > 0) {
+        const task = plan.byNum(value);
+        if (task) found.add(task.id);
+      }
+    } else if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const item of Object.values(value)) walk(item);
+    }
+  };
+  walk(args);
+  return [...found];
+}

@@ -1,0 +1,62 @@
+// Context reads for an MCP client: `resolve_context` (a context template of seeds 000 and 002 resolved on the live
+// plan, as the chat messages to put before the model) and `plan_changes` (only what others changed since a cursor).
+import {
+  ContextTemplateSchema,
+  cursorOf,
+  defineTool,
+  type Plan,
+  type Presence,
+  readCursor,
+  renderDelta,
+  resolveContext,
+  type ToolSpec,
+} from '@cairn/core';
+import * as z from 'zod';
+
+export function contextTool(plan: Plan, presence?: () => Presence[]): ToolSpec<unknown> {
+  return defineTool({
+    name: 'resolve_context',
+    description:
+      'Resolve a context template on this plan: sections { section, role, content with {{variables}} or tool, ' +
+      'skip_if_empty }, e.g. { "section": "tasks", "role": "system", "tool": "task_list", "skip_if_empty": true }. ' +
+      'Returns the messages, warnings for sections left out, and a cursor; pass it as since next time for ' +
+      'plan_changes.',
+    annotations: { readOnlyHint: true },
+    input: z.strictObject({
+      template: ContextTemplateSchema,
+      since: z.string().max(4096).optional().describe('The cursor a previous resolve_context returned.'),
+    }),
+    async run({ template, since }) {
+      const warnings: string[] = [];
+      const messages = await resolveContext(template, {
+        plan,
+        presence: presence?.() ?? null,
+        onWarning: (warning) => warnings.push(warning),
+        ...(since !== undefined ? { since: readCursor(since) } : {}),
+      });
+      return { messages, warnings, cursor: cursorOf(plan.doc) };
+    },
+  }) as ToolSpec<unknown>;
+}
+
+export function planChangesTool(plan: Plan): ToolSpec<unknown> {
+  return defineTool({
+    name: 'plan_changes',
+    description:
+      'What others changed in the plan since a cursor, as attributed lines ("task 3 "Deploy" done by agent:b"), ' +
+      'much shorter than the whole plan. Without since it returns only a cursor to start from.',
+    annotations: { readOnlyHint: true },
+    input: z.strictObject({
+      since: z
+        .string()
+        .max(4096)
+        .optional()
+        .describe('The cursor a previous call (or resolve_context) returned.'),
+    }),
+    run({ since }) {
+      const changes =
+        since === undefined ? '' : renderDelta(plan, { since: readCursor(since), exclude: plan.actor });
+      return { changes, cursor: cursorOf(plan.doc) };
+    },
+  }) as ToolSpec<unknown>;
+}

@@ -1,0 +1,79 @@
+// The plan's conversation over HTTP, for agents without a Yjs client: read the chat since a cursor (wake-up
+// notices included), append attributed turns (the exchange auto-close judges), and read auto-close's decision log.
+import { CairnError, CHAT_ROLES, type ChatInput, createChat, cursorOf, readCursor } from '@cairn/core';
+import * as z from 'zod';
+import type { PlanHandle } from '../hub/extension.js';
+import type { SyncHub } from '../hub/hub.js';
+import { agentActor, type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from './plans.js';
+import { type Router, sendJson } from './router.js';
+import { authorizeRequest } from './routes.js';
+
+const TurnSchema = z.strictObject({
+  role: z.enum(CHAT_ROLES),
+  text: z.string().min(1).max(20_000),
+});
+const TURN_SHAPE = `{ "role": ${CHAT_ROLES.join(' | ')}, "text": string (1 to 20000 characters) }`;
+
+export function registerConversationRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions): void {
+  router.get('/api/plans/:plan/chat', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    await authorizeRequest(hub, req, planId, 'read');
+    const since = url.searchParams.get('since');
+    const point = since ? readCursor(since) : null;
+    await withPlan(hub, options, planId, (handle) => {
+      const chat = createChat(handle.doc, { actor: 'system' });
+      try {
+        const messages = point ? chat.since(point) : chat.list();
+        sendJson(res, 200, { plan: planId, messages, cursor: cursorOf(handle.doc) });
+      } finally {
+        chat.destroy();
+      }
+    });
+  });
+
+  // A user turn is the token's person; an assistant turn its agent (or ?as=); a system turn, which a model
+  // trusts most, needs an admin token and is attributed to its agent actor all the same.
+  router.add('POST', '/api/plans/:plan/chat', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    const body = await readBody(req, false);
+    const parsed = TurnSchema.safeParse(body);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+      throw new CairnError(
+        'invalid_argument',
+        `Invalid turn: ${issues.join('; ')}. Expected ${TURN_SHAPE}.`,
+        {
+          field: 'body',
+          valid: { role: [...CHAT_ROLES] },
+        },
+      );
+    }
+    const turn: ChatInput = parsed.data;
+    const grant = await authorizeRequest(hub, req, planId, turn.role === 'system' ? 'admin' : 'write');
+    const actor =
+      turn.role === 'user'
+        ? userActor(subjectOf(hub, grant))
+        : agentActor(hub, grant, url.searchParams.get('as'));
+    const handle: PlanHandle = await hub.openPlan(planId);
+    const chat = createChat(handle.doc, { actor });
+    try {
+      const message = chat.append(turn);
+      await handle.flush();
+      sendJson(res, 201, { plan: planId, message, cursor: cursorOf(handle.doc) });
+    } finally {
+      chat.destroy();
+      handle.release();
+    }
+  });
+
+  router.get('/api/plans/:plan/decisions', async ({ req, res, params }) => {
+    const planId = params.plan!;
+    await authorizeRequest(hub, req, planId, 'read');
+    const autoClose = options.autoClose ?? null;
+    sendJson(res, 200, {
+      plan: planId,
+      judge: autoClose?.judgeName ?? null,
+      decisions: autoClose?.decisionsOf(planId) ?? [],
+    });
+  });
+}

@@ -1,0 +1,213 @@
+// The learning API over HTTP: a scope's skills (list with versions and success rates, one skill with its
+// changes, retire / restore), a plan's trace, and learning from a conversation on demand (docs/PROTOCOL.md).
+import type { IncomingMessage } from 'node:http';
+import {
+  CairnError,
+  currentVersion,
+  readChanges,
+  readSkills,
+  renderSkill,
+  requireSkill,
+  SKILL_STATUSES,
+  type Skill,
+  setSkillStatus,
+  skillsDocId,
+  successRate,
+  traceDocId,
+} from '@cairn/core';
+import * as Y from 'yjs';
+import * as z from 'zod';
+import type { Grant, Role } from '../auth.js';
+import { type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from '../http/plans.js';
+import { bearerToken, type Router, sendJson } from '../http/router.js';
+import { authorizeRequest } from '../http/routes.js';
+import type { SyncHub } from '../hub/hub.js';
+import type { Learner } from './learner.js';
+
+export interface LearningRoutesOptions {
+  /** Whether the store holds a document, asked before loading it so a read creates nothing. */
+  planExists?: PlanRoutesOptions['planExists'];
+  /** Clock for the time of a retire / restore. Default `Date.now`. */
+  now?: () => number;
+}
+
+export function registerLearningRoutes(
+  router: Router,
+  hub: SyncHub,
+  learner: Learner,
+  options: LearningRoutesOptions = {},
+): void {
+  const now = options.now ?? Date.now;
+
+  router.get('/api/scopes/:scope/skills', async ({ req, res, params }) => {
+    const scope = params.scope!;
+    await authorizeScope(hub, req, scope, 'read');
+    const skills = await withSkills(hub, options, scope, (doc) => readSkills(doc));
+    sendJson(res, 200, { scope, skills: skills.map(skillView) });
+  });
+
+  router.get('/api/scopes/:scope/skills/:skillId', async ({ req, res, params }) => {
+    const scope = params.scope!;
+    await authorizeScope(hub, req, scope, 'read');
+    const { skill, changes } = await withSkills(hub, options, scope, (doc) => ({
+      skill: requireSkill(doc, scope, params.skillId!),
+      changes: readChanges(doc, params.skillId!),
+    }));
+    sendJson(res, 200, { skill: skillView(skill), text: renderSkill(skill), changes });
+  });
+
+  router.add('PATCH', '/api/scopes/:scope/skills/:skillId', async ({ req, res, params }) => {
+    const scope = params.scope!;
+    const grant = await authorizeScope(hub, req, scope, 'write');
+    const actor = userActor(subjectOf(hub, grant));
+    const body = parseSkillPatch(await readBody(req, false));
+    const handle = await hub.openPlan(skillsDocId(scope));
+    try {
+      const skill = setSkillStatus(handle.doc, scope, params.skillId!, body.status, {
+        actor,
+        now: now(),
+        reason: body.reason ?? null,
+      });
+      await handle.flush();
+      sendJson(res, 200, { skill: skillView(skill) });
+    } finally {
+      handle.release();
+    }
+  });
+
+  router.get('/api/plans/:plan/traces', async ({ req, res, params }) => {
+    const planId = params.plan!;
+    await authorizeRequest(hub, req, planId, 'read');
+    const exists = hub.isLoaded(traceDocId(planId)) || (options.planExists?.(traceDocId(planId)) ?? true);
+    const calls = exists ? await learner.readTrace(planId) : [];
+    sendJson(res, 200, { plan: planId, bound: learner.bound, calls });
+  });
+
+  router.get('/api/plans/:plan/learned', async ({ req, res, url, params }) => {
+    const planId = params.plan!;
+    await authorizeRequest(hub, req, planId, 'read');
+    const message = url.searchParams.get('message');
+    await withPlan(hub, options, planId, async () => {
+      const text = await learner.learnedFor(planId, message);
+      res.writeHead(200, {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+        'cache-control': 'no-store',
+      });
+      res.end(text);
+    });
+  });
+
+  router.add('POST', '/api/plans/:plan/distill', async ({ req, res, params }) => {
+    const planId = params.plan!;
+    const grant = await authorizeRequest(hub, req, planId, 'write');
+    const actor = userActor(subjectOf(hub, grant));
+    const body = parseDistill(await readBody(req, true));
+    await withPlan(hub, options, planId, async () => {
+      const result = await learner.distill(planId, { taskId: body.taskId ?? null, actor });
+      if (result.status === 'learned') {
+        sendJson(res, 200, { ...result, skill: skillView(result.skill) });
+        return;
+      }
+      const { job } = result;
+      // Accepted: the sweep retries it; the answer says why it did not work now.
+      sendJson(res, 202, {
+        status: 'queued',
+        job: { id: job.id, attempts: job.attempts, nextAt: job.nextAt, lastError: job.lastError },
+      });
+    });
+  });
+}
+
+/** A skill as the API shows it: the stored skill with its current version's name, triggers and success rate. */
+export function skillView(skill: Skill) {
+  const current = currentVersion(skill);
+  return {
+    ...skill,
+    name: current.name,
+    triggers: current.triggers,
+    version: current.version,
+    successRate: successRate(current),
+    writtenByModel: current.author.kind === 'model',
+    versions: skill.versions.map((v) => ({ ...v, successRate: successRate(v) })),
+  };
+}
+
+/** The grant on a scope's skills, with the HTTP way to pass a token in its refusal. */
+async function authorizeScope(
+  hub: SyncHub,
+  req: IncomingMessage,
+  scope: string,
+  needs: Role,
+): Promise<Grant> {
+  if (scope.includes(':')) {
+    throw new CairnError(
+      'invalid_argument',
+      `"${scope}" is not a scope: a scope is what a plan id starts with, before its first ":" (acme for acme:conv:7).`,
+      { field: 'scope' },
+    );
+  }
+  hub.validatePlanId(skillsDocId(scope));
+  const token = bearerToken(req);
+  if (!token && !hub.auth.open) {
+    throw new CairnError(
+      'unauthorized',
+      req.headers.authorization
+        ? 'The Authorization header is not "Bearer <jwt>".'
+        : 'No token: send it as the header Authorization: Bearer <jwt>.',
+    );
+  }
+  return hub.auth.authorizeScope(token, scope, needs);
+}
+
+/** Runs `fn` on the scope's skills document; a scope that never learned anything reads as empty. */
+async function withSkills<T>(
+  hub: SyncHub,
+  options: LearningRoutesOptions,
+  scope: string,
+  fn: (doc: Y.Doc) => T,
+): Promise<T> {
+  const docId = skillsDocId(scope);
+  if (!hub.isLoaded(docId) && options.planExists && !options.planExists(docId)) {
+    return fn(new Y.Doc());
+  }
+  const handle = await hub.openPlan(docId);
+  try {
+    return fn(handle.doc);
+  } finally {
+    handle.release();
+  }
+}
+
+const SkillPatchSchema = z.strictObject({
+  status: z.enum(SKILL_STATUSES),
+  reason: z.string().trim().min(1).max(500).optional(),
+});
+const SKILL_PATCH_SHAPE = `{ "status": ${SKILL_STATUSES.join(' | ')}, "reason"?: string (at most 500 characters) }`;
+
+function parseSkillPatch(body: unknown): z.infer<typeof SkillPatchSchema> {
+  const parsed = SkillPatchSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+  throw new CairnError(
+    'invalid_argument',
+    `Invalid body: ${issues.join('; ')}. Expected ${SKILL_PATCH_SHAPE}.`,
+    {
+      field: 'body',
+      valid: { status: [...SKILL_STATUSES] },
+    },
+  );
+}
+
+const DistillSchema = z.strictObject({ taskId: z.string().min(1).max(64).optional() });
+
+function parseDistill(body: unknown): z.infer<typeof DistillSchema> {
+  if (body === undefined) return {};
+  const parsed = DistillSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  throw new CairnError(
+    'invalid_argument',
+    'Invalid body: expected nothing (learn from the whole conversation) or { "taskId"?: string } (one task).',
+    { field: 'body' },
+  );
+}
