@@ -60,6 +60,8 @@ export interface ClaimReservations {
   extend(planId: string, taskId: string, holder: string): Promise<boolean>;
   /** True for exactly one server, and only once the reservation expired: that server frees the task. */
   mayLapse(planId: string, taskId: string, holder: string): Promise<boolean>;
+  /** Every lease of the plan granted by any server (task id to holder), so a lease outlives its server. */
+  leases(planId: string): Promise<Map<string, string>>;
 }
 
 /** The parts of a loaded room the arbiter reads (hub/room.ts). */
@@ -195,6 +197,11 @@ export class ClaimArbiterService implements Extension {
   close(): void {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+  }
+
+  /** In a cluster every loaded plan is swept: it may hold leases another server granted. */
+  loaded(room: { planId: string }): void {
+    if (this.reservations) this.claimsOf(room.planId);
   }
 
   private decide(room: ClaimRoom, conn: ClaimConnection, request: ClaimRequest): Promise<Decision> {
@@ -358,6 +365,7 @@ export class ClaimArbiterService implements Extension {
     for (const [planId, claims] of [...this.plans]) {
       if (this.closed) return;
       const room = this.host.room(planId);
+      if (this.reservations && room) await this.adoptShared(planId, claims, now, this.reservations);
       if (room) this.dropStale(room.doc, claims);
       const present = room ? this.presentActors(room) : new Set<string>();
       const holders = new Set([...claims.leases.values()].map((l) => l.holder));
@@ -386,7 +394,28 @@ export class ClaimArbiterService implements Extension {
         lapsed.splice(0, lapsed.length, ...expired);
       }
       if (lapsed.length > 0) await this.lapse(planId, room, claims, lapsed);
-      if (claims.leases.size === 0 && claims.decided.size === 0) this.plans.delete(planId);
+      const keep = this.reservations !== null && room !== undefined;
+      if (!keep && claims.leases.size === 0 && claims.decided.size === 0) this.plans.delete(planId);
+    }
+  }
+
+  /** Watches the leases other servers granted too, so one whose server died still lapses (here, or elsewhere). */
+  private async adoptShared(
+    planId: string,
+    claims: PlanClaims,
+    now: number,
+    reservations: ClaimReservations,
+  ): Promise<void> {
+    try {
+      for (const [taskId, holder] of await reservations.leases(planId)) {
+        if (claims.leases.get(taskId)?.holder !== holder)
+          claims.leases.set(taskId, { holder, renewedAt: now });
+      }
+    } catch (error) {
+      this.host.logger.error('could not read the shared leases', {
+        plan: planId,
+        error: describeError(error),
+      });
     }
   }
 

@@ -1,12 +1,13 @@
 // Background jobs of a cluster run once: a due wake-up swept by three instances at the same moment fires on one,
 // and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started
-// later (its index is built from PostgreSQL). The clock is injected; sweeps are driven.
+// later (its index is built from PostgreSQL). A lease granted through an instance that is gone lapses on the
+// others, once, as `lease`. The wake clock is injected and its sweeps driven; leases run on short real timers.
 import { createChat, createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
-import { cairnClient } from './helpers.js';
+import { cairnClient, onCleanup } from './helpers.js';
 
 const services = useClusterServices();
 const T0 = Date.parse('2026-12-02T09:00:00Z');
@@ -80,5 +81,40 @@ describe('background jobs across instances', () => {
     const reader = await client(c.url, planId);
     await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
     expect(reader.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+  });
+
+  it('a lease held through an instance that is gone lapses once, as `lease`, on the others', async () => {
+    const claims = { absentMs: 1000, sweepMs: 100 };
+    const [a, b, c] = (await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
+    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+    const planId = 'acme:lease';
+    const holderDoc = new Y.Doc();
+    const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
+    const conn = cairnClient(a.url, planId, holderDoc, {
+      plan: holder,
+      presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
+    });
+    onCleanup(() => holder.destroy());
+    await conn.whenSynced();
+    const task = holder.add({ title: 'Hold me' });
+    expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+    const watchers = await Promise.all([b, c].map((i) => client(i.url, planId)));
+    await Promise.all(
+      watchers.map((w) => until(w.plan, () => w.plan.get(task.id)?.assignee === 'agent:holder')),
+    );
+    // Held well past the lease while its holder is present: nobody frees it.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(watchers[0]!.plan.get(task.id)?.assignee).toBe('agent:holder');
+
+    conn.destroy();
+    await a.server.close();
+    await Promise.all(watchers.map((w) => until(w.plan, () => w.plan.get(task.id)?.assignee === null)));
+    for (const w of watchers) {
+      expect(w.plan.get(task.id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'lease' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // more sweeps: still freed once
+    const lapses = [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
+    expect(lapses).toHaveLength(1);
   });
 });
