@@ -19,6 +19,7 @@ export const BENCHMARKS = [
   'storage',
   'bundle',
   'context-tokens',
+  'cluster-latency',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
