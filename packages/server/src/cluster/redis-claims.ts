@@ -3,7 +3,9 @@
 // different instances exactly one wins even before the instances' copies agree. A reservation lives as long as
 // its lease: the instance where the holder is present keeps extending it; once it expired, one instance frees
 // the task (docs/decisions/023).
+import { CairnError } from '@cairn/core';
 import type { ClaimReservations, Reservation } from '../claims.js';
+import { describeError } from '../log.js';
 import type { RedisClient } from './redis-relay.js';
 
 const claimKey = (planId: string, taskId: string) => `cairn:plan:${planId}:claim:${taskId}`;
@@ -69,37 +71,51 @@ export class RedisClaimReservations implements ClaimReservations {
     private readonly ttlMs: number,
   ) {}
 
+  /** Runs a script; a Redis that is away is a `storage` error (the claim is refused, nothing written). */
+  private async run(script: string, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.eval(script, { keys, arguments: args });
+    } catch (error) {
+      throw new CairnError(
+        'storage',
+        `Claims are decided in Redis, which failed: ${describeError(error)}`,
+        {},
+        { cause: error },
+      );
+    }
+  }
+
   async reserve(planId: string, taskId: string, actor: string): Promise<Reservation> {
-    const [won, value] = (await this.redis.eval(RESERVE, {
-      keys: [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId)],
-      arguments: [actor, String(this.ttlMs), taskId],
-    })) as [number, number | string];
+    const [won, value] = (await this.run(
+      RESERVE,
+      [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId)],
+      [actor, String(this.ttlMs), taskId],
+    )) as [number, number | string];
     return won === 1 ? { holder: actor, token: Number(value) } : { holder: String(value), token: null };
   }
 
   async move(planId: string, taskId: string, from: string, to: string | null): Promise<boolean> {
-    const moved = await this.redis.eval(MOVE, {
-      keys: [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId)],
-      arguments: [from, to ?? '', String(this.ttlMs), taskId],
-    });
+    const moved = await this.run(
+      MOVE,
+      [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId)],
+      [from, to ?? '', String(this.ttlMs), taskId],
+    );
     return moved === 1;
   }
 
   async extend(planId: string, taskId: string, holder: string): Promise<boolean> {
-    const extended = await this.redis.eval(EXTEND, {
-      keys: [claimKey(planId, taskId)],
-      arguments: [holder, String(this.ttlMs)],
-    });
+    const extended = await this.run(EXTEND, [claimKey(planId, taskId)], [holder, String(this.ttlMs)]);
     return extended === 1;
   }
 
   async mayLapse(planId: string, taskId: string, holder: string): Promise<boolean> {
-    const lapsed = await this.redis.eval(LAPSE, {
-      // The marker outlives the servers' sweeps of this lapse; by the time it expires the freed task has
-      // reached them, and a lease that is not in the plan any more is not lapsed again.
-      keys: [claimKey(planId, taskId), `${claimKey(planId, taskId)}:lapsed:${holder}`, leasesKey(planId)],
-      arguments: [String(this.ttlMs), taskId, holder],
-    });
+    // The marker outlives the servers' sweeps of this lapse; by the time it expires the freed task has reached
+    // them, and a lease that is not in the plan any more is not lapsed again.
+    const lapsed = await this.run(
+      LAPSE,
+      [claimKey(planId, taskId), `${claimKey(planId, taskId)}:lapsed:${holder}`, leasesKey(planId)],
+      [String(this.ttlMs), taskId, holder],
+    );
     return lapsed === 1;
   }
 
