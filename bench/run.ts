@@ -20,6 +20,7 @@ export const BENCHMARKS = [
   'bundle',
   'context-tokens',
   'cluster-latency',
+  'cluster-fanout',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
