@@ -1,4 +1,4 @@
-// Benchmark 10: the fan-out load of benchmark 5 (20 rooms × 10 clients, 5 edits a second each) spread over a
+// Benchmark 11: the fan-out load of benchmark 5 (20 rooms × 10 clients, 5 edits a second each) spread over a
 // three-instance cluster (each room's clients on all three instances, one client process per instance), against
 // the same load on one single `cairn serve`. redis-server and PostgreSQL run locally.
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
@@ -78,7 +78,7 @@ export async function run({
   ];
   return {
     id: 'cluster-fanout',
-    number: 10,
+    number: 11,
     title: 'Fan-out over three cluster instances',
     method:
       `Benchmark 5's load (${ROOMS} rooms of ${PER_ROOM} y-websocket clients, each editing its own task ${RATE} times a second for ` +

@@ -1,4 +1,4 @@
-// Benchmark 9: edit → seen across the instances of a cluster. A sender and an observer (y-websocket clients with a
+// Benchmark 10: edit → seen across the instances of a cluster. A sender and an observer (y-websocket clients with a
 // Plan) on two different `cairn serve --redis --postgres` processes, against the same two clients on one single
 // `cairn serve` (disk store) and on one instance of the cluster; redis-server and PostgreSQL run locally.
 import { createPlan, type Plan } from '@cairn/core';
@@ -94,7 +94,7 @@ export async function run({
   });
   return {
     id: 'cluster-latency',
-    number: 9,
+    number: 10,
     title: 'Edit → seen across cluster instances',
     method:
       'A sender and an observer (y-websocket 3.1 clients with a Plan on their docs) in this process; each server a ' +

@@ -19,6 +19,7 @@ export const BENCHMARKS = [
   'storage',
   'bundle',
   'context-tokens',
+  'tool-definitions',
   'cluster-latency',
   'cluster-fanout',
 ] as const;

@@ -44,10 +44,13 @@ export class Session {
   readonly chat: Chat;
   readonly persistence: IndexedDBPersistence;
   /**
-   * The plan's trace of tool calls: a document of its own, synced beside the plan. Not stored in this browser (the
-   * browser's quota is the plan's): calls made offline reach the server when the open tab reconnects.
+   * The plan's trace of tool calls: a document of its own, synced beside the plan and stored in a database of its
+   * own in this browser, so calls made offline survive a reload and reach the server on the next connection. It is
+   * bounded (500 calls), and a failure to store it never touches the plan's own storage.
    */
   readonly traces = new Y.Doc();
+  /** Opened with the first call made here (or at load, when one is stored): a plan only read costs no database. */
+  private tracesPersistence: IndexedDBPersistence | null = null;
   /** The learned skills of the plan's scope (read-only: the server writes them). */
   readonly skills = new Y.Doc();
   readonly scope: string;
@@ -75,6 +78,9 @@ export class Session {
     this.persistence.onError((error: CairnError) =>
       this.fail(`This browser could not store the plan: ${error.message}`),
     );
+    this.traces.on('update', (_update: Uint8Array, _origin: unknown, _doc: Y.Doc, tr: Y.Transaction) => {
+      if (tr.local) this.storeTraces();
+    });
     this.scope = scopeOf(options.planId);
     this.awareness = new Awareness(this.doc);
     this.plan = createPlan({ doc: this.doc, actor: userActor(options.identity) });
@@ -91,6 +97,8 @@ export class Session {
     } catch (error) {
       this.fail(`The copy of this plan in this browser could not be read: ${(error as Error).message}`);
     }
+    // The trace's stored calls are merged before it syncs; one that cannot be read is only a lost history.
+    if (await this.tracesStored()) await this.storeTraces().whenLoaded.catch(() => undefined);
     const presence: Presence = { id: userActor(this.identity), name: this.identity.name, kind: 'human' };
     const connection = connectPlan(this.doc, {
       url: options.serverUrl ?? location.origin,
@@ -142,8 +150,33 @@ export class Session {
   }
 
   /** Waits until IndexedDB holds every edit so far (before a reload, say). */
-  flush(): Promise<void> {
-    return this.persistence.flush();
+  async flush(): Promise<void> {
+    await Promise.all([this.persistence.flush(), this.tracesPersistence?.flush()]);
+  }
+
+  private get tracesDatabase(): string {
+    return `cairn-demo:${traceDocId(this.planId)}`;
+  }
+
+  private storeTraces(): IndexedDBPersistence {
+    if (!this.tracesPersistence) {
+      // Opened on a document that may already hold calls: it stores them all first.
+      this.tracesPersistence = openIndexedDBPersistence()(this.tracesDatabase, this.traces);
+      this.tracesPersistence.onError((error: CairnError) =>
+        this.fail(`This browser could not store the agent's tool calls: ${error.message}`),
+      );
+    }
+    return this.tracesPersistence;
+  }
+
+  /** Whether this browser holds a stored trace for the plan (asked without creating its database). */
+  private async tracesStored(): Promise<boolean> {
+    try {
+      const databases = await indexedDB.databases();
+      return databases.some((d) => d.name === this.tracesDatabase);
+    } catch {
+      return false;
+    }
   }
 
   private ownClock(): number {

@@ -1,7 +1,8 @@
 // Learning in the demo, end to end in Chromium against the real server: the in-page agent's tool calls are traced,
 // a booking closed as done becomes a learned procedure shown in the "Learned" panel with its version and success
-// rate, a similar request in another conversation of the same scope is offered it, its outcome is counted, and
-// "Learn from this conversation" learns on demand.
+// rate, a similar request in another conversation of the same scope is offered it, its outcome is counted,
+// "Learn from this conversation" learns on demand, a skill is retired and restored from the panel, and the agent's
+// calls made while the server is down survive a reload and reach the server's trace.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,6 +16,7 @@ import {
   say,
   screenshot,
   startServer,
+  syncState,
 } from './harness.js';
 
 let server: RunningServer;
@@ -84,5 +86,85 @@ describe('the Learned panel', () => {
     await page.getByRole('button', { name: 'Learn from this conversation' }).click();
     await page.locator('.toast', { hasText: /^Learned “.+” \(version \d+\)\.$/ }).waitFor(LEARNING);
     await screenshot(page, 'learned-panel');
+  });
+
+  it('retires and restores a skill with the button on it, through the server', async () => {
+    const { page } = ann; // still on bistro:conv-b, where the procedure was learned again
+    await page.getByRole('tab', { name: 'Learned' }).click();
+    const skill = page.locator('li.learned-skill').first();
+    const id = await skill.getAttribute('data-skill');
+    // The list redraws on every change: the same skill is found again by its id.
+    const same = page.locator(`li.learned-skill[data-skill="${id}"]`);
+    const onServer = async () =>
+      (
+        (await (await fetch(`${server.url}/api/scopes/bistro/skills/${id}`)).json()) as {
+          skill: { status: string };
+        }
+      ).skill.status;
+    expect(await onServer()).toBe('active');
+
+    await same.getByRole('button', { name: 'Retire' }).click();
+    await page
+      .locator('.toast', { hasText: /^Retired “.+”: the agent is no longer offered it\.$/ })
+      .waitFor(LEARNING);
+    await same.locator('.badge', { hasText: 'retired' }).waitFor(LEARNING);
+    expect(await same.locator('.learned-reason').textContent()).toBe('Retired: retired by Ann');
+    expect(await onServer()).toBe('retired');
+
+    await same.getByRole('button', { name: 'Restore' }).click();
+    await same.locator('.badge', { hasText: 'active' }).waitFor(LEARNING);
+    expect(await onServer()).toBe('active');
+    await screenshot(page, 'learned-panel-restored');
+  });
+
+  it("keeps the agent's tool calls made while the server is down through a reload, then syncs them", async () => {
+    const { page } = ann;
+    const planId = 'bistro:conv-offline';
+    await goto(page, server.url, planId);
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    const traced = () =>
+      page.evaluate(
+        () =>
+          (
+            window as unknown as { cairnDemo: { session: { traces: import('yjs').Doc } } }
+          ).cairnDemo.session.traces.getArray('calls').length,
+      );
+    expect(await traced()).toBe(0);
+
+    await server.stop();
+    await syncState(page, 'offline');
+    await page.getByLabel('Tool family').selectOption('ongoing_task');
+    await say(page, 'plan call the caterer: ask for a quote, book');
+    expect(await agentReplies(page, 1)).toContain('Planned');
+    const calls = await traced();
+    expect(calls).toBeGreaterThan(0);
+    await page.evaluate(() =>
+      (window as unknown as { cairnDemo: { session: { flush(): Promise<void> } } }).cairnDemo.session.flush(),
+    );
+
+    await page.reload();
+    await page.getByLabel('New task').waitFor();
+    await page.waitForFunction(
+      (n) =>
+        (
+          window as unknown as { cairnDemo?: { session: { traces: import('yjs').Doc } } }
+        ).cairnDemo?.session.traces.getArray('calls').length === n,
+      calls,
+      LEARNING,
+    );
+
+    server = await startServer({ port: server.port, dataDir: server.dataDir });
+    await syncState(page, 'saved');
+    await expect
+      .poll(
+        async () =>
+          (
+            (await (await fetch(`${server.url}/api/plans/${encodeURIComponent(planId)}/traces`)).json()) as {
+              calls: unknown[];
+            }
+          ).calls.length,
+        LEARNING,
+      )
+      .toBe(calls);
   });
 });

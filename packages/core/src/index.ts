@@ -41,6 +41,7 @@ export type { LearnedContext } from './learning/context.js';
 export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
+export { assertPlanDocId, isPlanDocId } from './learning/documents.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
 export {
   learnSkill,
@@ -129,7 +130,7 @@ export {
 } from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
-export type { Presence } from './render/view.js';
+export { type Presence, RENDER_CLOCK_STEP_MS, renderClock } from './render/view.js';
 export type {
   Actor,
   ClosedStatus,
@@ -169,6 +170,7 @@ export { SINCE_LAST_CALL_TOKENS, sinceLastCall, sinceLastCallFeed } from './sinc
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';
+export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export type {
   AnthropicToolDefinition,
   DefinitionFormat,

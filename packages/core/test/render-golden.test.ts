@@ -126,7 +126,7 @@ describe('render formats', () => {
     const now = clock.ms + 5 * 60_000;
     const block = renderPlan(plan, { format: 'open-tasks', now });
     expect(block).toContain(
-      "Task 1: Book a table at Luigi's\n- Status: in_progress, woke up 5 minutes ago, opened",
+      "Task 1: Book a table at Luigi's\n- Status: in_progress, woke up just now, opened",
     );
     expect(block).toMatch(/Task 2: Find a hotel\n- Status: in_progress, opened/);
     expect(renderPlan(plan, { format: 'native', now })).toMatch(

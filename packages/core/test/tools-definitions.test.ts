@@ -107,4 +107,19 @@ describe('tool definitions', () => {
     for (const [name, args] of examples) expect(ajv.validate(schemaOf(name), args), name).toBe(true);
     expect(ajv.validate(schemaOf('task_manage'), { action: 'add', text: 'x', extra: 1 })).toBe(false);
   });
+
+  it('leave size limits and patterns to the toolkit, which refuses past them and names the limit', async () => {
+    const tk = toolkit();
+    for (const format of DEFINITION_FORMATS) {
+      expect(JSON.stringify(tk.definitions(format))).not.toMatch(
+        /"(minLength|maxLength|minItems|maxItems|pattern)"/,
+      );
+    }
+    const long = await tk.dispatch('add_tasks', { tasks: [{ title: 'x'.repeat(501) }] });
+    expect(long).toMatchObject({ error: { code: 'invalid_argument' } });
+    expect(JSON.stringify(long)).toContain('a title has at most 500 characters');
+    const actor = await tk.dispatch('add_tasks', { tasks: [{ title: 'x', assignee: 'bob' }] });
+    expect(JSON.stringify(actor)).toContain('an actor is \\"agent:<name>\\"');
+    expect(tk.plan.list()).toHaveLength(0);
+  });
 });

@@ -98,7 +98,7 @@ export type { CairnServer, CairnServerOptions, ListenInfo } from './node-host.js
 export { createCairnServer, upgradeToken } from './node-host.js';
 export type { DiskStoreOptions } from './store/disk.js';
 export { DiskStore } from './store/disk.js';
-export { diskPlanExists, listDiskPlans } from './store/disk-plans.js';
+export { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
 export type { MemoryStoreOptions } from './store/memory.js';
 export { MemoryStore } from './store/memory.js';
 export type { DamagedLog, PlanStore, StoreMetrics } from './store/store.js';

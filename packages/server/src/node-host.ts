@@ -28,7 +28,7 @@ import { registerLearningRoutes } from './learning/routes.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
 import { DiskStore } from './store/disk.js';
-import { diskPlanExists, listDiskPlans } from './store/disk-plans.js';
+import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
 import type { PlanStore } from './store/store.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
 import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
@@ -146,7 +146,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
           (host) =>
             new Learner(host, {
               indexPath: disk ? join(disk.dir, '.cairn-learning.json') : null,
-              listPlans: disk ? () => listDiskPlans(disk.dir) : null,
+              listDocuments: disk ? () => listDiskDocuments(disk.dir) : null,
               ...options.learning,
               distiller: options.distiller ?? null,
               logger,

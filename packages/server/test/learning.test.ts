@@ -11,12 +11,19 @@ import {
   readSkills,
   resolveContext,
   type Skill,
+  skillsDocId,
   traceDocId,
   traceRecorder,
 } from '@cairn/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { type CairnServerOptions, chatCompletionsDistiller, signToken } from '../src/index.js';
+import {
+  type CairnServerOptions,
+  chatCompletionsDistiller,
+  listDiskDocuments,
+  listDiskPlans,
+  signToken,
+} from '../src/index.js';
 import { cairnClient, rawClient, startServer, type TestServer } from './helpers.js';
 
 // ------------------------------------------------------------------ the model
@@ -440,6 +447,41 @@ describe('traces', () => {
     expect(again.server.hub.isLoaded('acme:conv:1')).toBe(true);
     expect(again.server.hub.isLoaded(traceDocId('acme:conv:1'))).toBe(false);
     expect([...planDoc.share.keys()]).not.toContain('calls');
+  });
+  it('are not plans: the plan listing leaves them out, and the plan routes refuse their ids, naming the plan', async () => {
+    const s = await learningServer();
+    await tool(s, 'acme:conv:2', 'set_ongoing_task', { task: 'Look up an order', status: 'in_progress' });
+    const skills = await s.server.hub.openPlan(skillsDocId('acme'));
+    skills.doc.getMap('probe').set('written', true);
+    await skills.flush();
+    skills.release();
+    await until(async () => (await listDiskDocuments(s.dir)).includes(traceDocId('acme:conv:2')));
+    expect(await listDiskDocuments(s.dir)).toEqual(
+      expect.arrayContaining(['acme:conv:2', traceDocId('acme:conv:2'), skillsDocId('acme')]),
+    );
+    expect(await listDiskPlans(s.dir)).toEqual(['acme:conv:2']);
+
+    const trace = encodeURIComponent(traceDocId('acme:conv:2'));
+    for (const [method, path, body] of [
+      ['GET', `/api/plans/${trace}/tasks`, undefined],
+      ['GET', `/api/plans/${trace}/context`, undefined],
+      ['GET', `/api/plans/${trace}/tools`, undefined],
+      [
+        'POST',
+        `/api/plans/${trace}/tools/set_ongoing_task?families=ongoing_task`,
+        { task: 'x', status: 'pending' },
+      ],
+    ] as const) {
+      const answer = await api(s, method, path, body);
+      expect(answer.status, `${method} ${path}`).toBe(400);
+      expect(answer.json.error.code).toBe('invalid_argument');
+      expect(answer.json.error.message).toContain('is the trace document of plan "acme:conv:2", not a plan');
+    }
+    const library = await api(s, 'GET', `/api/plans/${encodeURIComponent(skillsDocId('acme'))}/tasks`);
+    expect(library.status).toBe(400);
+    expect(library.json.error.message).toContain('GET /api/scopes/acme/skills');
+    // Nothing was written into the trace: it holds the one call made on the plan.
+    expect((await api(s, 'GET', '/api/plans/acme%3Aconv%3A2/traces')).json.calls).toHaveLength(1);
   });
 });
 

@@ -221,6 +221,7 @@ export class App {
       scope: session.scope,
       skills: session.skills,
       learn: () => this.learnFromConversation(),
+      setStatus: (skillId, status) => this.setSkillStatus(skillId, status),
       notify: (message) => this.notify(message),
     });
     this.tabs = {
@@ -301,6 +302,33 @@ export class App {
     if (response.status === 202)
       return `Not learned yet (${body.job?.lastError ?? 'the model failed'}); it will be retried.`;
     throw new Error(body.error?.message ?? `The server answered ${response.status}.`);
+  }
+
+  /** Asks the server to retire or restore one of the scope's skills (PATCH .../skills/:skillId). */
+  private async setSkillStatus(skillId: string, status: 'active' | 'retired'): Promise<string> {
+    const { scope, token } = this.session;
+    const response = await fetch(
+      `/api/scopes/${encodeURIComponent(scope)}/skills/${encodeURIComponent(skillId)}`,
+      {
+        method: 'PATCH',
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify(
+          status === 'retired' ? { status, reason: `retired by ${this.session.identity.name}` } : { status },
+        ),
+      },
+    );
+    const body = (await response.json().catch(() => ({}))) as {
+      skill?: { name: string };
+      error?: { message: string };
+    };
+    if (response.status !== 200 || !body.skill)
+      throw new Error(body.error?.message ?? `The server answered ${response.status}.`);
+    return status === 'retired'
+      ? `Retired “${body.skill.name}”: the agent is no longer offered it.`
+      : `Restored “${body.skill.name}”: the agent is offered it again.`;
   }
 
   private undo(): void {

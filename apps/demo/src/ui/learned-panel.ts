@@ -1,5 +1,6 @@
 // The "Learned" panel: the procedures learned in this plan's scope, each with its versions and their success
-// rates, live from the scope's skills document; and a button to learn from this conversation now.
+// rates, live from the scope's skills document; a button to retire or restore each, and one to learn from this
+// conversation now. Only the server writes skills, so both buttons ask it; the panel redraws when the change syncs.
 import { currentVersion, readSkills, type Skill, type SkillVersion, successRate } from '@cairn/core';
 import type * as Y from 'yjs';
 import { h, replace } from '../dom.js';
@@ -10,6 +11,8 @@ export interface LearnedPanelOptions {
   skills: Y.Doc;
   /** Asks the server to learn from this conversation; resolves with a sentence saying what came of it. */
   learn: () => Promise<string>;
+  /** Asks the server to retire a skill (no longer offered) or restore it; resolves with a sentence. */
+  setStatus: (skillId: string, status: 'active' | 'retired') => Promise<string>;
   notify: (message: string) => void;
 }
 
@@ -45,15 +48,37 @@ export class LearnedPanel {
     this.render();
   }
 
-  private async learn(): Promise<void> {
-    this.button.disabled = true;
+  private learn(): Promise<void> {
+    return this.ask(this.button, () => this.options.learn());
+  }
+
+  /** Runs a request to the server with its button disabled meanwhile, telling what came of it. */
+  private async ask(button: HTMLButtonElement, request: () => Promise<string>): Promise<void> {
+    button.disabled = true;
     try {
-      this.options.notify(await this.options.learn());
+      this.options.notify(await request());
     } catch (error) {
       this.options.notify(error instanceof Error ? error.message : String(error));
     } finally {
-      this.button.disabled = false;
+      button.disabled = false;
     }
+  }
+
+  private statusButton(skill: Skill, name: string): HTMLButtonElement {
+    const retire = skill.status === 'active';
+    const button: HTMLButtonElement = h('button', {
+      className: 'learned-status-button',
+      text: retire ? 'Retire' : 'Restore',
+      attrs: {
+        type: 'button',
+        title: retire ? `Stop offering “${name}” to the agent` : `Offer “${name}” to the agent again`,
+      },
+      on: {
+        click: () =>
+          void this.ask(button, () => this.options.setStatus(skill.id, retire ? 'retired' : 'active')),
+      },
+    });
+    return button;
   }
 
   private render(): void {
@@ -76,6 +101,7 @@ export class LearnedPanel {
         h('strong', { text: current.name }),
         h('span', { className: 'badge', text: skill.status === 'active' ? 'active' : 'retired' }),
         h('span', { className: 'learned-version', text: `version ${current.version}` }),
+        this.statusButton(skill, current.name),
       ),
       h('div', { className: 'learned-rate', text: `Success: ${rate(current)}` }),
       h('div', {

@@ -2,7 +2,7 @@
 // text in the system prompt stays byte-identical from turn to turn, and what others changed since the previous
 // turn comes as a short message of its own (renderDelta). The whole plan is rendered again only when the changes
 // told since the last full render would cost more than a share of it: then one fresh prefix is cheaper than
-// dragging the deltas along.
+// dragging the deltas along. Ages in the plan text are as of its last full render.
 
 import * as Y from 'yjs';
 import type { Plan } from '../plan.js';
@@ -16,7 +16,8 @@ export interface ContextFeedOptions extends Omit<RenderOptions, 'actor'> {
   actor?: Actor;
   /**
    * Render the whole plan again once the deltas since the last full render cost more than this share of its
-   * tokens. Default 1 (as much as the plan itself).
+   * tokens. Default 3: a fresh prefix is paid for by the plan and by every message after it, which the
+   * provider's cache then misses too, so carrying deltas stays cheaper well past the plan's own size.
    */
   reRenderShare?: number;
   /** Counts tokens for that rule (and the render budget). Default: the estimate of `defaultTokenizer`. */
@@ -40,7 +41,7 @@ export interface ContextFeed {
 export function createContextFeed(plan: Plan, options: ContextFeedOptions): ContextFeed {
   const actor = options.actor ?? plan.actor;
   const tokenizer = options.tokenizer ?? defaultTokenizer;
-  const share = options.reRenderShare ?? 1;
+  const share = options.reRenderShare ?? 3;
   let full: string | null = null;
   let fullTokens = 0;
   let toldTokens = 0;

@@ -28,7 +28,10 @@ export interface RenderOptions extends BudgetOptions {
   actor?: Actor;
   /** Who is connected and on what, from awareness. Default: unknown (nothing is said about presence). */
   presence?: Iterable<Presence> | null;
-  /** The time (ms since the epoch) for ages and the done window. Default: `Date.now()`. */
+  /**
+   * The time (ms since the epoch) for ages and the done window, rounded down to its quarter hour (`renderClock`),
+   * so rendering an unchanged plan twice within a quarter hour gives the same bytes. Default: `Date.now()`.
+   */
   now?: number;
 }
 

@@ -22,6 +22,7 @@ const NO_STEPS: StepCount = Object.freeze({ all: 0, closed: 0 });
 export class PlanView {
   readonly plan: Plan;
   readonly actor: Actor;
+  /** The render clock: the time asked for, rounded down to its quarter hour (see `renderClock`). */
   readonly now: number;
   readonly presence: Presence[] | null;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
@@ -31,7 +32,7 @@ export class PlanView {
   constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
     this.plan = plan;
     this.actor = options.actor ?? plan.actor;
-    this.now = options.now ?? Date.now();
+    this.now = renderClock(options.now ?? Date.now());
     this.presence = options.presence ? [...options.presence] : null;
   }
 
@@ -202,11 +203,26 @@ function joinWords(parts: string[]): string {
     : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
 }
 
-/** "just now", "5 minutes ago", "3 hours ago", "2 days ago". */
+/** How far the render clock moves at a time. */
+export const RENDER_CLOCK_STEP_MS = 15 * 60_000;
+
+/**
+ * The time a render tells ages and applies the done window by: `now` rounded down to its quarter hour. An
+ * unchanged plan then renders to the same bytes all through a quarter hour (so a model provider's cached prompt
+ * prefix holds between turns), and its text can change with time only when the clock crosses :00, :15, :30 or :45.
+ */
+export function renderClock(now: number): number {
+  return Math.floor(now / RENDER_CLOCK_STEP_MS) * RENDER_CLOCK_STEP_MS;
+}
+
+/**
+ * "just now" (under 15 minutes), "15 minutes ago", "30 minutes ago", "45 minutes ago", "3 hours ago",
+ * "2 days ago": each rounded down, in steps no finer than the render clock's.
+ */
 export function ago(ms: number): string {
   const minutes = Math.floor(Math.max(0, ms) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} minute${minutes === 1 ? '' : 's'} ago`;
+  if (minutes < 15) return 'just now';
+  if (minutes < 60) return `${minutes - (minutes % 15)} minutes ago`;
   const hours = Math.floor(minutes / 60);
   if (hours < 48) return `${hours} hour${hours === 1 ? '' : 's'} ago`;
   const days = Math.floor(hours / 24);

@@ -24,11 +24,12 @@ const patch = TaskPatchSchema.shape;
 const Id = TaskIdSchema;
 const Title = patch.title.unwrap();
 
+// The enum lists the statuses; the words say only what it cannot: which are open, and where skipped goes.
 const STATUS_HELP =
-  'pending, in_progress, waiting_user, waiting_external (open); done, failed, cancelled, skipped (closed; skipped only for steps).';
+  'pending, in_progress and waiting_* are open, the rest closed; skipped is for steps only.';
 
-const fields = {
-  status: StatusSchema.optional().describe(`Status: ${STATUS_HELP}`),
+export const fields = {
+  status: StatusSchema.optional().describe(STATUS_HELP),
   activeForm: patch.activeForm.describe(
     'Present-continuous form shown while in progress, e.g. "Writing tests"; null clears it.',
   ),
@@ -43,14 +44,15 @@ const fields = {
   assignee: patch.assignee.describe('Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
 };
 
-const Step = z.union([
+export const Step = z.union([
   Title.describe('A step title'),
+  // A step's fields mean what a task's do, described once there: repeating it costs every model call.
   z.strictObject({
     title: Title,
     key: z.string().min(1).max(64).optional(),
-    status: fields.status,
-    activeForm: fields.activeForm,
-    note: fields.note,
+    status: StatusSchema.optional(),
+    activeForm: patch.activeForm,
+    note: patch.note,
     blockedBy: z.array(Id).max(100).optional(),
   }),
 ]);
@@ -89,9 +91,9 @@ const Update = z.strictObject({
 });
 type UpdateArg = z.output<typeof Update>;
 
-const VIEWS = ['ready', 'blocked', 'open', 'closed', 'all'] as const;
+export const VIEWS = ['ready', 'blocked', 'open', 'closed', 'all'] as const;
 
-const addTasks = defineTool({
+export const addTasks = defineTool({
   name: 'add_tasks',
   description:
     'Add tasks to the shared plan: one, or a whole plan at once, with nested steps and dependencies. Tasks of ' +
@@ -123,7 +125,7 @@ const addTasks = defineTool({
 /** At most this many tasks in `nowReady`; `moreReady` counts the rest (list_tasks pages through them). */
 const NOW_READY_LIMIT = 50;
 
-const updateTasks = defineTool({
+export const updateTasks = defineTool({
   name: 'update_tasks',
   description:
     'Change some fields of one or more tasks; fields you leave out stay as they are, so marking a task done is ' +
@@ -193,7 +195,7 @@ function affectedBy(plan: Plan, ids: readonly string[]): string[] {
   return [...out];
 }
 
-const removeTasks = defineTool({
+export const removeTasks = defineTool({
   name: 'remove_tasks',
   description:
     'Remove tasks with all their steps; other tasks stop waiting on them. To close a task instead, set its ' +
@@ -212,7 +214,7 @@ const removeTasks = defineTool({
   },
 });
 
-const getTask = defineTool({
+export const getTask = defineTool({
   name: 'get_task',
   description:
     'Everything about one task: fields, steps, what it waits on and what waits on it, and why it is blocked.',
@@ -255,7 +257,7 @@ const getTask = defineTool({
   },
 });
 
-const listTasks = defineTool({
+export const listTasks = defineTool({
   name: 'list_tasks',
   description:
     'List tasks (steps included, in plan order). view: ready (what you can start now; the default), blocked ' +
@@ -297,7 +299,7 @@ const listTasks = defineTool({
   },
 });
 
-const searchTool = defineTool({
+export const searchTool = defineTool({
   name: 'search_tasks',
   description:
     'Find tasks by keywords in their title, next step, note or context, closed ones included: every word must ' +
@@ -321,7 +323,7 @@ const searchTool = defineTool({
 
 // Claims go through the plan's arbiter (the sync server when connected), so when several agents ask for the
 // same task exactly one is told it won; the others are told who holds it.
-const claimTool = defineTool({
+export const claimTool = defineTool({
   name: 'claim',
   description:
     'Claim a task before working on it: you become its assignee and it goes in_progress. If someone else holds ' +
@@ -333,7 +335,7 @@ const claimTool = defineTool({
   },
 });
 
-const claimNextTool = defineTool({
+export const claimNextTool = defineTool({
   name: 'claim_next',
   description:
     'Claim the first ready task nobody holds (in plan order) and get it back; outcome "none" when no task is ' +
@@ -348,7 +350,7 @@ const claimNextTool = defineTool({
   },
 });
 
-const releaseTool = defineTool({
+export const releaseTool = defineTool({
   name: 'release',
   description:
     'Give back a task you hold without finishing it: no assignee, and pending again if it was in progress, ' +
@@ -359,7 +361,7 @@ const releaseTool = defineTool({
   },
 });
 
-const handOffTool = defineTool({
+export const handOffTool = defineTool({
   name: 'hand_off',
   description: 'Hand a task you hold (or nobody holds) to someone else, e.g. "user:ann" or "agent:reviewer".',
   input: z.strictObject({

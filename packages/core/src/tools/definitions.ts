@@ -136,8 +136,13 @@ function nullable(schema: Schema): Schema {
 
 /**
  * Drops what zod adds but a model does not need: `$schema`, the safe-integer bounds of every integer, and
- * `propertyNames: { type: 'string' }` on records (object keys are always strings in JSON).
+ * `propertyNames: { type: 'string' }` on records (object keys are always strings in JSON). Also the size limits
+ * (string lengths, list lengths) and patterns: they guard the plan against abuse rather than guide a model, the
+ * toolkit enforces them whatever the definition says and its refusal names the limit, and they cost every model
+ * call a few tokens per field (the descriptions say the shape of an actor or a time in words).
  */
+const SIZE_LIMITS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
+
 function clean(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(clean);
   if (value === null || typeof value !== 'object') return value;
@@ -147,8 +152,7 @@ function clean(value: unknown): unknown {
     if (key === 'maximum' && inner === Number.MAX_SAFE_INTEGER) continue;
     if (key === 'minimum' && inner === Number.MIN_SAFE_INTEGER) continue;
     if (key === 'propertyNames' && isStringType(inner)) continue;
-    // zod spells out its ISO time regex; `format: date-time` says the same in a few tokens.
-    if (key === 'pattern' && (value as { format?: unknown }).format === 'date-time') continue;
+    if (key === 'pattern' || SIZE_LIMITS.has(key)) continue;
     out[key] = clean(inner);
   }
   return out;

@@ -1,7 +1,7 @@
 // @cairn/server/cluster: several `cairn serve` instances sharing plans through Redis, stored in PostgreSQL
 // (docs/decisions/023). Node-only; loaded only when a cluster is configured, so the embedded default needs neither.
 import { randomUUID } from 'node:crypto';
-import { CairnError } from '@cairn/core';
+import { CairnError, isPlanDocId } from '@cairn/core';
 import type { ClaimOptions } from '../claims.js';
 import type { CairnServerOptions } from '../node-host.js';
 import { redisOnce } from './jobs.js';
@@ -71,7 +71,8 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
     relay: () => relay,
     serverOptions: {
       store,
-      wake: { listPlans: () => store.listPlans(), once },
+      // Traces and skills are documents too; only plans have wake-ups.
+      wake: { listPlans: async () => (await store.listPlans()).filter(isPlanDocId), once },
       autoClose: { once },
       claims: {
         ...options.claims,

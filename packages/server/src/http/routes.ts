@@ -1,7 +1,7 @@
 // The server's own HTTP endpoints: health and metrics. The plan API (tasks, context, tools) registers beside
 // them through the same Router, authorizing each request with `authorizeRequest`.
 import type { IncomingMessage } from 'node:http';
-import { CairnError } from '@cairn/core';
+import { assertPlanDocId, CairnError } from '@cairn/core';
 import type { Grant, Role } from '../auth.js';
 import type { SyncHub } from '../hub/hub.js';
 import { bearerToken, type Router, sendJson } from './router.js';
@@ -82,5 +82,9 @@ export async function authorizeRequest(
         : 'No token: send it as the header Authorization: Bearer <jwt>.',
     );
   }
-  return hub.grant(planId, token, needs);
+  const grant = await hub.grant(planId, token, needs);
+  // The authenticator lets a plan's token reach its trace document; the plan routes take plans only. Asked after
+  // the token, so a stranger is refused as for any plan of others.
+  assertPlanDocId(planId);
+  return grant;
 }

@@ -73,8 +73,8 @@ export interface LearningOptions {
   settleMs?: number;
   /** Where the plans with queued jobs are listed (JSON), so a start finds them without opening every trace. */
   indexPath?: string | null;
-  /** Every stored document id: read to rebuild the index when its file is missing or unreadable. */
-  listPlans?: (() => Promise<string[]>) | null;
+  /** Every stored document id (trace documents among them): read to rebuild the index when its file is missing or unreadable. */
+  listDocuments?: (() => Promise<string[]>) | null;
   logger?: Logger;
 }
 
@@ -187,7 +187,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     this.indexPath = options.indexPath ?? null;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
-    this.ready = this.findQueued(options.listPlans ?? null);
+    this.ready = this.findQueued(options.listDocuments ?? null);
   }
 
   /** Records a call made on the server (the HTTP tool route) in the plan's trace, durably. */
@@ -625,15 +625,15 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
    * At start: which plans have queued jobs, from the index; without a readable index, every stored trace document
    * is opened once to rebuild it.
    */
-  private async findQueued(listPlans: (() => Promise<string[]>) | null): Promise<void> {
+  private async findQueued(listDocuments: (() => Promise<string[]>) | null): Promise<void> {
     const index = this.indexPath ? readIndex(this.indexPath) : null;
     if (index) {
       for (const [planId, at] of Object.entries(index)) this.markDue(planId, at);
       return;
     }
-    if (!listPlans) return;
+    if (!listDocuments) return;
     try {
-      for (const docId of await listPlans()) {
+      for (const docId of await listDocuments()) {
         const planId = planOfTraceDoc(docId);
         if (planId === null || this.closed) continue;
         const jobs = await this.pending(planId);

@@ -1,10 +1,16 @@
 // Which plans a disk store's directory holds, read from its file names, without loading (or creating) any.
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { isPlanDocId } from '@cairn/core';
 import { decodePlanName, planFiles } from '@cairn/core/fs';
 
-/** Every plan id with a log in `dir` (dot files are the server's own: locks, indexes). */
+/** Every plan id with a log in `dir`: the documents beside them (traces, skills) left out. */
 export async function listDiskPlans(dir: string): Promise<string[]> {
+  return (await listDiskDocuments(dir)).filter(isPlanDocId);
+}
+
+/** Every document id with a log in `dir`, plans and the traces and skills beside them (dot files are the server's own: locks, indexes). */
+export async function listDiskDocuments(dir: string): Promise<string[]> {
   const names = await readdir(dir);
   const ids: string[] = [];
   for (const name of names) {

@@ -1,0 +1,179 @@
+// A compact variant of the native family: the same work in three general tools (read, write, claim) instead of
+// ten, so its definitions cost a model about half as many tokens on every call. Each call is passed on whole to
+// the native tool that does that work, so results, errors and the one-transaction rule are the native family's.
+// Offered with `createToolkit(plan, { families: [], extraTools: CAIRN_COMPACT_TOOLS })`.
+import * as z from 'zod';
+import { CairnError } from '../errors.js';
+import { TaskIdSchema, TaskPatchSchema } from '../schema.js';
+import {
+  addTasks,
+  claimNextTool,
+  claimTool,
+  fields,
+  getTask,
+  handOffTool,
+  listTasks,
+  releaseTool,
+  removeTasks,
+  Step,
+  searchTool,
+  updateTasks,
+  VIEWS,
+} from './cairn.js';
+import { defineTool, type ToolContext, type ToolSpec } from './tool.js';
+
+const Id = TaskIdSchema;
+const patch = TaskPatchSchema.shape;
+
+/** Runs a native tool on arguments mapped from a compact call, validated by that tool's own schema. */
+function delegate(tool: ToolSpec<unknown>, args: Record<string, unknown>, ctx: ToolContext): unknown {
+  const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+  const parsed = tool.input.safeParse(defined);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+    throw new CairnError('invalid_argument', `Invalid arguments: ${issues.join('; ')}.`);
+  }
+  return tool.run(parsed.data, ctx);
+}
+
+const readTasks = defineTool({
+  name: 'read_tasks',
+  description:
+    'Read the plan: with id, everything about one task (steps, what it waits on and why); with query, tasks ' +
+    'matching every keyword (closed ones too); else a list by view: ready (what you can start now; the default), ' +
+    'blocked, open, closed or all, `limit` at a time with `count` and `more`, `offset` paging on.',
+  annotations: { readOnlyHint: true },
+  input: z.strictObject({
+    id: Id.optional().describe('One task.'),
+    query: z.string().trim().min(1, 'give at least one keyword').max(500).optional().describe('Keywords.'),
+    view: z.enum(VIEWS).optional(),
+    assignee: z.string().min(1).max(120).optional().describe('Only tasks assigned to this actor.'),
+    limit: z.int().min(1).max(500).optional().describe('Default 100 (20 for a query).'),
+    offset: z.int().min(0).optional(),
+  }),
+  run({ id, query, view, assignee, limit, offset }, ctx) {
+    if (id !== undefined && query !== undefined) {
+      throw new CairnError('invalid_argument', 'Give id (one task) or query (a search), not both.');
+    }
+    if (id !== undefined) return delegate(getTask, { id }, ctx);
+    if (query !== undefined) {
+      if (view === 'ready' || view === 'blocked') {
+        throw new CairnError(
+          'invalid_argument',
+          'A query searches open, closed or all tasks; view ready or blocked lists without one.',
+        );
+      }
+      return delegate(searchTool, { query, state: view, limit }, ctx);
+    }
+    return delegate(listTasks, { view, assignee, limit, offset }, ctx);
+  },
+});
+
+const Item = z.strictObject({
+  id: Id.optional().describe('The task to change or remove; omit to add a task.'),
+  remove: z.literal(true).optional().describe('With id: remove the task and its steps.'),
+  title: patch.title.describe('Imperative: "Write the migration"; required to add.'),
+  key: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('Names a new task so others of this call can use it in blockedBy or parent.'),
+  parent: Id.nullable().optional().describe('The task this is a step of (null: top level).'),
+  after: Id.nullable().optional().describe('Place after this sibling (null: first).'),
+  blockedBy: z
+    .array(Id)
+    .max(100)
+    .optional()
+    .describe('Ids or keys that must finish first (a change adds them).'),
+  removeBlockedBy: patch.removeBlockedBy.describe('Ids it no longer waits for.'),
+  steps: z.array(Step).max(200).optional().describe('Steps in order (a change appends them).'),
+  ...fields,
+  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one.'),
+});
+type ItemArg = z.output<typeof Item>;
+
+const ADD_ONLY = ['key'] as const;
+const CHANGE_ONLY = ['removeBlockedBy', 'supersededBy'] as const;
+
+const writeTasks = defineTool({
+  name: 'write_tasks',
+  description:
+    'Add, change or remove tasks. Without id an entry adds a task (with nested steps and dependencies); with ' +
+    'id it changes only the fields given, so marking one done is {"tasks":[{"id":"…","status":"done"}]}; with id ' +
+    'and remove: true it removes it. One call does one of the three, all of it or none. Closing a task skips ' +
+    'its open steps.',
+  input: z.strictObject({ tasks: z.array(Item).min(1).max(200) }),
+  run({ tasks }, ctx) {
+    const removing = tasks.filter((t) => t.remove === true);
+    const adding = tasks.filter((t) => t.id === undefined);
+    if (removing.length > 0) {
+      const extra = removing.find((t) => Object.keys(t).some((k) => k !== 'id' && k !== 'remove'));
+      if (removing.length < tasks.length || adding.length > 0 || extra) {
+        throw new CairnError(
+          'invalid_argument',
+          'A call that removes gives only { id, remove: true } entries; add or change tasks in another call.',
+        );
+      }
+      return delegate(removeTasks, { ids: removing.map((t) => t.id) }, ctx);
+    }
+    if (adding.length > 0 && adding.length < tasks.length) {
+      throw new CairnError(
+        'invalid_argument',
+        'A call adds tasks (entries without id) or changes them (entries with id), not both: split it in two.',
+      );
+    }
+    return adding.length > 0
+      ? delegate(addTasks, { tasks: tasks.map((t, i) => asNewTask(t, i)) }, ctx)
+      : delegate(updateTasks, { updates: tasks.map((t, i) => asUpdate(t, i)) }, ctx);
+  },
+});
+
+function asNewTask(item: ItemArg, index: number): Record<string, unknown> {
+  misplaced(item, index, CHANGE_ONLY, 'changing a task (with id)');
+  const { id: _id, remove: _remove, parent, ...rest } = item;
+  return { ...rest, ...(parent !== null ? { parent } : {}) };
+}
+
+function asUpdate(item: ItemArg, index: number): Record<string, unknown> {
+  misplaced(item, index, ADD_ONLY, 'adding a task (without id)');
+  const { remove: _remove, blockedBy, steps, ...rest } = item;
+  return { ...rest, addBlockedBy: blockedBy, addSteps: steps };
+}
+
+function misplaced(item: ItemArg, index: number, keys: readonly string[], forWhat: string): void {
+  const found = keys.filter((k) => (item as Record<string, unknown>)[k] !== undefined);
+  if (found.length > 0) {
+    throw new CairnError(
+      'invalid_argument',
+      `tasks.${index}: ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} only for ${forWhat}.`,
+    );
+  }
+}
+
+const claimTask = defineTool({
+  name: 'claim_task',
+  description:
+    'Claim work before doing it: with id, that task (you become its assignee, it goes in_progress; "lost" with ' +
+    'the holder when someone else has it, "tentative" offline until the server confirms); without id, the first ' +
+    'ready task nobody holds ("none" when there is none). action release gives a task back; hand_off gives it to `to`.',
+  input: z.strictObject({
+    id: Id.optional(),
+    action: z.enum(['claim', 'release', 'hand_off']).optional().describe('Default claim.'),
+    to: z.string().min(1).max(120).optional().describe('For hand_off: "agent:<name>" or "user:<name>".'),
+    parent: Id.nullable()
+      .optional()
+      .describe('Without id: only steps of this task (null: only top-level tasks).'),
+  }),
+  run({ id, action = 'claim', to, parent }, ctx) {
+    if (action === 'claim') {
+      return id === undefined ? delegate(claimNextTool, { parent }, ctx) : delegate(claimTool, { id }, ctx);
+    }
+    if (id === undefined)
+      throw new CairnError('invalid_argument', `action ${action} needs the id of the task.`);
+    return action === 'release' ? delegate(releaseTool, { id }, ctx) : delegate(handOffTool, { id, to }, ctx);
+  },
+});
+
+/** The compact native tools: read_tasks, write_tasks, claim_task. */
+export const CAIRN_COMPACT_TOOLS: ReadonlyArray<ToolSpec<unknown>> = [readTasks, writeTasks, claimTask];
