@@ -25,13 +25,15 @@ import { type RunningServer, SERVER_NAMES, type ServerKind, startServer } from '
 
 process.setMaxListeners(0);
 
-interface FanoutResult {
+export interface FanoutResult {
   sentPerS: number;
   deliveredPerS: number;
   expectedDeliveries: number;
   delivered: number;
   latency: ReturnType<typeof summarize>;
   cpuPercent: number;
+  /** CPU of each server process (one entry unless the load was spread over a cluster's instances). */
+  cpuPerServer: number[];
   rssPerRoom: number;
   rssPeak: number;
   lost: number;
@@ -41,26 +43,40 @@ interface FanoutResult {
 
 const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
 
-async function measure(
+/**
+ * `cluster`: three Cairn instances on these services instead of one server, each room's clients spread over them
+ * (one client process per instance); memory is then the first instance's.
+ */
+export async function measure(
   kind: ServerKind,
   rooms: number,
   perRoom: number,
   durationMs: number,
   rate: number,
   cpuProfileDir?: string,
+  cluster?: { redis: string; postgres: string },
 ): Promise<FanoutResult> {
-  const server: RunningServer = await startServer(kind, cpuProfileDir ? { cpuProfileDir } : {});
+  const servers: RunningServer[] = cluster
+    ? await Promise.all([0, 1, 2].map(() => startServer(kind, { cluster })))
+    : [await startServer(kind, cpuProfileDir ? { cpuProfileDir } : {})];
+  const server = servers[0]!;
   const procs: ClientProcess[] = [];
   try {
     await sleep(500);
     const rssBase = server.rss();
     const all: Room[] = Array.from({ length: rooms }, (_, i) => makeRoom(`room${i}`, perRoom));
     await seedRooms(server, all);
-    // Two client processes, half the rooms each.
-    for (const part of [all.slice(0, rooms / 2), all.slice(rooms / 2)])
-      procs.push(await spawnClients(server, part));
+    if (cluster) {
+      // One client process per instance, each holding every room's clients i with i % 3 == its index.
+      for (const [k, instance] of servers.entries())
+        procs.push(await spawnClients(instance, all, (r) => r.clients.filter((_, i) => i % 3 === k)));
+    } else {
+      // Two client processes, half the rooms each.
+      for (const part of [all.slice(0, rooms / 2), all.slice(rooms / 2)])
+        procs.push(await spawnClients(server, part));
+    }
     await Promise.all(procs.map((p) => p.next('ready')));
-    const cpu0 = server.cpuSeconds();
+    const cpu0 = servers.map((s) => s.cpuSeconds());
     let rssPeak = server.rss();
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, server.rss());
@@ -70,7 +86,8 @@ async function measure(
     for (const p of procs) p.send({ type: 'start', durationMs, ratePerClient: rate });
     const reports = await Promise.all(done);
     const elapsedS = (performance.now() - t0) / 1000;
-    const cpuPercent = ((server.cpuSeconds() - cpu0) / elapsedS) * 100;
+    const cpuPerServer = servers.map((s, i) => ((s.cpuSeconds() - cpu0[i]!) / elapsedS) * 100);
+    const cpuPercent = cpuPerServer.reduce((a, b) => a + b, 0);
     // Drain: ask every replica what it holds until each has every writer's last edit (or 30 s pass).
     const sent: Record<string, number> = Object.assign({}, ...reports.map((r) => r.sent));
     const d0 = performance.now();
@@ -115,6 +132,7 @@ async function measure(
       delivered,
       latency: summarize(latencies),
       cpuPercent,
+      cpuPerServer,
       rssPerRoom: (rssPeak - rssBase) / rooms,
       rssPeak,
       lost,
@@ -123,7 +141,7 @@ async function measure(
     };
   } finally {
     for (const p of procs) await p.stop();
-    await server.stop();
+    await Promise.all(servers.map((s) => s.stop()));
   }
 }
 

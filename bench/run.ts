@@ -20,6 +20,8 @@ export const BENCHMARKS = [
   'bundle',
   'context-tokens',
   'tool-definitions',
+  'cluster-latency',
+  'cluster-fanout',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));

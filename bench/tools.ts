@@ -478,8 +478,9 @@ export async function run({
       `so the target sits ${floor.perSecond >= 50 * s0.perSecond ? 'within' : 'beyond'} what any Yjs-backed tool on disk reaches on this machine; ` +
       `Cairn is ${(c.perSecond / floor.perSecond).toFixed(2)}x of that floor. ` +
       "Cairn's calls no longer scan the plan: a status or dependency change re-decides only the tasks that wait on the task (graph-index.ts), " +
-      '`nowReady` looks only at those, and a create appends to the tree order in place. What remains per call is validation (zod, twice: ' +
-      'the tool schema and the plan API), one Yjs transaction and its observers, the undo step, the encoded update and its append, and, ' +
+      '`nowReady` looks only at those, and a create appends to the tree order in place. What remains per call is validation (one zod ' +
+      'parse, of the tool arguments; the plan API trusts what the tool built from them), one Yjs transaction and its observers, ' +
+      'the undo step, the encoded update and its append, and, ' +
       'for list ready, one filter over the tasks in tree order.',
   );
   return {

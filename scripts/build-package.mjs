@@ -27,6 +27,7 @@ const ALTERNATIVES = {
   '@cairn/core/fs':
     'In a browser, persist with @cairn/core/indexeddb; in a Worker, sync the plan with @cairn/core/websocket.',
   '@cairn/server': 'Run it with Node (npx cairn serve) and connect to it with @cairn/core/websocket.',
+  '@cairn/server/cluster': 'Run it with Node (npx cairn serve --redis URL --postgres URL).',
   '@cairn/mcp': 'Run it with Node (npx cairn mcp).',
 };
 

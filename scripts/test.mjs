@@ -17,11 +17,18 @@ function step(name, command, args) {
   return ok;
 }
 
-// Browser tests run in Debian's Chromium; install it when missing (root on a fresh machine or in CI).
-if (!existsSync('/usr/bin/chromium')) {
-  step('install chromium', 'bash', [
+// Browser tests run in Debian's Chromium, and the cluster tests start their own redis-server and PostgreSQL
+// (Debian's packages): install whichever is missing, in one apt run (root on a fresh machine or in CI).
+const missing = [
+  ['/usr/bin/chromium', 'chromium'],
+  ['/usr/bin/redis-server', 'redis-server'],
+  ['/usr/lib/postgresql', 'postgresql'],
+].filter(([path]) => !existsSync(path));
+if (missing.length > 0) {
+  const packages = missing.map(([, name]) => name).join(' ');
+  step(`install ${packages}`, 'bash', [
     '-c',
-    'apt-get update -qq && apt-get install -y -qq chromium >/dev/null',
+    `export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq ${packages} >/dev/null`,
   ]);
 }
 
@@ -30,6 +37,7 @@ step('lint', bin('biome'), ['check', '.']);
 step('typecheck', bin('tsc'), ['-p', 'tsconfig.json']);
 step('single yjs', 'node', ['scripts/check-single-yjs.mjs']);
 step('browser bundle', 'node', ['scripts/check-browser-bundle.mjs']);
+step('import cycles', 'node', ['scripts/check-import-cycles.mjs']);
 
 mkdirSync('.test-results', { recursive: true });
 const vitestRuns = [];

@@ -29,14 +29,31 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** `cpuProfileDir`: run the server under `--cpu-prof`; the profile is written there when it exits. */
+/**
+ * `cpuProfileDir`: run the server under `--cpu-prof`; the profile is written there when it exits. `cluster`: a
+ * Cairn instance on these Redis and PostgreSQL URLs instead of a data directory.
+ */
 export async function startServer(
   kind: ServerKind,
-  options: { cpuProfileDir?: string } = {},
+  options: { cpuProfileDir?: string; cluster?: { redis: string; postgres: string } } = {},
 ): Promise<RunningServer> {
   let data: string | null = null;
   let args: string[];
-  if (kind === 'cairn') {
+  if (kind === 'cairn' && options.cluster) {
+    const { redis, postgres } = options.cluster;
+    args = [
+      ...SOURCE_CLI_ARGS,
+      'serve',
+      '--port',
+      '0',
+      '--static',
+      'none',
+      '--redis',
+      redis,
+      '--postgres',
+      postgres,
+    ];
+  } else if (kind === 'cairn') {
     data = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-server-'));
     args = [...SOURCE_CLI_ARGS, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data];
   } else {

@@ -93,20 +93,20 @@ export class PlanIndex {
     else for (const id of added) this.graph.added(id);
   }
 
-  /** Every task in tree order. Do not mutate. */
-  ordered(): TaskSnapshot[] {
+  /**
+   * Every task in tree order. Do not mutate, and do not keep it across a change of the plan: the next change
+   * patches it in place (a copy per change cost O(tasks) per write). Plan's reads copy what they return.
+   */
+  ordered(): readonly TaskSnapshot[] {
     const ids = this.orderedIds();
     if (this.orderSnapshots) {
       if (this.staleSnapshots.size > 0) {
-        // A copy: callers may hold the previous array.
-        const out = this.orderSnapshots.slice();
         const positions = this.positions();
         for (const id of this.staleSnapshots) {
           const at = positions.get(id);
           const task = this.source.get(id);
-          if (at !== undefined && task) out[at] = task;
+          if (at !== undefined && task) this.orderSnapshots[at] = task;
         }
-        this.orderSnapshots = out;
         this.staleSnapshots.clear();
       }
       return this.orderSnapshots;
@@ -179,7 +179,7 @@ export class PlanIndex {
       this.orderSnapshots = null;
       return;
     }
-    this.orderSnapshots = [...this.orderSnapshots, task];
+    this.orderSnapshots.push(task);
     this.orderPos?.set(id, this.orderSnapshots.length - 1);
     this.staleSnapshots.delete(id);
   }

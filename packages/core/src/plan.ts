@@ -38,6 +38,7 @@ import {
   isOpenStatus,
   type ListFilter,
   ListFilterSchema,
+  META_KEYS,
   MoveSchema,
   type MoveTarget,
   PLAN_LIMITS,
@@ -606,8 +607,8 @@ export class Plan {
 
   // ---------------------------------------------------------------- internals
 
-  /** Every task in tree order. */
-  private all(): TaskSnapshot[] {
+  /** Every task in tree order; patched in place by the next change, so callers copy what they return. */
+  private all(): readonly TaskSnapshot[] {
     return this.view().ordered();
   }
 
@@ -630,7 +631,7 @@ export class Plan {
   private write(fn: () => void): void {
     this.doc.transact(() => {
       const meta = metaMap(this.doc);
-      if (meta.get('schemaVersion') === undefined) meta.set('schemaVersion', SCHEMA_VERSION);
+      if (meta.get(META_KEYS.schemaVersion) === undefined) meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
       fn();
     }, this.actor);
   }

@@ -9,10 +9,19 @@ export const SCHEMA_VERSION = 1;
 export const DOC_KEYS = {
   /** Y.Map<taskId, Y.Map<field, value>>: every live task. */
   tasks: 'tasks',
-  /** Y.Map<taskId, { by, at }>: who removed a task and when, so removals stay attributable after sync. */
+  /**
+   * Y.Map<taskId, { by, at, num? }>: who removed a task and when, so removals stay attributable after sync, and
+   * the integer alias it had, so that alias is never given to another task.
+   */
   removed: 'removed',
   /** Y.Map<string, unknown>: schemaVersion and plan-level settings. */
   meta: 'meta',
+} as const;
+
+/** Keys inside the `meta` map. */
+export const META_KEYS = {
+  /** The SCHEMA_VERSION the document was first written with. */
+  schemaVersion: 'schemaVersion',
 } as const;
 
 /** Field names inside a task's Y.Map. One place, so no module spells a field differently. */

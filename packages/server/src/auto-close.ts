@@ -77,7 +77,8 @@ export interface JudgeRun {
   /** Set when the judge failed or answered nothing usable; no task was changed. */
   error: string | null;
   /** Why the judge was not asked: `no_open_tasks` or `no_exchange` (an empty chat); null when it was. */
-  skipped: 'no_open_tasks' | 'no_exchange' | null;
+  /** `elsewhere`: another server of the cluster judges this turn. */
+  skipped: 'no_open_tasks' | 'no_exchange' | 'elsewhere' | null;
 }
 
 /** A line of the decision log: one judgement, as the server's log writes it (`task_close` at info level). */
@@ -108,7 +109,12 @@ export interface AutoCloseOptions {
   /** Deadline of one judge call. Default 30 s. */
   timeoutMs?: number;
   logger?: Logger;
+  /** In a cluster: true for exactly one server per key, so each turn is judged once (`once` in cluster/jobs.ts). */
+  once?: RunOnce;
 }
+
+/** Takes a job for this server: true for exactly one caller per key until `ttlMs` has passed. */
+export type RunOnce = (key: string, ttlMs: number) => Promise<boolean>;
 
 const PROBABILITY = z.number().min(0).max(1);
 const JudgementSchema = z.object({
@@ -215,12 +221,14 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private readonly decisions: Counter;
   private readonly decisionLog = new Map<string, CloseDecision[]>();
   private closed = false;
+  private readonly runOnce: RunOnce | null;
 
   constructor(
     private readonly hub: ExtensionHost,
     options: AutoCloseOptions,
   ) {
     super();
+    this.runOnce = options.once ?? null;
     this.judge = options.judge;
     this.judgeName = options.judge.name;
     this.threshold = options.threshold ?? 0.75;
@@ -328,6 +336,12 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       const tasks = openTopLevel(plan.children(null)).slice(0, this.maxTasks);
       if (tasks.length === 0 || (exchange.user === null && endedBy === null)) {
         result.skipped = tasks.length === 0 ? 'no_open_tasks' : 'no_exchange';
+        return this.finish(result);
+      }
+      // Every server holding the plan saw the turn end; one judges it.
+      const key = `auto-close:${planId}:${endedBy}`;
+      if (this.runOnce && endedBy && !(await this.runOnce(key, this.timeoutMs * 2).catch(() => false))) {
+        result.skipped = 'elsewhere';
         return this.finish(result);
       }
 

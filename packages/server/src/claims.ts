@@ -9,6 +9,7 @@ import {
   createPlan,
   isOpenStatus,
   isPrincipalActor,
+  LocalArbiter,
   localArbiterOf,
   type Plan,
   toCairnError,
@@ -36,6 +37,31 @@ export interface ClaimOptions {
   sweepMs?: number;
   /** Clock in ms. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Where claims are decided when several servers share plans (a cluster): a claim the rule grants on this
+   * server's copy is granted only once reserved there, and a lease lapses only once its reservation expired.
+   */
+  reservations?: ClaimReservations;
+}
+
+/** A claim reserved (with its fencing token), or refused because `holder` holds the task (token null). */
+export interface Reservation {
+  holder: string;
+  token: number | null;
+}
+
+/** Claims shared by the servers of a cluster, decided atomically (cluster/redis-claims.ts). */
+export interface ClaimReservations {
+  /** Makes `actor` the holder unless another holds the task. */
+  reserve(planId: string, taskId: string, actor: string): Promise<Reservation>;
+  /** Moves the holder's reservation to `to`, or drops it (null). False when `from` does not hold it. */
+  move(planId: string, taskId: string, from: string, to: string | null): Promise<boolean>;
+  /** Extends the holder's reservation by a lease; false when it is not theirs any more. */
+  extend(planId: string, taskId: string, holder: string): Promise<boolean>;
+  /** True for exactly one server, and only once the reservation expired: that server frees the task. */
+  mayLapse(planId: string, taskId: string, holder: string): Promise<boolean>;
+  /** Every lease of the plan granted by any server (task id to holder), so a lease outlives its server. */
+  leases(planId: string): Promise<Map<string, string>>;
 }
 
 /** The parts of a loaded room the arbiter reads (hub/room.ts). */
@@ -110,11 +136,13 @@ export class ClaimArbiterService implements Extension {
   private readonly timer: ReturnType<typeof setInterval> | null;
   private sweeping: Promise<void> | null = null;
   private closed = false;
+  private readonly reservations: ClaimReservations | null;
 
   constructor(
     private readonly host: ClaimHost,
     options: ClaimOptions = {},
   ) {
+    this.reservations = options.reservations ?? null;
     this.absentMs = nonNegative(options.absentMs ?? 60_000, 'absentMs');
     this.renewMs = nonNegative(options.renewMs ?? 0, 'renewMs');
     this.now = options.now ?? Date.now;
@@ -171,6 +199,11 @@ export class ClaimArbiterService implements Extension {
     if (this.timer) clearInterval(this.timer);
   }
 
+  /** In a cluster every loaded plan is swept: it may hold leases another server granted. */
+  loaded(room: { planId: string }): void {
+    if (this.reservations) this.claimsOf(room.planId);
+  }
+
   private decide(room: ClaimRoom, conn: ClaimConnection, request: ClaimRequest): Promise<Decision> {
     let actor: string;
     try {
@@ -185,31 +218,91 @@ export class ClaimArbiterService implements Extension {
 
     const speaks = this.speaksFor.get(conn) ?? new Set<string>();
     this.speaksFor.set(conn, speaks.add(actor));
-    let result: ClaimResult;
+    let applied: Promise<ClaimResult>;
     try {
-      result = this.apply(room.doc, claims, actor, request);
+      applied = this.reservations
+        ? this.applyReserved(room, claims, actor, request, this.reservations)
+        : Promise.resolve(this.apply(room.doc, claims, actor, request));
     } catch (error) {
       return Promise.resolve(refusal(error));
     }
-    const decided: Decision = {
-      outcome: result.outcome === 'tentative' ? 'won' : result.outcome,
-      taskId: result.taskId,
-      holder: result.holder,
-      message: result.message,
-      code: '',
-    };
-    const decision = this.host.flush(room.planId).then(
-      () => decided,
-      (error: unknown) =>
-        refusal(
-          new CairnError(
-            'storage',
-            `${result.message} But the server could not store it: ${describeError(error)}`,
-          ),
+    const decision = applied.then(
+      (result) =>
+        this.host.flush(room.planId).then(
+          (): Decision => ({
+            outcome: result.outcome === 'tentative' ? 'won' : result.outcome,
+            taskId: result.taskId,
+            holder: result.holder,
+            message: result.message,
+            code: '',
+          }),
+          (error: unknown) =>
+            refusal(
+              new CairnError(
+                'storage',
+                `${result.message} But the server could not store it: ${describeError(error)}`,
+              ),
+            ),
         ),
+      refusal,
     );
     if (key) this.remember(claims, key, decision);
     return decision;
+  }
+
+  /**
+   * The claim rule on this server's copy first (a claim it refuses is refused), then the reservation shared by
+   * the cluster decides; only a reserved claim is written. Releases and hand-offs move the reservation along.
+   */
+  private async applyReserved(
+    room: ClaimRoom,
+    claims: PlanClaims,
+    actor: string,
+    request: ClaimRequest,
+    reservations: ClaimReservations,
+  ): Promise<ClaimResult> {
+    const { planId } = room;
+    if (request.op === 'claim' || request.op === 'claim_next') {
+      // claim_next moves on to the next ready task when another server's agent reserved the one it picked.
+      const reservedElsewhere = new Set<string>();
+      for (;;) {
+        const preview = previewArbiter(this.viewOf(room.doc), reservedElsewhere).decide(
+          actor,
+          request.op === 'claim'
+            ? { op: 'claim', taskId: request.taskId ?? '' }
+            : { op: 'claim_next', filter: request.filter ?? {} },
+          true,
+        );
+        if (preview.outcome !== 'won' || !preview.taskId) return preview;
+        const taskId = preview.taskId;
+        const reservation = await reservations.reserve(planId, taskId, actor);
+        if (reservation.token !== null) {
+          const result = this.apply(room.doc, claims, actor, { ...request, op: 'claim', taskId });
+          if (result.outcome !== 'won') await reservations.move(planId, taskId, actor, null);
+          return result;
+        }
+        if (request.op === 'claim') {
+          return {
+            outcome: 'lost',
+            taskId,
+            holder: reservation.holder,
+            arbitrated: true,
+            message: `Task ${taskId} is already claimed by ${reservation.holder}.`,
+          };
+        }
+        reservedElsewhere.add(taskId);
+      }
+    }
+    const result = this.apply(room.doc, claims, actor, request);
+    if (result.outcome === 'won' && request.taskId) {
+      await reservations.move(
+        planId,
+        request.taskId,
+        actor,
+        request.op === 'hand_off' ? (request.to ?? null) : null,
+      );
+    }
+    return result;
   }
 
   /** Applies the claim rule on the authoritative doc, attributed to the claimer. */
@@ -272,6 +365,7 @@ export class ClaimArbiterService implements Extension {
     for (const [planId, claims] of [...this.plans]) {
       if (this.closed) return;
       const room = this.host.room(planId);
+      if (this.reservations && room) await this.adoptShared(planId, claims, now, this.reservations);
       if (room) this.dropStale(room.doc, claims);
       const present = room ? this.presentActors(room) : new Set<string>();
       const holders = new Set([...claims.leases.values()].map((l) => l.holder));
@@ -289,8 +383,58 @@ export class ClaimArbiterService implements Extension {
         );
       });
       this.forget(claims, now);
+      if (this.reservations) {
+        await this.extendPresent(planId, claims, present, this.reservations);
+        const expired = [];
+        for (const entry of lapsed) {
+          if (await this.reservations.mayLapse(planId, entry[0], entry[1].holder).catch(() => false)) {
+            expired.push(entry);
+          }
+        }
+        lapsed.splice(0, lapsed.length, ...expired);
+      }
       if (lapsed.length > 0) await this.lapse(planId, room, claims, lapsed);
-      if (claims.leases.size === 0 && claims.decided.size === 0) this.plans.delete(planId);
+      const keep = this.reservations !== null && room !== undefined;
+      if (!keep && claims.leases.size === 0 && claims.decided.size === 0) this.plans.delete(planId);
+    }
+  }
+
+  /** Watches the leases other servers granted too, so one whose server died still lapses (here, or elsewhere). */
+  private async adoptShared(
+    planId: string,
+    claims: PlanClaims,
+    now: number,
+    reservations: ClaimReservations,
+  ): Promise<void> {
+    try {
+      for (const [taskId, holder] of await reservations.leases(planId)) {
+        if (claims.leases.get(taskId)?.holder !== holder)
+          claims.leases.set(taskId, { holder, renewedAt: now });
+      }
+    } catch (error) {
+      this.host.logger.error('could not read the shared leases', {
+        plan: planId,
+        error: describeError(error),
+      });
+    }
+  }
+
+  /** Keeps the reservations of holders present here alive: their leases do not lapse on any server. */
+  private async extendPresent(
+    planId: string,
+    claims: PlanClaims,
+    present: Set<string>,
+    reservations: ClaimReservations,
+  ): Promise<void> {
+    for (const [taskId, lease] of claims.leases) {
+      if (!present.has(lease.holder)) continue;
+      await reservations.extend(planId, taskId, lease.holder).catch((error: unknown) => {
+        this.host.logger.error('could not extend a claim', {
+          plan: planId,
+          task: taskId,
+          error: describeError(error),
+        });
+      });
     }
   }
 
@@ -424,6 +568,16 @@ function principalActor(value: string | undefined, field: string, what: string):
     );
   }
   return value;
+}
+
+/** The claim rule on a plan without writing: what a claim would get, leaving out tasks `exclude` names. */
+function previewArbiter(plan: Plan, exclude: ReadonlySet<string>): LocalArbiter {
+  return new LocalArbiter({
+    require: (id) => plan.require(id),
+    ready: (actor) => plan.ready({ actor }).filter((task) => !exclude.has(task.id)),
+    effectiveParent: (task) => plan.effectiveParent(task),
+    assign: () => undefined,
+  });
 }
 
 function refusal(error: unknown): Decision {

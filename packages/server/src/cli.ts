@@ -19,8 +19,10 @@ import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
-              [--trace-calls N] [--trace-days D] [--retire-after N]
+              [--trace-calls N] [--trace-days D] [--retire-after N] [--redis URL --postgres URL]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
+      With --redis and --postgres (or CAIRN_REDIS_URL and CAIRN_POSTGRES_URL) it is one instance of a cluster:
+      plans are stored in PostgreSQL and shared with the other instances through Redis (no --data).
       Serves the bundled demo at / unless --static names another built app (--static none: no pages).
       --log-level info also logs events such as wake-ups (task_woken) and auto-close decisions (task_close).
       Auth is on when CAIRN_SECRET or --secret-file gives a secret; without one the server is open and
@@ -123,6 +125,8 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     'trace-calls': { type: 'string' },
     'trace-days': { type: 'string' },
     'retire-after': { type: 'string' },
+    redis: { type: 'string' },
+    postgres: { type: 'string' },
   });
   const traceCalls = positiveInt(values['trace-calls'], '--trace-calls', DEFAULT_TRACE_BOUND.maxCalls);
   const traceDays = positiveInt(
@@ -144,8 +148,9 @@ async function serve(args: string[], io: CliIO): Promise<number> {
       `--static ${values.static} has no index.html: build the app first, or point at its build directory.`,
     );
   }
+  const cluster = await connectClusterFromArgs(values, io);
   const server = createCairnServer({
-    dataDir: values.data ?? './data',
+    ...(cluster ? cluster.serverOptions : { dataDir: values.data ?? './data' }),
     secret: readSecret(values, io),
     staticDir: values.static === 'none' ? null : (values.static ?? bundledDemoDir()),
     logger: createConsoleLogger({ quiet: logLevel === 'warn' }),
@@ -185,6 +190,29 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+}
+
+/** The cluster named by --redis/--postgres or the environment; null for a single server. */
+async function connectClusterFromArgs(
+  values: { redis?: string | boolean; postgres?: string | boolean; data?: string | boolean },
+  io: CliIO,
+) {
+  const redisUrl = (typeof values.redis === 'string' ? values.redis : io.env.CAIRN_REDIS_URL)?.trim() || null;
+  const postgresUrl =
+    (typeof values.postgres === 'string' ? values.postgres : io.env.CAIRN_POSTGRES_URL)?.trim() || null;
+  if (!redisUrl && !postgresUrl) return null;
+  if (!redisUrl || !postgresUrl) {
+    throw usage(
+      redisUrl
+        ? 'A cluster instance needs --postgres URL (or CAIRN_POSTGRES_URL) beside --redis: PostgreSQL stores its plans.'
+        : "A cluster instance needs --redis URL (or CAIRN_REDIS_URL) beside --postgres: without Redis, instances on one database would not see each other's edits.",
+    );
+  }
+  if (values.data)
+    throw usage('--data is for a single server; a cluster instance stores plans in PostgreSQL.');
+  // Loaded only here: a single server needs neither client.
+  const { connectCluster } = await import('./cluster/index.js');
+  return connectCluster({ redisUrl, postgresUrl });
 }
 
 async function token(args: string[], io: CliIO): Promise<number> {

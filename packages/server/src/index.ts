@@ -46,7 +46,7 @@ export {
   latestExchange,
   parseJudgements,
 } from './auto-close.js';
-export type { ClaimHost, ClaimOptions, Lease } from './claims.js';
+export type { ClaimHost, ClaimOptions, ClaimReservations, Lease, Reservation } from './claims.js';
 export { actorsOfSubject, ClaimArbiterService, mayActAs } from './claims.js';
 export type { OriginOptions } from './http/origin.js';
 export { isLoopback } from './http/origin.js';

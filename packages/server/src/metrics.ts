@@ -1,140 +1,145 @@
-// A minimal Prometheus registry (counters, gauges, histograms with labels) rendered in the text exposition
-// format. Label values must stay few (a message type, an operation): never a plan id or a user.
+// The server's Prometheus metrics: prom-client (the exposition format, Node's default process metrics) behind the
+// small API the hub and its extensions use. Label values must stay few (a message type, an operation): never a
+// plan id or a user.
+import * as client from 'prom-client';
 
 type Labels = Record<string, string>;
 
-/** Rendered label sets by their raw values: counted on the path of every message, rendered once each. */
-const keys = new Map<string, string>();
-const MAX_CACHED_KEYS = 1_000;
+/**
+ * One prom-client metric whose label names come from its first use, so callers never declare them (prom-client
+ * wants them up front). Until something is recorded the metric has no labels, and a counter reads `name 0`.
+ */
+class Series<M extends client.Counter | client.Histogram> {
+  private metric: M;
+  private names: string | null = null;
 
-function key(labels: Labels): string {
-  let raw = '';
-  for (const name in labels) raw += `${name}\u0000${labels[name]}\u0000`;
-  if (raw === '') return '';
-  const cached = keys.get(raw);
-  if (cached !== undefined) return cached;
-  const rendered = render(labels);
-  if (keys.size < MAX_CACHED_KEYS) keys.set(raw, rendered);
-  return rendered;
-}
-
-function render(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map(
-      (name) =>
-        `${name}="${String(labels[name]).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
-    )
-    .join(',');
-}
-
-abstract class Metric {
   constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: 'counter' | 'gauge' | 'histogram',
-  ) {}
-  abstract lines(): string[];
-  render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`, ...this.lines()].join(
-      '\n',
+    private readonly registry: client.Registry,
+    private readonly name: string,
+    private readonly make: (labelNames: string[]) => M,
+  ) {
+    this.metric = this.register([]);
+  }
+
+  /** The metric to record `labels` on: made with their names on first use; later uses must name the same ones. */
+  for(labels: Labels): M {
+    const names = Object.keys(labels).sort().join(',');
+    if (this.names === names) return this.metric;
+    if (this.names !== null) {
+      throw new Error(
+        `metric ${this.name} is recorded with labels [${this.names}]; got [${names}] (every use names the same labels)`,
+      );
+    }
+    this.names = names;
+    if (names === '') return this.metric;
+    this.registry.removeSingleMetric(this.name);
+    this.metric = this.register(Object.keys(labels).sort());
+    return this.metric;
+  }
+
+  private register(labelNames: string[]): M {
+    const metric = this.make(labelNames);
+    this.registry.registerMetric(metric);
+    return metric;
+  }
+}
+
+export class Counter {
+  private readonly series: Series<client.Counter>;
+  /** The same totals, readable synchronously (prom-client reads are async). */
+  private readonly totals = new Map<string, number>();
+  constructor(registry: client.Registry, name: string, help: string) {
+    this.series = new Series(
+      registry,
+      name,
+      (labelNames) => new client.Counter({ name, help, labelNames, registers: [] }),
     );
   }
-}
-
-export class Counter extends Metric {
-  private readonly values = new Map<string, number>();
-  constructor(name: string, help: string) {
-    super(name, help, 'counter');
-  }
   inc(labels: Labels = {}, by = 1): void {
-    const k = key(labels);
-    this.values.set(k, (this.values.get(k) ?? 0) + by);
+    this.series.for(labels).inc(labels, by);
+    const key = JSON.stringify(Object.entries(labels).sort());
+    this.totals.set(key, (this.totals.get(key) ?? 0) + by);
   }
   get(labels: Labels = {}): number {
-    return this.values.get(key(labels)) ?? 0;
-  }
-  lines(): string[] {
-    if (this.values.size === 0) return [`${this.name} 0`];
-    return [...this.values].map(([k, v]) => `${this.name}${k ? `{${k}}` : ''} ${v}`);
+    return this.totals.get(JSON.stringify(Object.entries(labels).sort())) ?? 0;
   }
 }
 
-/** A value read when rendered, so it can never drift from the thing it measures (a gauge, or a counter kept elsewhere). */
-export class Gauge extends Metric {
-  constructor(
-    name: string,
-    help: string,
-    private readonly read: () => number,
-    type: 'gauge' | 'counter' = 'gauge',
-  ) {
-    super(name, help, type);
-  }
-  lines(): string[] {
-    return [`${this.name} ${this.read()}`];
-  }
-}
-
-export class Histogram extends Metric {
-  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
-  constructor(
-    name: string,
-    help: string,
-    private readonly buckets: readonly number[],
-  ) {
-    super(name, help, 'histogram');
+export class Histogram {
+  private readonly series: Series<client.Histogram>;
+  constructor(registry: client.Registry, name: string, help: string, buckets: readonly number[]) {
+    this.series = new Series(
+      registry,
+      name,
+      (labelNames) => new client.Histogram({ name, help, labelNames, buckets: [...buckets], registers: [] }),
+    );
   }
   observe(value: number, labels: Labels = {}): void {
-    const k = key(labels);
-    let s = this.series.get(k);
-    if (!s) {
-      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(k, s);
-    }
-    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] ?? 0)) s.counts[i]! += 1;
-    s.sum += value;
-    s.count += 1;
+    this.series.for(labels).observe(labels, value);
   }
-  lines(): string[] {
-    const out: string[] = [];
-    for (const [k, s] of this.series) {
-      const sep = k ? `${k},` : '';
-      this.buckets.forEach((le, i) => {
-        out.push(`${this.name}_bucket{${sep}le="${le}"} ${s.counts[i]}`);
-      });
-      out.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
-      out.push(`${this.name}_sum${k ? `{${k}}` : ''} ${s.sum}`);
-      out.push(`${this.name}_count${k ? `{${k}}` : ''} ${s.count}`);
-    }
-    return out;
+}
+
+/** Node's default process metrics (CPU, memory, event loop, GC), collected once per process and shown by every registry. */
+let processRegistry: client.Registry | null = null;
+function processMetrics(): client.Registry {
+  if (!processRegistry) {
+    processRegistry = new client.Registry();
+    client.collectDefaultMetrics({ register: processRegistry });
   }
+  return processRegistry;
 }
 
 export class MetricsRegistry {
-  private readonly metrics: Metric[] = [];
+  private readonly registry = new client.Registry();
+  private readonly withProcess: boolean;
+
+  /** `processMetrics: false` leaves out Node's default process metrics (on by default). */
+  constructor(options: { processMetrics?: boolean } = {}) {
+    this.withProcess = options.processMetrics ?? true;
+  }
 
   counter(name: string, help: string): Counter {
-    return this.add(new Counter(name, help));
+    this.unique(name);
+    return new Counter(this.registry, name, help);
   }
-  gauge(name: string, help: string, read: () => number): Gauge {
-    return this.add(new Gauge(name, help, read));
+  /** A value read when rendered, so it can never drift from the thing it measures. */
+  gauge(name: string, help: string, read: () => number): void {
+    this.unique(name);
+    new client.Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
   /** A counter whose value lives elsewhere (e.g. in the store), read when rendered. */
-  counterFrom(name: string, help: string, read: () => number): Gauge {
-    return this.add(new Gauge(name, help, read, 'counter'));
+  counterFrom(name: string, help: string, read: () => number): void {
+    this.unique(name);
+    new client.Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
   }
   histogram(name: string, help: string, buckets: readonly number[]): Histogram {
-    return this.add(new Histogram(name, help, buckets));
+    this.unique(name);
+    return new Histogram(this.registry, name, help, buckets);
   }
-  /** The text exposition format (`Content-Type: text/plain; version=0.0.4`). */
-  render(): string {
-    return `${this.metrics.map((m) => m.render()).join('\n')}\n`;
+  /** The text exposition format, served with `contentType`. */
+  render(): Promise<string> {
+    const registries = this.withProcess ? [this.registry, processMetrics()] : [this.registry];
+    return client.Registry.merge(registries).metrics();
   }
-  private add<T extends Metric>(metric: T): T {
-    if (this.metrics.some((m) => m.name === metric.name))
-      throw new Error(`metric ${metric.name} registered twice`);
-    this.metrics.push(metric);
-    return metric;
+  readonly contentType = client.Registry.PROMETHEUS_CONTENT_TYPE;
+
+  private unique(name: string): void {
+    if (this.registry.getSingleMetric(name)) throw new Error(`metric ${name} registered twice`);
   }
 }
 

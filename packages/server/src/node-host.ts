@@ -17,8 +17,9 @@ import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origi
 import { type PlanRoutesOptions, registerPlanRoutes } from './http/plans.js';
 import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
 import { Router, sendError } from './http/router.js';
-import { authorizeRequest, registerCoreRoutes } from './http/routes.js';
+import { authorizeRequest, registerCoreRoutes, type ServiceCheck } from './http/routes.js';
 import { serveStatic } from './http/static.js';
+import type { Extension, ExtensionHost } from './hub/extension.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
 import { withLearningAccess } from './learning/access.js';
 import type { Distiller } from './learning/distiller.js';
@@ -57,6 +58,10 @@ export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 
   autoClose?: Omit<AutoCloseOptions, 'judge' | 'logger'>;
   /** Mounts the model proxy (`/api/model`); with auth on, a call needs a write token for its `x-cairn-plan`. */
   model?: ModelProxyOptions | null;
+  /** More hub extensions (e.g. the Redis relay of a cluster), added after the built-in ones. */
+  extensions?: ReadonlyArray<(host: ExtensionHost) => Extension>;
+  /** Services `/healthz` checks and reports (answering 503 while one is down). */
+  services?: readonly ServiceCheck[];
   /** Writes learned skills with a model (the judge's endpoint in `cairn serve`); none: the offline distiller. */
   distiller?: Distiller | null;
   /** Traces and learned skills (docs/decisions/020). `false` turns learning off (tool calls are not traced). */
@@ -148,8 +153,9 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
             }),
         );
   const planExists = disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {};
+  for (const create of options.extensions ?? []) hub.use(create);
   const router = new Router();
-  registerCoreRoutes(router, hub);
+  registerCoreRoutes(router, hub, options.services);
   const planRoutes: PlanRoutesOptions = {
     autoClose,
     ...planExists,

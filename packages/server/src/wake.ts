@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { createChat, createPlan, DOC_KEYS, isWaitingStatus, toCairnError } from '@cairn/core';
 import * as Y from 'yjs';
+import type { RunOnce } from './auto-close.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -24,7 +25,15 @@ export interface WakeOptions {
   /** How long a plan that could not be opened is left before the next try. Default 5 s. */
   retryMs?: number;
   logger?: Logger;
+  /**
+   * In a cluster: true for exactly one server per key until its time is up, so a due wake-up fires on one server
+   * (`once` in cluster/jobs.ts). A wake-up taken by a server that died fires elsewhere once its time is up.
+   */
+  once?: RunOnce;
 }
+
+/** How long a server has to fire a wake-up it took before another may. */
+const WAKE_TAKEN_MS = 30_000;
 
 /** One task the sweeper woke: the event `task_woken`. */
 export interface TaskWokenEvent {
@@ -89,12 +98,14 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   private saving: Promise<void> = Promise.resolve();
   private saveQueued = false;
   private closed = false;
+  private readonly runOnce: RunOnce | null;
 
   constructor(
     private readonly hub: ExtensionHost,
     options: WakeOptions = {},
   ) {
     super();
+    this.runOnce = options.once ?? null;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
     this.indexPath = options.indexPath ?? null;
@@ -146,8 +157,11 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
       for (const [planId, taskIds] of due) {
         if (this.closed) break;
         try {
-          woken.push(...(await this.wakePlan(planId, taskIds, now)));
-          this.retryAt.delete(planId);
+          const { events, deferred } = await this.wakePlan(planId, taskIds, now);
+          woken.push(...events);
+          // Taken by another server: look again once that server's time to fire them is up.
+          if (deferred) this.retryAt.set(planId, now + Math.max(this.retryMs, WAKE_TAKEN_MS));
+          else this.retryAt.delete(planId);
         } catch (error) {
           this.retryAt.set(planId, now + this.retryMs);
           this.hub.metrics.errorsTotal.inc({ kind: 'wake' });
@@ -352,12 +366,28 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     this.timer.unref?.();
   }
 
-  private async wakePlan(planId: string, taskIds: string[], now: number): Promise<TaskWokenEvent[]> {
+  private async wakePlan(
+    planId: string,
+    dueIds: string[],
+    now: number,
+  ): Promise<{ events: TaskWokenEvent[]; deferred: boolean }> {
     const handle = await this.hub.openPlan(planId);
     const plan = createPlan({ doc: handle.doc, actor: 'wake', now: this.now });
     const chat = createChat(handle.doc, { actor: 'wake', now: this.now });
     const woken: TaskWokenEvent[] = [];
+    let deferred = false;
     try {
+      let taskIds = dueIds;
+      const once = this.runOnce;
+      if (once) {
+        taskIds = [];
+        for (const taskId of dueIds) {
+          const wakeAt = plan.get(taskId)?.wakeAt;
+          if (!wakeAt) continue;
+          if (await once(`wake:${planId}:${taskId}:${wakeAt}`, WAKE_TAKEN_MS)) taskIds.push(taskId);
+          else deferred = true;
+        }
+      }
       // One transaction: the status flip and its notice reach every client together.
       handle.doc.transact(() => {
         for (const taskId of taskIds) {
@@ -398,6 +428,6 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     for (const event of woken) {
       this.logger.info('task_woken', { plan: planId, task: event.taskId, wakeAt: event.wakeAt });
     }
-    return woken;
+    return { events: woken, deferred };
   }
 }

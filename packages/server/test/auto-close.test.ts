@@ -198,7 +198,7 @@ describe('auto-close after a turn', () => {
     );
     expect(warnings).toHaveLength(6);
     expect(warnings[0]!.fields).toMatchObject({ plan: 'acme:conv:2', judge: 'judge-1' });
-    expect(server.server.hub.registry.render()).toContain(
+    expect(await server.server.hub.registry.render()).toContain(
       'cairn_auto_close_judgements_total{decision="error"} 6',
     );
 

@@ -2,7 +2,6 @@
 // is checked on disk right after the kill, by a fresh reader of the data directory, before any client that saw
 // the acknowledgement can reconnect and resend it. Kills also land inside compactions on purpose. Then offline
 // edits merge in after the restart, and SIGTERM flushes and exits cleanly with the single stdout line.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, watch } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,56 +11,10 @@ import type { PlanConnection } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { SOURCE_CLI_ARGS, SOURCE_NODE_ARGS } from '../../../test/source-cli.js';
+import { start } from './child-server.js';
 import { cairnClient, onCleanup, tempDir } from './helpers.js';
 
 const COMPACTING = fileURLToPath(new URL('./fixtures/compacting-server.ts', import.meta.url));
-const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
-
-interface Child {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(args: string[]): Promise<Child> {
-  const child = spawn(process.execPath, args, {
-    cwd: SERVER_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CAIRN_SECRET: '' },
-  });
-  let out = '';
-  let err = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  onCleanup(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    return exited.then(() => undefined);
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const found = /^listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out);
-      if (found) {
-        resolve({
-          child,
-          url: found[1]!.replace('http', 'ws'),
-          port: Number(found[2]),
-          stdout: () => out,
-          stderr: () => err,
-          exited,
-        });
-      }
-    });
-    exited.then(({ code }) => reject(new Error(`the server exited (${code}) before listening:\n${err}`)));
-  });
-}
 
 const serve = (args: string[]) => start([...SOURCE_CLI_ARGS, 'serve', ...args]);
 const compactingServer = (dir: string, records: number) =>

@@ -9,6 +9,15 @@ import * as Y from 'yjs';
 import { authorizeRequest, sendJson, signToken } from '../src/index.js';
 import { cairnClient, startServer, tempDir } from './helpers.js';
 
+/** A built app in a temp dir: index.html (the shell) and assets/app.js holding `script`. */
+async function builtApp(script: string): Promise<string> {
+  const app = await tempDir();
+  await mkdir(join(app, 'assets'));
+  await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
+  await writeFile(join(app, 'assets', 'app.js'), script);
+  return app;
+}
+
 describe('http', () => {
   it('answers /healthz and /metrics', async () => {
     const { http, url } = await startServer();
@@ -24,7 +33,7 @@ describe('http', () => {
       'cairn_connections 1',
       'cairn_rooms 1',
       'cairn_updates_total',
-      'cairn_store_duration_seconds_bucket{op="load",le="0.001"}',
+      'cairn_store_duration_seconds_bucket{le="0.001",op="load"}',
       'cairn_errors_total',
       'cairn_messages_total{type="sync"}',
     ]) {
@@ -33,11 +42,7 @@ describe('http', () => {
   });
 
   it('serves a built app with an index.html fallback, and JSON 404s for the API', async () => {
-    const app = await tempDir();
-    await mkdir(join(app, 'assets'));
-    await writeFile(join(app, 'index.html'), '<!doctype html><title>demo</title>');
-    await writeFile(join(app, 'assets', 'app.js'), 'console.log(1)');
-    const { http } = await startServer({ staticDir: app });
+    const { http } = await startServer({ staticDir: await builtApp('console.log(1)') });
 
     const index = await fetch(`${http}/`);
     expect(index.headers.get('content-type')).toMatch(/text\/html/);
@@ -56,6 +61,38 @@ describe('http', () => {
     const wrongMethod = await fetch(`${http}/healthz`, { method: 'POST' });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET');
+  });
+
+  it('serves the app with revalidated pages, cached assets, ETag 304s and byte ranges', async () => {
+    const { http } = await startServer({ staticDir: await builtApp('0123456789') });
+
+    for (const path of ['/', '/plans/acme/board']) {
+      expect((await fetch(`${http}${path}`)).headers.get('cache-control')).toBe('no-cache');
+    }
+    const asset = await fetch(`${http}/assets/app.js`);
+    expect(asset.headers.get('cache-control')).toBe('public,max-age=3600');
+    expect(asset.headers.get('content-length')).toBe('10');
+    const etag = asset.headers.get('etag');
+    expect(etag).toMatch(/^W\/"/);
+    const again = await fetch(`${http}/assets/app.js`, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+
+    const part = await fetch(`${http}/assets/app.js`, { headers: { range: 'bytes=2-4' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe('bytes 2-4/10');
+    expect(await part.text()).toBe('234');
+    // A range it does not serve exactly (from the end, or reversed) gets the whole file, as HTTP allows.
+    for (const range of ['bytes=-3', 'bytes=5-2', 'bytes=0-1,4-5']) {
+      const whole = await fetch(`${http}/assets/app.js`, { headers: { range } });
+      expect(whole.status).toBe(200);
+      expect(await whole.text()).toBe('0123456789');
+    }
+    const head = await fetch(`${http}/assets/app.js`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const post = await fetch(`${http}/assets/app.js`, { method: 'POST' });
+    expect(post.status).toBe(404);
+    expect(await post.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
   it('answers an upgrade outside /sync/ with HTTP 404', async () => {

@@ -86,7 +86,7 @@ describe('wake-ups', () => {
     ]);
     expect(wake.entries().map((e) => e.taskId)).toEqual([hotel]);
     expect(await wake.sweep()).toEqual([]); // woken once
-    expect(server.server.hub.registry.render()).toContain('cairn_tasks_woken_total 1');
+    expect(await server.server.hub.registry.render()).toContain('cairn_tasks_woken_total 1');
   });
 
   it('keeps the index current from changes to loaded docs, and persists it in the data directory', async () => {

@@ -18,6 +18,7 @@ import type { Session } from '../session.js';
 import { ChatPanel } from './chat-panel.js';
 import { createAttempt, type UiContext } from './context.js';
 import { GraphView } from './graph-view.js';
+import { createHeader } from './header.js';
 import { LearnedPanel } from './learned-panel.js';
 import { PresenceBar, participants, tagsByTask } from './presence.js';
 import { SettingsDialog } from './settings-dialog.js';
@@ -27,10 +28,10 @@ type View = 'chat' | 'list' | 'graph' | 'learned';
 
 const FAMILY_LABELS: Record<FamilyName, string> = {
   cairn: 'native (add_tasks, update_tasks, …)',
-  task_manage: 'task_manage (seed 000)',
-  todo: 'todo (seed 003)',
-  task_graph: 'task_graph (seed 004)',
-  ongoing_task: 'ongoing_task (seed 001)',
+  task_manage: 'task_manage (one tool, a checklist)',
+  todo: 'todo (TodoWrite style)',
+  task_graph: 'task_graph (create, complete, list ready)',
+  ongoing_task: 'ongoing_task (conversation tasks)',
 };
 
 export class App {
@@ -57,29 +58,60 @@ export class App {
     private readonly session: Session,
     private readonly server: ServerModel,
   ) {
-    const { plan, identity } = session;
-    const me = userActor(identity);
-    const agentId = agentActor(identity);
     this.toast = h('div', { className: 'toast', attrs: { role: 'status', 'aria-live': 'polite' } });
     this.toast.hidden = true;
     this.ctx = {
-      plan,
+      plan: session.plan,
       nameOf: (actor) => this.nameOf(actor),
       notify: (message, action) => this.notify(message, action),
       attempt: createAttempt((message) => this.notify(message)),
       focusTask: (id) => this.setPresence({ activeTask: id }),
     };
-
-    // ---- agent
-    const agentChat = createChat(session.doc, { actor: agentId });
     this.modelChoice = loadModelChoice(server);
-    this.agent = new BrowserAgent(
+    this.agent = this.createAgent();
+    this.undoButton = h('button', {
+      text: 'Undo',
+      attrs: { type: 'button', title: 'Undo your last edit (Ctrl+Z)' },
+      on: { click: () => this.undo() },
+    });
+    this.redoButton = h('button', {
+      text: 'Redo',
+      attrs: { type: 'button', title: 'Redo (Ctrl+Shift+Z)' },
+      on: { click: () => this.redo() },
+    });
+    this.settings = new SettingsDialog(server, ({ name, model }) => this.applySettings(name, model));
+    this.presenceBar = new PresenceBar((id) => session.plan.get(id)?.title);
+    this.modelLabel = h('span', { className: 'model-label' });
+    this.chatPanel = this.createChatPanel();
+    this.list = new TaskList(this.ctx);
+    this.graph = new GraphView(session.plan, (id) => {
+      this.show('list');
+      this.list.reveal(id);
+    });
+    this.learned = new LearnedPanel({
+      scope: session.scope,
+      skills: session.skills,
+      learn: () => this.learnFromConversation(),
+      setStatus: (skillId, status) => this.setSkillStatus(skillId, status),
+      notify: (message) => this.notify(message),
+    });
+    this.tabs = this.createTabs();
+    this.el = this.layout();
+    this.show('list');
+    this.listen();
+  }
+
+  /** The browser's own agent: it plans in this page's chat, as the user's agent actor. */
+  private createAgent(): BrowserAgent {
+    const { session, server } = this;
+    const agentId = agentActor(session.identity);
+    const agent = new BrowserAgent(
       {
-        plan,
-        chat: agentChat,
+        plan: session.plan,
+        chat: createChat(session.doc, { actor: agentId }),
         actor: agentId,
         name: () => this.agentName(),
-        owner: me,
+        owner: userActor(session.identity),
         nameOf: (actor) => this.nameOf(actor),
         presence: () =>
           participants(session.awareness)
@@ -92,87 +124,14 @@ export class App {
         traces: session.traces,
         skills: () => readSkills(session.skills),
       },
-      buildModel(this.modelChoice, server, plan, session.planId, session.token),
+      buildModel(this.modelChoice, server, session.plan, session.planId, session.token),
     );
-    this.agent.setFamily(loadFamily());
+    agent.setFamily(loadFamily());
+    return agent;
+  }
 
-    // ---- header
-    const shareInput = h('input', {
-      className: 'share-link',
-      attrs: {
-        type: 'text',
-        readonly: true,
-        'aria-label': 'Shareable link to this plan',
-        value: location.href,
-      },
-      on: { focus: () => shareInput.select() },
-    });
-    const syncState = h('div', { className: 'sync', attrs: { role: 'status', 'aria-live': 'polite' } });
-    const syncDot = h('span', { className: 'dot', attrs: { 'aria-hidden': 'true' } });
-    const syncText = h('span', { className: 'sync-text' });
-    // A storage or sync problem is spelled out, not left in a tooltip: edits may not be kept in this browser.
-    const syncProblem = h('span', { className: 'sync-problem', attrs: { role: 'alert' } });
-    syncState.append(syncDot, syncText, syncProblem);
-    const renderSync = () => {
-      const view = session.sync;
-      syncState.dataset['state'] = view.state;
-      setText(syncText, LABELS[view.state] ?? view.state);
-      setText(syncProblem, session.problem ?? '');
-      setAttr(syncState, 'title', view.detail);
-    };
-    session.onSync(renderSync);
-    renderSync();
-    this.undoButton = h('button', {
-      text: 'Undo',
-      attrs: { type: 'button', title: 'Undo your last edit (Ctrl+Z)' },
-      on: { click: () => this.undo() },
-    });
-    this.redoButton = h('button', {
-      text: 'Redo',
-      attrs: { type: 'button', title: 'Redo (Ctrl+Shift+Z)' },
-      on: { click: () => this.redo() },
-    });
-    this.settings = new SettingsDialog(server, ({ name, model }) => this.applySettings(name, model));
-    const header = h(
-      'header',
-      { className: 'top' },
-      h('h1', { className: 'brand', text: 'Cairn' }),
-      h('span', { className: 'plan-id', text: session.planId, attrs: { title: 'Plan id' } }),
-      syncState,
-      h(
-        'div',
-        { className: 'top-actions' },
-        shareInput,
-        h('button', {
-          text: 'Copy link',
-          attrs: { type: 'button' },
-          on: {
-            click: () => {
-              void navigator.clipboard?.writeText(location.href).then(
-                () => this.notify('Link copied: anyone with it can open this plan.'),
-                () => {
-                  shareInput.focus();
-                  this.notify('Select the link and copy it.');
-                },
-              );
-            },
-          },
-        }),
-        h('a', { className: 'button', text: 'New plan', attrs: { href: '/' } }),
-        this.undoButton,
-        this.redoButton,
-        h('button', {
-          text: 'Settings',
-          attrs: { type: 'button' },
-          on: { click: () => this.settings.open({ name: identity.name, model: this.modelChoice }) },
-        }),
-      ),
-    );
-
-    // ---- presence
-    this.presenceBar = new PresenceBar((id) => plan.get(id)?.title);
-
-    // ---- chat
+  /** The chat, with a toolbar naming the agent's model and choosing its tool family. */
+  private createChatPanel(): ChatPanel {
     const familySelect = h(
       'select',
       {
@@ -188,28 +147,24 @@ export class App {
       ...FAMILY_NAMES.map((f) => h('option', { text: FAMILY_LABELS[f], attrs: { value: f } })),
     );
     familySelect.value = this.agent.currentFamily;
-    this.modelLabel = h('span', { className: 'model-label' });
     const toolbar = h(
       'div',
       { className: 'agent-bar' },
       h('span', { className: 'agent-model' }, h('span', { text: 'Agent: ' }), this.modelLabel),
       h('label', { className: 'field inline' }, h('span', { text: 'Tools' }), familySelect),
     );
-    this.chatPanel = new ChatPanel({
-      chat: session.chat,
+    const panel = new ChatPanel({
+      chat: this.session.chat,
       nameOf: (actor) => this.nameOf(actor),
       colorOf: (actor) => (actor === 'system' ? '#666' : colorFor(actor)),
       onSend: (text) => this.send(text),
       toolbar,
     });
     this.renderModelLabel();
+    return panel;
+  }
 
-    // ---- plan
-    this.list = new TaskList(this.ctx);
-    this.graph = new GraphView(plan, (id) => {
-      this.show('list');
-      this.list.reveal(id);
-    });
+  private createTabs(): Record<View, HTMLButtonElement> {
     const tab = (view: View, label: string) =>
       h('button', {
         className: `tab tab-${view}`,
@@ -217,21 +172,24 @@ export class App {
         attrs: { type: 'button', role: 'tab', 'aria-selected': 'false' },
         on: { click: () => this.show(view) },
       });
-    this.learned = new LearnedPanel({
-      scope: session.scope,
-      skills: session.skills,
-      learn: () => this.learnFromConversation(),
-      setStatus: (skillId, status) => this.setSkillStatus(skillId, status),
-      notify: (message) => this.notify(message),
-    });
-    this.tabs = {
+    return {
       chat: tab('chat', 'Chat'),
       list: tab('list', 'List'),
       graph: tab('graph', 'Graph'),
       learned: tab('learned', 'Learned'),
     };
+  }
+
+  /** Header, who is here, the tabs, then the chat pane beside the plan pane (list, graph or learned). */
+  private layout(): HTMLElement {
+    const header = createHeader({
+      session: this.session,
+      actions: [this.undoButton, this.redoButton],
+      openSettings: () => this.settings.open({ name: this.session.identity.name, model: this.modelChoice }),
+      notify: (message) => this.notify(message),
+    });
     const planPane = h('div', { className: 'pane pane-plan' }, this.list.el, this.graph.el, this.learned.el);
-    this.el = h(
+    return h(
       'div',
       { className: 'app' },
       header,
@@ -253,15 +211,16 @@ export class App {
       this.toast,
       this.settings.el,
     );
-    this.show('list');
+  }
 
-    // ---- live state
-    session.awareness.on('change', () => this.renderPresence());
+  /** Keeps presence, the undo buttons and the keyboard shortcuts live. */
+  private listen(): void {
+    this.session.awareness.on('change', () => this.renderPresence());
     this.setPresence({});
     this.publishAgent();
     this.renderPresence();
     // After the transaction: the undo manager files the step (and the redo step) once observers have run.
-    plan.onChange(() => queueMicrotask(() => this.renderUndo()));
+    this.session.plan.onChange(() => queueMicrotask(() => this.renderUndo()));
     this.renderUndo();
     document.addEventListener('keydown', (event) => this.onKey(event));
   }
@@ -455,11 +414,3 @@ export class App {
     }, 6000);
   }
 }
-
-const LABELS: Record<string, string> = {
-  connecting: 'Connecting…',
-  offline: 'Offline — saved in this browser',
-  syncing: 'Syncing…',
-  saved: 'All changes saved on the server',
-  refused: 'Not syncing',
-};

@@ -103,24 +103,32 @@ export const addTasks = defineTool({
     const { inputs, keyed } = toInputs(tasks);
     const created = plan.addMany(markParsed(inputs));
     const keys: Record<string, string> = {};
-    const describe = (input: TaskInput, task: TaskSnapshot): Record<string, unknown> => {
-      if (input.key !== undefined && keyed.has(input.key)) keys[input.key] = task.id;
-      const steps = plan.children(task.id);
-      return compact(
-        {
-          blockedBy: task.blockedBy.length > 0 ? task.blockedBy : undefined,
-          steps:
-            steps.length > 0
-              ? steps.map((s, i) => describe(input.steps?.[i] ?? { title: '' }, s))
-              : undefined,
-        },
-        brief(task),
-      );
-    };
-    const added = created.map((task, i) => describe(inputs[i]!, task));
+    const added = created.map((task, i) => describeAdded(plan, keyed, keys, inputs[i]!, task));
     return Object.keys(keys).length > 0 ? { added, keys } : { added };
   },
 });
+
+/** One added task as add_tasks returns it (with its steps); records the id of each `key` the call used. */
+function describeAdded(
+  plan: Plan,
+  keyed: ReadonlySet<string>,
+  keys: Record<string, string>,
+  input: TaskInput,
+  task: TaskSnapshot,
+): Record<string, unknown> {
+  if (input.key !== undefined && keyed.has(input.key)) keys[input.key] = task.id;
+  const steps = plan.children(task.id);
+  return compact(
+    {
+      blockedBy: task.blockedBy.length > 0 ? task.blockedBy : undefined,
+      steps:
+        steps.length > 0
+          ? steps.map((s, i) => describeAdded(plan, keyed, keys, input.steps?.[i] ?? { title: '' }, s))
+          : undefined,
+    },
+    brief(task),
+  );
+}
 
 /** At most this many tasks in `nowReady`; `moreReady` counts the rest (list_tasks pages through them). */
 const NOW_READY_LIMIT = 50;

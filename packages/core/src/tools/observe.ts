@@ -3,7 +3,6 @@
 import type { ErrorCode } from '../errors.js';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
-import type { Toolkit } from './toolkit.js';
 
 /** One finished tool call. */
 export interface ToolCallRecord {
@@ -21,16 +20,25 @@ export interface ToolCallRecord {
 
 export type ToolCallObserver = (call: ToolCallRecord) => void;
 
+/** The part of a Toolkit observing needs: structural, so this module and toolkit.ts do not import each other. */
+interface ObservedToolkit {
+  readonly plan: Plan;
+  readonly actor: Actor;
+  dispatch(name: string, args?: unknown): Promise<unknown>;
+  definitions(...args: never[]): unknown;
+  destroy(): void;
+}
+
 /**
  * The toolkit with each dispatch reported to `observer`. Writes are seen through the plan's change events while
  * the call runs (only this actor's local ones); an observer that throws never changes the call's result.
  */
-export function observeCalls(
-  toolkit: Toolkit,
+export function observeCalls<T extends ObservedToolkit>(
+  toolkit: T,
   observer: ToolCallObserver,
   now: () => number,
   numIds: (tool: string) => boolean,
-): Toolkit {
+): T {
   const dispatch = toolkit.dispatch.bind(toolkit);
   const { plan, actor } = toolkit;
   return {

@@ -6,11 +6,44 @@ import type { Grant, Role } from '../auth.js';
 import type { SyncHub } from '../hub/hub.js';
 import { bearerToken, type Router, sendJson } from './router.js';
 
-export function registerCoreRoutes(router: Router, hub: SyncHub): void {
-  router.get('/healthz', ({ res }) => {
+/** A service the server depends on (Redis, PostgreSQL): `/healthz` reports it by name. */
+export interface ServiceCheck {
+  readonly name: string;
+  /** Resolves when the service answers; rejects with an error naming it. */
+  check(): Promise<void>;
+}
+
+const SERVICE_CHECK_MS = 2000;
+
+async function checkService(service: ServiceCheck): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${SERVICE_CHECK_MS} ms`)), SERVICE_CHECK_MS);
+  });
+  try {
+    await Promise.race([service.check(), timeout]);
+    return 'ok';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function registerCoreRoutes(
+  router: Router,
+  hub: SyncHub,
+  services: readonly ServiceCheck[] = [],
+): void {
+  router.get('/healthz', async ({ res }) => {
     const closing = hub.isClosing;
-    sendJson(res, closing ? 503 : 200, {
-      ok: !closing,
+    const states = await Promise.all(services.map(checkService));
+    const down = states.some((state) => state !== 'ok');
+    sendJson(res, closing || down ? 503 : 200, {
+      ok: !closing && !down,
+      ...(services.length > 0
+        ? { services: Object.fromEntries(services.map((s, i) => [s.name, states[i]])) }
+        : {}),
       rooms: hub.roomCount,
       connections: hub.connectionCount,
       // A count only: this route needs no token, and plan ids and paths are for the operator's log. Still 200:
@@ -18,10 +51,10 @@ export function registerCoreRoutes(router: Router, hub: SyncHub): void {
       damagedLogs: hub.store.damagedLogs?.().length ?? 0,
     });
   });
-  router.get('/metrics', ({ res }) => {
-    const text = hub.registry.render();
+  router.get('/metrics', async ({ res }) => {
+    const text = await hub.registry.render();
     res.writeHead(200, {
-      'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+      'content-type': hub.registry.contentType,
       'content-length': Buffer.byteLength(text),
     });
     res.end(text);

@@ -1,38 +1,38 @@
-// Serves a built single-page app (the demo) from a directory: files as they are, and index.html for any other
-// GET that is not part of the API, so client-side routes survive a reload.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { extname, join, resolve, sep } from 'node:path';
+// Serves a built single-page app (the demo) from a directory with sirv (content types, ETag and 304, Range):
+// files as they are, and index.html for any other GET that is not part of the API and names no file, so
+// client-side routes survive a reload. The app's files are listed once, when the server starts.
+import { existsSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { join, resolve, sep } from 'node:path';
+import sirv from 'sirv';
 import { type Handler, notFound } from './router.js';
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.ico': 'image/x-icon',
-  '.webp': 'image/webp',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.txt': 'text/plain; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
 
 /** Paths that belong to the server, never to the app. */
 const RESERVED = /^\/(api|sync)(\/|$)/;
 
+/** A page (or the app's shell) is revalidated on every load, so a new build shows at once; assets are cached. */
+const ASSET_MAX_AGE_SECONDS = 3600;
+
+/** One range of bytes from a known start; anything else (suffix or multiple ranges) gets the whole file. */
+const SIMPLE_RANGE = /^bytes=(\d+)-(\d*)$/;
+
 export function serveStatic(dir: string): Handler {
   const root = resolve(dir);
-  return async ({ req, res, url }) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || RESERVED.test(url.pathname))
+  const serve = existsSync(root)
+    ? sirv(root, {
+        single: true,
+        etag: true,
+        maxAge: ASSET_MAX_AGE_SECONDS,
+        setHeaders: (res: ServerResponse, pathname: string) => {
+          if (isPage(pathname)) res.setHeader('cache-control', 'no-cache');
+        },
+      })
+    : null;
+  return ({ req, res, url }) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || RESERVED.test(url.pathname) || !serve)
       throw notFound(url.pathname);
+    // The listing sirv serves from cannot reach outside the directory; a path that tries is still answered
+    // 404, not with the app's shell.
     let path: string;
     try {
       path = resolve(join(root, decodeURIComponent(url.pathname)));
@@ -40,39 +40,21 @@ export function serveStatic(dir: string): Handler {
       throw notFound(url.pathname);
     }
     if (path !== root && !path.startsWith(root + sep)) throw notFound(url.pathname);
-    let file = await fileAt(path);
-    // A route of the app (no file extension): the app's shell answers it.
-    if (!file && extname(path) === '') file = await fileAt(join(root, 'index.html'));
-    if (!file) throw notFound(url.pathname);
-    const type = TYPES[extname(file.path).toLowerCase()] ?? 'application/octet-stream';
-    res.writeHead(200, {
-      'content-type': type,
-      'content-length': file.size,
-      'cache-control': file.path.endsWith('index.html') ? 'no-cache' : 'public, max-age=3600',
-    });
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    await new Promise<void>((done, fail) => {
-      const stream = createReadStream(file.path);
-      stream.on('error', fail);
-      res.on('close', () => {
-        stream.destroy();
-        done();
-      });
-      stream.pipe(res);
+    const range = req.headers.range;
+    if (range !== undefined && !isSimpleRange(range)) delete req.headers.range;
+    return new Promise<void>((done, fail) => {
+      res.once('close', () => done());
+      serve(req, res, () => fail(notFound(url.pathname)));
     });
   };
 }
 
-async function fileAt(path: string): Promise<{ path: string; size: number } | null> {
-  try {
-    const info = await stat(path);
-    if (info.isFile()) return { path, size: info.size };
-    if (info.isDirectory()) return fileAt(join(path, 'index.html'));
-    return null;
-  } catch {
-    return null;
-  }
+function isPage(pathname: string): boolean {
+  const last = pathname.slice(pathname.lastIndexOf('/') + 1);
+  return !last.includes('.') || last.endsWith('.html');
+}
+
+function isSimpleRange(range: string): boolean {
+  const m = SIMPLE_RANGE.exec(range);
+  return m !== null && (m[2] === '' || Number(m[1]) <= Number(m[2]));
 }

@@ -1,0 +1,399 @@
+// Shares every loaded plan with the other instances of a cluster through Redis (docs/decisions/023): each update
+// accepted here is added to the plan's Redis stream, each instance reads the streams of the plans it holds from
+// the last entry it saw, and presence crosses over pub/sub. After a lost connection an instance re-reads what it
+// missed (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it could
+// not add, so no update is skipped.
+
+import { randomUUID } from 'node:crypto';
+import { CairnError } from '@cairn/core';
+import { createClient } from 'redis';
+import * as awarenessProtocol from 'y-protocols/awareness';
+import * as Y from 'yjs';
+import type { Extension, ExtensionHost, LoadingRoom, PlanRoom, RoomChange } from '../hub/extension.js';
+import { describeError } from '../log.js';
+import { redactUrl } from './urls.js';
+
+export type RedisClient = ReturnType<typeof createClient>;
+
+/** How remote updates and presence are marked as they are applied, so they are not sent back. */
+export const REDIS_VIA = 'redis';
+const AWARENESS_ORIGIN = Symbol('redis awareness');
+
+export interface RedisRelayOptions {
+  url: string;
+  /** Stream entries older than this are trimmed; a plan loads from PostgreSQL plus the entries kept. Default 2 min. */
+  retentionMs?: number;
+  /** Every row stored for a plan (PostgreSQL): read after a lost connection, for entries Redis may have lost. */
+  readStored: (planId: string) => Promise<Uint8Array[]>;
+  /** How long one blocking read waits before it picks up newly loaded plans. Default 200 ms. */
+  blockMs?: number;
+}
+
+interface RelayedPlan {
+  room: PlanRoom | null;
+  /** The last stream entry applied here. */
+  lastId: string;
+  /** Stream additions not yet confirmed; an acknowledgement waits for them. */
+  pending: Set<Promise<unknown>>;
+  /** An addition failed: the plan's whole state is re-published once Redis is back; acknowledgements fail until. */
+  unpublished: boolean;
+  stopAwareness: () => void;
+}
+
+const streamKey = (planId: string) => `cairn:plan:${planId}:updates`;
+const presenceChannel = (planId: string) => `cairn:plan:${planId}:presence`;
+
+/** Connects to Redis (rejecting with CairnError `storage` naming the URL when it is down) and makes the relay. */
+export async function connectRedis(url: string): Promise<RedisClient> {
+  const client = createClient({
+    url,
+    // A command sent while the connection is down fails at once instead of waiting: writes fail loudly.
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 5000, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
+  });
+  let lastError: unknown = null;
+  client.on('error', (error) => {
+    lastError = error;
+  });
+  const probe = createClient({ url, socket: { connectTimeout: 5000, reconnectStrategy: false } });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    throw new CairnError(
+      'storage',
+      `Could not reach Redis at ${redactUrl(url)}: ${describeError(error ?? lastError)}`,
+      {},
+      { cause: error },
+    );
+  } finally {
+    await probe.close().catch(() => undefined);
+  }
+  await client.connect();
+  return client;
+}
+
+export class RedisRelay implements Extension {
+  readonly name = 'redis-relay';
+  /** After the store: loads after it, and acknowledges only once PostgreSQL has the update. */
+  readonly priority = 500;
+  readonly instanceId = randomUUID();
+  private readonly plans = new Map<string, RelayedPlan>();
+  /** Plans unloaded while they still had unpublished updates: re-published (from PostgreSQL) once Redis is back. */
+  private readonly orphans = new Set<string>();
+  private readonly reader: RedisClient;
+  private readonly subscriber: RedisClient;
+  private closed = false;
+  private readonly loop: Promise<void>;
+  private readonly counters;
+
+  constructor(
+    private readonly host: ExtensionHost,
+    private readonly client: RedisClient,
+    private readonly options: RedisRelayOptions,
+  ) {
+    const quiet = () => undefined;
+    this.reader = client.duplicate();
+    this.reader.on('error', quiet);
+    this.subscriber = client.duplicate();
+    this.subscriber.on('error', quiet);
+    const counter = (name: string, help: string) => host.registry.counter(name, help);
+    this.counters = {
+      published: counter('cairn_cluster_published_total', 'Updates added to Redis streams by this instance.'),
+      received: counter('cairn_cluster_received_total', 'Updates from other instances applied here.'),
+      presence: counter('cairn_cluster_presence_total', 'Presence updates exchanged with other instances.'),
+      catchUps: counter('cairn_cluster_catch_ups_total', 'Catch-ups after a lost Redis connection.'),
+      errors: counter('cairn_cluster_errors_total', 'Failed Redis operations.'),
+    };
+    this.loop = Promise.all([this.reader.connect(), this.subscriber.connect()]).then(() => this.readLoop());
+  }
+
+  async load(room: LoadingRoom): Promise<void> {
+    const plan: RelayedPlan = {
+      room: null,
+      lastId: '0-0',
+      pending: new Set(),
+      unpublished: false,
+      stopAwareness: () => undefined,
+    };
+    try {
+      // Entries added before this load may not be in PostgreSQL yet: every entry kept is applied too.
+      const entries = (await this.client.sendCommand([
+        'XRANGE',
+        streamKey(room.planId),
+        '-',
+        '+',
+      ])) as StreamEntry[];
+      room.apply(entries.map(([, fields]) => decodeEntry(fields).update));
+      plan.lastId = entries.at(-1)?.[0] ?? '0-0';
+    } catch (error) {
+      // Served from PostgreSQL alone for now; the catch-up after reconnecting reads the stream from the start.
+      this.failed('load', room.planId, error);
+    }
+    this.plans.set(room.planId, plan);
+  }
+
+  loaded(room: PlanRoom): void {
+    const plan = this.plans.get(room.planId);
+    if (!plan) return;
+    plan.room = room;
+    const onPresence = (
+      { added, updated, removed }: { added: number[]; updated: number[]; removed: number[] },
+      origin: unknown,
+    ) => {
+      if (origin === AWARENESS_ORIGIN) return;
+      const update = awarenessProtocol.encodeAwarenessUpdate(room.awareness, [
+        ...added,
+        ...updated,
+        ...removed,
+      ]);
+      this.publishPresence(room.planId, 'u', update);
+    };
+    room.awareness.on('update', onPresence);
+    const channel = presenceChannel(room.planId);
+    const onMessage = (message: string) => this.onPresenceMessage(room.planId, message);
+    this.subscriber
+      .subscribe(channel, onMessage)
+      // Ask the others for the presence they hold, so clients here see everyone at once.
+      .then(() => this.publishPresence(room.planId, 'q', new Uint8Array()))
+      .catch((error: unknown) => this.failed('subscribe', room.planId, error));
+    plan.stopAwareness = () => {
+      room.awareness.off('update', onPresence);
+      this.subscriber.unsubscribe(channel, onMessage).catch(() => undefined);
+    };
+  }
+
+  change({ room, update, origin }: RoomChange): void {
+    if (origin.source === 'remote' && origin.via === REDIS_VIA) return;
+    const plan = this.plans.get(room.planId);
+    if (plan) this.publish(room.planId, plan, update);
+  }
+
+  async store({ planId }: { planId: string }): Promise<void> {
+    const plan = this.plans.get(planId);
+    if (!plan) return;
+    await Promise.allSettled([...plan.pending]);
+    if (plan.unpublished && plan.room && this.client.isReady) {
+      // Redis is back before the reader noticed anything: publish the whole state now instead of waiting.
+      plan.unpublished = false;
+      this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc));
+      await Promise.allSettled([...plan.pending]);
+    }
+    if (plan.unpublished) {
+      throw new CairnError(
+        'storage',
+        `Redis at ${redactUrl(this.options.url)} is unreachable: the update is stored but not yet shared with the other instances.`,
+        { planId },
+      );
+    }
+  }
+
+  async unload(room: PlanRoom): Promise<void> {
+    const plan = this.plans.get(room.planId);
+    if (!plan) return;
+    await Promise.allSettled([...plan.pending]);
+    plan.stopAwareness();
+    if (plan.unpublished) this.orphans.add(room.planId);
+    this.plans.delete(room.planId);
+  }
+
+  async destroy(): Promise<void> {
+    this.closed = true;
+    this.reader.destroy();
+    await this.loop.catch(() => undefined);
+    this.subscriber.destroy();
+    this.client.destroy();
+  }
+
+  /** Redis answers a ping; rejects with CairnError `storage` naming the URL. */
+  async ping(): Promise<void> {
+    try {
+      await this.client.ping();
+    } catch (error) {
+      throw new CairnError(
+        'storage',
+        `Redis at ${redactUrl(this.options.url)} is unreachable: ${describeError(error)}`,
+      );
+    }
+  }
+
+  private publish(planId: string, plan: RelayedPlan, update: Uint8Array): void {
+    const minId = Date.now() - (this.options.retentionMs ?? 120_000);
+    const adding = this.client
+      .sendCommand([
+        'XADD',
+        streamKey(planId),
+        'MINID',
+        '~',
+        String(minId),
+        '*',
+        'i',
+        this.instanceId,
+        'u',
+        Buffer.from(update).toString('base64'),
+      ])
+      .then(
+        () => this.counters.published.inc(),
+        (error: unknown) => {
+          plan.unpublished = true;
+          this.failed('publish', planId, error);
+        },
+      )
+      .finally(() => plan.pending.delete(adding));
+    plan.pending.add(adding);
+  }
+
+  private publishPresence(planId: string, kind: 'u' | 'q', update: Uint8Array): void {
+    const message = `${kind}${this.instanceId}${Buffer.from(update).toString('base64')}`;
+    this.client
+      .publish(presenceChannel(planId), message)
+      .then(() => this.counters.presence.inc())
+      .catch((error: unknown) => this.failed('presence', planId, error));
+  }
+
+  private onPresenceMessage(planId: string, message: string): void {
+    const kind = message[0];
+    const from = message.slice(1, 37);
+    if (from === this.instanceId) return;
+    const room = this.plans.get(planId)?.room;
+    if (!room) return;
+    if (kind === 'q') {
+      const ids = [...room.awareness.getStates().keys()];
+      if (ids.length > 0) {
+        this.publishPresence(planId, 'u', awarenessProtocol.encodeAwarenessUpdate(room.awareness, ids));
+      }
+      return;
+    }
+    try {
+      awarenessProtocol.applyAwarenessUpdate(
+        room.awareness,
+        Buffer.from(message.slice(37), 'base64'),
+        AWARENESS_ORIGIN,
+      );
+      this.counters.presence.inc();
+    } catch (error) {
+      this.failed('presence', planId, error);
+    }
+  }
+
+  private async readLoop(): Promise<void> {
+    while (!this.closed) {
+      const ids = [...this.plans.keys()];
+      if (ids.length === 0) {
+        await sleep(this.options.blockMs ?? 200);
+        continue;
+      }
+      let reply: Array<[string, StreamEntry[]]> | null;
+      try {
+        reply = (await this.reader.sendCommand([
+          'XREAD',
+          'COUNT',
+          '1000',
+          'BLOCK',
+          String(this.options.blockMs ?? 200),
+          'STREAMS',
+          ...ids.map(streamKey),
+          ...ids.map((id) => this.plans.get(id)?.lastId ?? '0-0'),
+        ])) as Array<[string, StreamEntry[]]> | null;
+      } catch (error) {
+        if (this.closed) return;
+        this.failed('read', null, error);
+        await this.catchUp();
+        continue;
+      }
+      for (const [key, entries] of reply ?? []) {
+        const planId = key.slice('cairn:plan:'.length, -':updates'.length);
+        const plan = this.plans.get(planId);
+        if (!plan?.room) continue;
+        for (const [id, fields] of entries) {
+          plan.lastId = id;
+          const entry = decodeEntry(fields);
+          if (entry.instance === this.instanceId) continue;
+          this.applyRemote(planId, plan.room, entry.update);
+        }
+      }
+    }
+  }
+
+  /**
+   * Once both connections are back: re-reads every loaded plan from PostgreSQL (entries lost with a Redis restart
+   * are there when acknowledged), re-publishes the whole state of plans whose additions failed, and of plans
+   * unloaded meanwhile. Reading the streams then resumes from each plan's last entry.
+   */
+  private async catchUp(): Promise<void> {
+    while (!this.closed) {
+      await sleep(200);
+      if (!this.reader.isReady || !this.client.isReady) continue;
+      try {
+        await this.client.ping();
+        break;
+      } catch {}
+    }
+    if (this.closed) return;
+    this.counters.catchUps.inc();
+    this.host.logger.warn('redis connection back: catching up', { url: redactUrl(this.options.url) });
+    for (const [planId, plan] of this.plans) {
+      try {
+        const stored = await this.options.readStored(planId);
+        if (plan.room && stored.length > 0) this.applyRemote(planId, plan.room, Y.mergeUpdates(stored));
+        if (plan.unpublished && plan.room) {
+          plan.unpublished = false;
+          this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc));
+        }
+      } catch (error) {
+        this.failed('catch-up', planId, error);
+      }
+    }
+    for (const planId of [...this.orphans]) {
+      if (this.plans.has(planId)) {
+        this.orphans.delete(planId);
+        continue;
+      }
+      try {
+        const stored = await this.options.readStored(planId);
+        await this.client.sendCommand([
+          'XADD',
+          streamKey(planId),
+          '*',
+          'i',
+          this.instanceId,
+          'u',
+          Buffer.from(Y.mergeUpdates(stored)).toString('base64'),
+        ]);
+        this.orphans.delete(planId);
+      } catch (error) {
+        this.failed('catch-up', planId, error);
+      }
+    }
+  }
+
+  private applyRemote(planId: string, room: PlanRoom, update: Uint8Array): void {
+    try {
+      room.applyRemote(update, REDIS_VIA);
+      this.counters.received.inc();
+    } catch (error) {
+      this.failed('apply', planId, error);
+    }
+  }
+
+  private failed(op: string, planId: string | null, error: unknown): void {
+    this.counters.errors.inc();
+    this.host.metrics.errorsTotal.inc({ kind: `cluster_${op}` });
+    this.host.logger.error(`redis ${op} failed`, {
+      ...(planId ? { plan: planId } : {}),
+      error: describeError(error),
+    });
+  }
+}
+
+type StreamEntry = [id: string, fields: string[]];
+
+function decodeEntry(fields: string[]): { instance: string; update: Uint8Array } {
+  const get = (name: string) => fields[fields.indexOf(name) + 1] ?? '';
+  return { instance: get('i'), update: new Uint8Array(Buffer.from(get('u'), 'base64')) };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,120 @@
+// Background jobs of a cluster run once: a due wake-up swept by three instances at the same moment fires on one,
+// and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started
+// later (its index is built from PostgreSQL). A lease granted through an instance that is gone lapses on the
+// others, once, as `lease`. The wake clock is injected and its sweeps driven; leases run on short real timers.
+import { createChat, createPlan } from '@cairn/core';
+import { until } from '@cairn/core/testing';
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
+import { cairnClient, onCleanup } from './helpers.js';
+
+const services = useClusterServices();
+const T0 = Date.parse('2026-12-02T09:00:00Z');
+const HOUR = 3_600_000;
+
+function clock() {
+  const state = { now: T0 };
+  return { state, now: () => state.now };
+}
+
+async function client(url: string, planId: string) {
+  const doc = new Y.Doc();
+  const conn = cairnClient(url, planId, doc);
+  await conn.whenSynced();
+  return { doc, conn, plan: createPlan({ doc, actor: 'agent:scout', now: () => T0 }) };
+}
+
+describe('background jobs across instances', () => {
+  it('a due wake-up swept by three instances at once fires exactly once', async () => {
+    const time = clock();
+    const instances = await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { wake: { timer: false, now: time.now } })),
+    );
+    const planId = 'acme:wake-once';
+    const clients = await Promise.all(instances.map((i) => client(i.url, planId)));
+    const task = clients[0]!.plan.add({
+      title: 'Call back',
+      status: 'waiting_user',
+      wakeAt: new Date(T0 + HOUR).toISOString(),
+    });
+    await clients[0]!.conn.whenAcknowledged();
+    await Promise.all(clients.map((c) => until(c.plan, () => c.plan.get(task.id)?.wakeAt != null)));
+    time.state.now = T0 + 2 * HOUR;
+    const woken = (await Promise.all(instances.map((i) => i.server.wake!.sweep()))).flat();
+    expect(woken.map((e) => e.taskId)).toEqual([task.id]);
+    for (const c of clients) {
+      await until(c.plan, () => c.plan.get(task.id)?.status === 'in_progress');
+      expect(c.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+    }
+    // One notice in the chat, not three; later sweeps find nothing more to do.
+    const notices = () =>
+      createChat(clients[1]!.doc, { actor: 'agent:scout' })
+        .list()
+        .filter((m) => m.role === 'system');
+    expect(notices()).toHaveLength(1);
+    const again = (await Promise.all(instances.map((i) => i.server.wake!.sweep()))).flat();
+    expect(again).toEqual([]);
+  });
+
+  it('a wake-up known only to an instance that is gone fires once on an instance started later', async () => {
+    const time = clock();
+    const gone = await startInstance(services, { wake: { timer: false, now: time.now } });
+    const planId = 'acme:wake-elsewhere';
+    const writer = await client(gone.url, planId);
+    const task = writer.plan.add({
+      title: 'Check the visa',
+      status: 'waiting_external',
+      wakeAt: new Date(T0 + HOUR).toISOString(),
+    });
+    await writer.conn.whenAcknowledged();
+    writer.conn.destroy();
+    await gone.server.close();
+
+    time.state.now = T0 + 2 * HOUR;
+    const [b, c] = (await Promise.all(
+      [0, 1].map(() => startInstance(services, { wake: { timer: false, now: time.now } })),
+    )) as [ClusterInstance, ClusterInstance];
+    await Promise.all([b.server.wake!.ready, c.server.wake!.ready]);
+    const woken = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    expect(woken.map((e) => e.taskId)).toEqual([task.id]);
+    const reader = await client(c.url, planId);
+    await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
+    expect(reader.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+  });
+
+  it('a lease held through an instance that is gone lapses once, as `lease`, on the others', async () => {
+    const claims = { absentMs: 1000, sweepMs: 100 };
+    const [a, b, c] = (await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
+    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+    const planId = 'acme:lease';
+    const holderDoc = new Y.Doc();
+    const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
+    const conn = cairnClient(a.url, planId, holderDoc, {
+      plan: holder,
+      presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
+    });
+    onCleanup(() => holder.destroy());
+    await conn.whenSynced();
+    const task = holder.add({ title: 'Hold me' });
+    expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+    const watchers = await Promise.all([b, c].map((i) => client(i.url, planId)));
+    await Promise.all(
+      watchers.map((w) => until(w.plan, () => w.plan.get(task.id)?.assignee === 'agent:holder')),
+    );
+    // Held well past the lease while its holder is present: nobody frees it.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(watchers[0]!.plan.get(task.id)?.assignee).toBe('agent:holder');
+
+    conn.destroy();
+    await a.server.close();
+    await Promise.all(watchers.map((w) => until(w.plan, () => w.plan.get(task.id)?.assignee === null)));
+    for (const w of watchers) {
+      expect(w.plan.get(task.id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'lease' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // more sweeps: still freed once
+    const lapses = [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
+    expect(lapses).toHaveLength(1);
+  });
+});

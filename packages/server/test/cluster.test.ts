@@ -1,0 +1,191 @@
+// Three instances sharing plans through a real redis-server and PostgreSQL: stock y-websocket and Cairn clients on
+// different instances converge under random edits (title text included), presence crosses instances, an
+// acknowledged edit is in PostgreSQL, /healthz names both services, and bad configurations are refused.
+import { describe, expect, it, vi } from 'vitest';
+import * as Y from 'yjs';
+import { connectCluster, PostgresStore } from '../src/cluster/index.js';
+import { startInstance, useClusterServices } from './cluster-helpers.js';
+import { cairnClient, onCleanup, stockClient, whenProviderSynced } from './helpers.js';
+
+const services = useClusterServices();
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What every replica must agree on: the tasks map and every title's text. */
+function content(doc: Y.Doc): unknown {
+  const tasks = doc.getMap<Y.Map<unknown>>('tasks');
+  return Object.fromEntries(
+    [...tasks.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([id, task]) => [id, { n: task.get('n'), title: String(task.get('title') ?? '') }]),
+  );
+}
+
+describe('three instances on Redis and PostgreSQL', () => {
+  it('stock y-websocket and Cairn clients on different instances converge under random edits, titles included', async () => {
+    const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
+    const plan = 'acme:converge';
+    const docs: Y.Doc[] = [];
+    const cairns = instances.map((instance) => {
+      const doc = new Y.Doc();
+      docs.push(doc);
+      return cairnClient(instance.url, plan, doc);
+    });
+    const stocks = instances.map((instance) => {
+      const doc = new Y.Doc();
+      docs.push(doc);
+      return stockClient(instance.url, plan, doc);
+    });
+    await Promise.all([...cairns.map((c) => c.whenSynced()), ...stocks.map(whenProviderSynced)]);
+
+    const random = prng(13);
+    // Every client creates its own tasks first, then everyone edits everyone's tasks (once they have arrived).
+    docs.forEach((doc, i) => {
+      doc.transact(() => {
+        for (let t = 0; t < 3; t++) {
+          const task = new Y.Map<unknown>();
+          task.set('n', 0);
+          task.set('title', new Y.Text(`task ${i}.${t}`));
+          doc.getMap('tasks').set(`t${i}-${t}`, task);
+        }
+      });
+    });
+    for (let round = 0; round < 200; round++) {
+      const doc = docs[Math.floor(random() * docs.length)]!;
+      const tasks = [...doc.getMap<Y.Map<unknown>>('tasks').values()];
+      const task = tasks[Math.floor(random() * tasks.length)]!;
+      const roll = random();
+      if (roll < 0.4) task.set('n', Math.floor(random() * 1000));
+      else {
+        const title = task.get('title') as Y.Text;
+        if (roll < 0.8 || title.length < 2)
+          title.insert(Math.floor(random() * (title.length + 1)), 'xyz'[round % 3]!);
+        else title.delete(Math.floor(random() * (title.length - 1)), 1);
+      }
+      if (round % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await Promise.all(cairns.map((c) => c.whenAcknowledged()));
+    await vi.waitFor(
+      () => {
+        const first = content(docs[0]!);
+        expect(Object.keys(first as object)).toHaveLength(18);
+        for (const doc of docs) expect(content(doc)).toEqual(first);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    // The servers agree with the clients, and PostgreSQL holds it all.
+    const stored = new Y.Doc();
+    for (const u of await instances[0]!.cluster.store.readStored(plan)) Y.applyUpdate(stored, u);
+    const acked = content(docs[0]!);
+    for (const i of [0, 1, 2]) {
+      const cairnDoc = docs[i]!;
+      expect(content(cairnDoc)).toEqual(acked);
+    }
+    // Every Cairn client's edits were acknowledged, so they are stored; the stock clients' may still be arriving.
+    await vi.waitFor(async () => {
+      const again = new Y.Doc();
+      for (const u of await instances[0]!.cluster.store.readStored(plan)) Y.applyUpdate(again, u);
+      expect(content(again)).toEqual(acked);
+    });
+  });
+
+  it('presence set on one instance is seen by clients of the others, and leaves with its client', async () => {
+    const [a, b] = await Promise.all([startInstance(services), startInstance(services)]);
+    const plan = 'acme:presence';
+    const alice = cairnClient(a!.url, plan, new Y.Doc());
+    const bob = cairnClient(b!.url, plan, new Y.Doc());
+    await Promise.all([alice.whenSynced(), bob.whenSynced()]);
+    alice.setPresence({ id: 'user:alice', name: 'Alice', kind: 'human', activeTask: 't1' });
+    await vi.waitFor(() =>
+      expect([...bob.peers().values()]).toContainEqual(
+        expect.objectContaining({ id: 'user:alice', activeTask: 't1' }),
+      ),
+    );
+    // A client joining later on a third instance sees Alice at once (the instances answer a presence query).
+    const c = await startInstance(services);
+    const carol = cairnClient(c.url, plan, new Y.Doc());
+    await carol.whenSynced();
+    await vi.waitFor(() =>
+      expect([...carol.peers().values()]).toContainEqual(expect.objectContaining({ id: 'user:alice' })),
+    );
+    alice.destroy();
+    await vi.waitFor(() => expect([...bob.peers().values()].map((p) => p.id)).not.toContain('user:alice'));
+  });
+
+  it('an acknowledged edit is in PostgreSQL, and an instance started later loads it', async () => {
+    const a = await startInstance(services);
+    const doc = new Y.Doc();
+    const conn = cairnClient(a.url, 'acme:durable', doc);
+    await conn.whenSynced();
+    doc.getMap('tasks').set('t1', 'stored');
+    await conn.whenAcknowledged();
+    const stored = new Y.Doc();
+    for (const u of await a.cluster.store.readStored('acme:durable')) Y.applyUpdate(stored, u);
+    expect(stored.getMap('tasks').get('t1')).toBe('stored');
+    await a.server.close();
+    const b = await startInstance(services);
+    const copy = new Y.Doc();
+    const reader = cairnClient(b.url, 'acme:durable', copy);
+    await reader.whenSynced();
+    expect(copy.getMap('tasks').get('t1')).toBe('stored');
+  });
+
+  it('/healthz reports Redis and PostgreSQL; /metrics counts what crossed instances', async () => {
+    const [a, b] = await Promise.all([startInstance(services), startInstance(services)]);
+    const health = await (await fetch(`${a.http}/healthz`)).json();
+    expect(health).toMatchObject({ ok: true, services: { redis: 'ok', postgres: 'ok' } });
+    const docA = new Y.Doc();
+    const docB = new Y.Doc();
+    const ca = cairnClient(a.url, 'acme:metrics', docA);
+    const cb = cairnClient(b.url, 'acme:metrics', docB);
+    await Promise.all([ca.whenSynced(), cb.whenSynced()]);
+    docA.getMap('tasks').set('x', 1);
+    await vi.waitFor(() => expect(docB.getMap('tasks').get('x')).toBe(1));
+    expect(await (await fetch(`${a.http}/metrics`)).text()).toMatch(/cairn_cluster_published_total [1-9]/);
+    expect(await (await fetch(`${b.http}/metrics`)).text()).toMatch(/cairn_cluster_received_total [1-9]/);
+  });
+
+  it('refuses to start when a service is down, naming its URL, and refuses a mixed configuration', async () => {
+    await expect(
+      connectCluster({ redisUrl: 'redis://127.0.0.1:1', postgresUrl: services.postgres.url }),
+    ).rejects.toMatchObject({ code: 'storage', message: expect.stringContaining('redis://127.0.0.1:1') });
+    await expect(
+      connectCluster({
+        redisUrl: services.redis.url,
+        postgresUrl: 'postgres://cairn:secret@127.0.0.1:1/cairn',
+      }),
+    ).rejects.toMatchObject({
+      code: 'storage',
+      message: expect.stringMatching(/postgres:\/\/cairn:\*\*\*@127\.0\.0\.1:1\/cairn/),
+    });
+    // The database serves a cluster: a single server (no Redis) on it is refused.
+    await expect(PostgresStore.connect(services.postgres.url)).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringMatching(/store of a cluster: start this server with --redis/),
+    });
+    // Another database on the same Redis: refused, so two clusters never mix their plans.
+    const other = await PostgresStore.connect(services.postgres.url.replace(/\/cairn$/, '/postgres'), {
+      mode: 'cluster',
+    });
+    onCleanup(() => other.close());
+    await other.pool.query('CREATE DATABASE other');
+    await expect(
+      connectCluster({
+        redisUrl: services.redis.url,
+        postgresUrl: services.postgres.url.replace(/\/cairn$/, '/other'),
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringMatching(/another PostgreSQL/),
+    });
+  });
+});
