@@ -300,7 +300,7 @@ export async function run({
     notes: [
       `Deliveries: Cairn ${c.delivered.toLocaleString('en-US')} of ${c.expectedDeliveries.toLocaleString('en-US')} edits×replicas counted during the run ` +
         `(reference ${r.delivered.toLocaleString('en-US')} of ${r.expectedDeliveries.toLocaleString('en-US')}); replicas converged ${c.drainS.toFixed(1)} s (Cairn) and ${r.drainS.toFixed(1)} s (reference) after the last edit.`,
-      `Peak server RSS: Cairn ${bytes(c.rssPeak)}, reference ${bytes(r.rssPeak)}. Cairn's server writes every update to its disk log (the updates of one event-loop turn together, after they were relayed; fsynced within 100 ms, and before every acknowledgement); the reference keeps documents in memory.`,
+      `Peak server RSS: Cairn ${bytes(c.rssPeak)}, reference ${bytes(r.rssPeak)}. Cairn's server writes every update to its disk log (the updates of one event-loop turn together, after they were relayed; fsynced within 1 s, and before every acknowledgement); the reference keeps documents in memory.`,
       "Clients, server and the measuring process share the same 2 cores, so the clients' own work is in every latency.",
       `Memory per open plan: each plan written by a y-websocket client that stays connected (so both servers keep it loaded), on a fresh server ` +
         `process, the lowest of ten RSS readings 300 ms apart after the last plan minus the same before the first, divided by the plans. ` +

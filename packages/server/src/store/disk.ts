@@ -30,10 +30,15 @@ export interface DiskStoreOptions {
   /**
    * Delay of the background fsync after a group is written, when no flush asks for one sooner. It bounds what a
    * power loss can take of unacknowledged edits (their clients still hold them and resend them when they
-   * reconnect); an acknowledgement never waits for it. Default 100 ms.
+   * reconnect); an acknowledgement never waits for it. Default 1000 ms: each plan being written costs one fsync
+   * per delay, which under many busy plans is a measurable share of the server's CPU (decision 024).
    */
   fsyncDelayMs?: number;
-  /** When to replace a plan's history by a snapshot. Default `{ records: 1000, minBytes: 16384 }`. */
+  /**
+   * When to replace a plan's history by a snapshot. Default `{ records: 1000, minBytes: 256 KiB }`: a busy small
+   * plan compacts every 1000 edits rather than every few hundred, and a cold load still applies at most about
+   * 1000 records after the snapshot (a few ms).
+   */
   compaction?: CompactionPolicy | false;
   /** Told when the load cut an incomplete last record off a log (also reported through `onError`). */
   onRecover?: (recovery: LogRecovery & { planId: string; path: string }) => void;
@@ -58,8 +63,9 @@ interface OpenPlan {
 
 /** The directory lock's name: a plan's files never start with a dot (names.ts encodes a leading one). */
 const DIR_LOCK = '.cairn-server.lock';
-/** See DiskStoreOptions.fsyncDelayMs. */
-const FSYNC_DELAY_MS = 100;
+/** See DiskStoreOptions.fsyncDelayMs and .compaction. */
+const FSYNC_DELAY_MS = 1_000;
+const COMPACTION: CompactionPolicy = { records: 1000, minBytes: 256 * 1024 };
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
@@ -135,7 +141,7 @@ export class DiskStore implements PlanStore {
       log = UpdateLog.open(files.log, {
         durability: this.options.durability,
         fsyncDelayMs: this.options.fsyncDelayMs ?? FSYNC_DELAY_MS,
-        compaction: this.options.compaction,
+        compaction: this.options.compaction ?? COMPACTION,
         fs: this.fs,
         onError: (error) => this.report(error, planId),
       });
