@@ -6,6 +6,7 @@ import { createChat, createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { WAKE_INDEX_KEY } from '../src/cluster/index.js';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
 import { cairnClient, onCleanup } from './helpers.js';
 
@@ -81,6 +82,40 @@ describe('background jobs across instances', () => {
     const reader = await client(c.url, planId);
     await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
     expect(reader.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+  });
+
+  it('a wake-up set after the others started, on an instance that is then gone, fires once on another', async () => {
+    const time = clock();
+    const [gone, b, c] = (await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { wake: { timer: false, now: time.now } })),
+    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+    await Promise.all([gone, b, c].map((i) => i.server.wake!.ready));
+    // The plan is loaded only where it is written; the others built their index before it existed.
+    const planId = 'acme:wake-after-start';
+    const writer = await client(gone.url, planId);
+    const task = writer.plan.add({
+      title: 'Renew the lease',
+      status: 'waiting_external',
+      wakeAt: new Date(T0 + HOUR).toISOString(),
+    });
+    await writer.conn.whenAcknowledged();
+    writer.conn.destroy();
+    await gone.server.close();
+
+    time.state.now = T0 + 2 * HOUR;
+    const woken = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    expect(woken.map((e) => e.taskId)).toEqual([task.id]);
+    const again = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    expect(again).toEqual([]);
+    const reader = await client(b.url, planId);
+    await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
+    expect(reader.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+    const notices = createChat(reader.doc, { actor: 'agent:scout' })
+      .list()
+      .filter((m) => m.role === 'system');
+    expect(notices).toHaveLength(1);
+    // Woken, the task left the shared index: no server opens the plan for it again.
+    expect(await b.cluster.redis.zScore(WAKE_INDEX_KEY, `${planId}\n${task.id}`)).toBeNull();
   });
 
   it('a lease held through an instance that is gone lapses once, as `lease`, on the others', async () => {
