@@ -1,7 +1,8 @@
 // Background jobs of a cluster run once: a due wake-up swept by three instances at the same moment fires on one,
-// and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started
-// later (its index is built from PostgreSQL). A lease granted through an instance that is gone lapses on the
-// others, once, as `lease`. The wake clock is injected and its sweeps driven; leases run on short real timers.
+// and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started later
+// (its index is built from PostgreSQL) or on one already running (the index is shared in Redis). A lease granted
+// through an instance that is gone lapses on the others, once, as `lease`. The wake clock is injected and its
+// sweeps driven; leases run on short real timers.
 import { createChat, createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { describe, expect, it } from 'vitest';
