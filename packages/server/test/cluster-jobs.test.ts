@@ -1,11 +1,11 @@
 // Background jobs of a cluster run once: a due wake-up swept by three instances at the same moment fires on one,
 // and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started later
 // (its index is built from PostgreSQL) or on one already running (the index is shared in Redis). A lease granted
-// through an instance that is gone lapses on the others, once, as `lease`. The wake clock is injected and its
-// sweeps driven; leases run on short real timers.
+// through an instance that is gone lapses on the others, once, as `lease`, whether or not they have its plan
+// loaded. The wake clock is injected and its sweeps driven; leases run on short real timers.
 import { createChat, createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { WAKE_INDEX_KEY } from '../src/cluster/index.js';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
@@ -153,4 +153,33 @@ describe('background jobs across instances', () => {
     const lapses = [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
     expect(lapses).toHaveLength(1);
   });
+  it('a lease granted through an instance that is gone lapses once on instances that never loaded its plan', async () => {
+    const claims = { absentMs: 1000, sweepMs: 100 };
+    const [a, b, c] = (await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
+    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+    const planId = 'acme:lease-unloaded';
+    const holderDoc = new Y.Doc();
+    const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
+    const conn = cairnClient(a.url, planId, holderDoc, {
+      plan: holder,
+      presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
+    });
+    onCleanup(() => holder.destroy());
+    await conn.whenSynced();
+    const task = holder.add({ title: 'Hold me, then vanish' });
+    expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+    await conn.whenAcknowledged();
+    conn.destroy();
+    await a.server.close();
+
+    const lapses = () => [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
+    await vi.waitFor(() => expect(lapses()).toHaveLength(1), { timeout: 30_000, interval: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // more sweeps on both: still freed once
+    expect(lapses()).toHaveLength(1);
+    expect(lapses()[0]?.fields).toMatchObject({ plan: planId, task: task.id, holder: 'agent:holder' });
+    const reader = await client(c.url, planId);
+    await until(reader.plan, () => reader.plan.get(task.id)?.assignee === null);
+    expect(reader.plan.get(task.id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'lease' });
+  }, 60_000);
 });
