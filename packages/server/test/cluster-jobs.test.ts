@@ -2,13 +2,16 @@
 // and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started later
 // (its index is built from PostgreSQL) or on one already running (the index is shared in Redis). A lease granted
 // through an instance that is gone lapses on the others, once, as `lease`, whether or not they have its plan
-// loaded. The wake clock is injected and its sweeps driven; leases run on short real timers.
+// loaded. A turn whose judging instance died is judged once by another after the lock lapses. The wake clock is
+// injected and its sweeps driven; leases and judgements run on short real timers.
 import { createChat, createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { WAKE_INDEX_KEY } from '../src/cluster/index.js';
+import { chatCompletionsJudge, type JudgeRun } from '../src/index.js';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
+import { startFakeLlm } from './fake-llm.js';
 import { cairnClient, onCleanup } from './helpers.js';
 
 const services = useClusterServices();
@@ -181,5 +184,52 @@ describe('background jobs across instances', () => {
     const reader = await client(c.url, planId);
     await until(reader.plan, () => reader.plan.get(task.id)?.assignee === null);
     expect(reader.plan.get(task.id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'lease' });
+  }, 60_000);
+  it('a turn whose judging instance died mid-judgement is judged once by another after its lock lapses', async () => {
+    const judge = await startFakeLlm((call) => {
+      const shown = JSON.parse(call.body.messages.at(-1)!.content) as { tasks: Array<{ id: string }> };
+      return {
+        content: JSON.stringify({
+          tasks: shown.tasks.map((t) => ({ id: t.id, completed: 0.9, abandoned: 0 })),
+        }),
+      };
+    });
+    const options = {
+      judge: chatCompletionsJudge({ baseUrl: judge.url, model: 'judge-1' }),
+      autoClose: { settleMs: 1000, timeoutMs: 2000 },
+      wake: false as const,
+    };
+    const [b, c] = (await Promise.all([0, 1].map(() => startInstance(services, options)))) as [
+      ClusterInstance,
+      ClusterInstance,
+    ];
+    const planId = 'acme:judged-elsewhere';
+    const agent = await client(b.url, planId);
+    const watcher = await client(c.url, planId);
+    const task = agent.plan.add({ title: 'Book the train' });
+    await agent.conn.whenAcknowledged();
+    await until(watcher.plan, () => watcher.plan.get(task.id) !== undefined);
+    createChat(agent.doc, { actor: 'user:ann' }).append({ role: 'user', text: 'Did you book the train?' });
+    const reply = createChat(agent.doc, { actor: 'agent:scout' }).append({
+      role: 'assistant',
+      text: 'Booked.',
+    });
+    // An instance that took this turn and died before storing its judgement: its lock, and nothing else.
+    await b.cluster.redis.set(`cairn:job:auto-close:${planId}:${reply.id}`, 'a-dead-instance', {
+      expiration: { type: 'PX', value: 2500 },
+    });
+    const skipped = (i: ClusterInstance) =>
+      new Promise<JudgeRun>((resolve) => i.server.autoClose!.once('judged', resolve));
+    expect((await Promise.all([skipped(b), skipped(c)])).map((r) => r.skipped)).toEqual([
+      'elsewhere',
+      'elsewhere',
+    ]);
+
+    await until(agent.plan, () => agent.plan.get(task.id)?.status === 'done');
+    expect(agent.plan.get(task.id)).toMatchObject({ status: 'done', updatedBy: 'auto_close' });
+    // Past another whole lock's time: the turn was judged once, by one of them, and is marked done.
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    expect(judge.calls).toHaveLength(1);
+    expect(await b.cluster.redis.get(`cairn:job:auto-close:${planId}:${reply.id}`)).toBe('done');
   }, 60_000);
 });
