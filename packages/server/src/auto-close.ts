@@ -446,8 +446,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   }
 
   /**
-   * Another server took this turn: once its lock lapses, runs again (and judges, if the turn is still not done
-   * and no other server took it first). Looks again while a taker holds it; stops once it is done.
+   * Another server took this turn: looks at its lock again when it would lapse, and once it lapsed without the
+   * turn being done (the taker died), runs again, judging it unless another server took it first. Stops once the
+   * turn is done, without loading the plan.
    */
   private async retryWhenLapsed(planId: string, key: string, lock: JobLock): Promise<void> {
     let ms: number | null;
@@ -458,9 +459,13 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       this.logger.error('could not read a judging lock', { plan: planId, error: describeError(error) });
     }
     if (ms === null || this.closed) return;
+    if (ms === 0) {
+      void this.run(planId);
+      return;
+    }
     const timer = setTimeout(() => {
       this.retries.delete(timer);
-      if (!this.closed) void this.run(planId);
+      void this.retryWhenLapsed(planId, key, lock);
     }, ms + 50);
     timer.unref?.();
     this.retries.add(timer);
