@@ -109,12 +109,26 @@ export interface AutoCloseOptions {
   /** Deadline of one judge call. Default 30 s. */
   timeoutMs?: number;
   logger?: Logger;
-  /** In a cluster: true for exactly one server per key, so each turn is judged once (`once` in cluster/jobs.ts). */
-  once?: RunOnce;
+  /**
+   * In a cluster: taken by exactly one server per turn, so each turn is judged once (cluster/jobs.ts); a turn
+   * whose judging server died is judged by another once that server's lock lapsed.
+   */
+  once?: JobLock;
 }
 
 /** Takes a job for this server: true for exactly one caller per key until `ttlMs` has passed. */
 export type RunOnce = (key: string, ttlMs: number) => Promise<boolean>;
+
+/** A job lock that also knows which jobs are done, so a job whose taker died is taken again once its lock lapses. */
+export interface JobLock extends RunOnce {
+  /** Marks a job done: nobody takes it again for `keepMs`. */
+  done(key: string, keepMs: number): Promise<void>;
+  /** ms until the taker's lock lapses (0: nobody holds it); null when the job is done. */
+  lapsesIn(key: string): Promise<number | null>;
+}
+
+/** How long a judged turn stays marked done: far longer than any server waits to take it again. */
+const JUDGED_KEEP_MS = 60 * 60_000;
 
 const PROBABILITY = z.number().min(0).max(1);
 const JudgementSchema = z.object({
@@ -221,7 +235,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private readonly decisions: Counter;
   private readonly decisionLog = new Map<string, CloseDecision[]>();
   private closed = false;
-  private readonly runOnce: RunOnce | null;
+  private readonly runOnce: JobLock | null;
+  /** Looks again at turns another server took, once its lock lapses (it may have died mid-judgement). */
+  private readonly retries = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -272,6 +288,8 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
     this.closed = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    for (const timer of this.retries) clearTimeout(timer);
+    this.retries.clear();
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -340,10 +358,22 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       }
       // Every server holding the plan saw the turn end; one judges it.
       const key = `auto-close:${planId}:${endedBy}`;
-      if (this.runOnce && endedBy && !(await this.runOnce(key, this.timeoutMs * 2).catch(() => false))) {
+      const lock = endedBy ? this.runOnce : null;
+      if (lock && !(await lock(key, this.timeoutMs * 2).catch(() => false))) {
         result.skipped = 'elsewhere';
+        void this.retryWhenLapsed(planId, key, lock);
         return this.finish(result);
       }
+      // Marked done only once the judgement is stored: a server dying before leaves the turn to another.
+      const judged = async (run: JudgeRun): Promise<JudgeRun> => {
+        await lock?.done(key, JUDGED_KEEP_MS).catch((error: unknown) => {
+          this.logger.error('could not mark a judged turn done', {
+            plan: planId,
+            error: describeError(error),
+          });
+        });
+        return run;
+      };
 
       const request: JudgeRequest = {
         planId,
@@ -360,13 +390,13 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       try {
         output = await this.judge.judge(request, AbortSignal.timeout(this.timeoutMs));
       } catch (error) {
-        return this.failed(result, `The judge failed: ${describeError(error)}`, 'judge_failed');
+        return await judged(this.failed(result, `The judge failed: ${describeError(error)}`, 'judge_failed'));
       }
       let entries: ReturnType<typeof parseJudgements>['entries'];
       try {
         ({ entries, problems: result.problems } = parseJudgements(output, new Set(tasks.map((t) => t.id))));
       } catch (error) {
-        return this.failed(result, toCairnError(error).message, 'judge_output', output);
+        return await judged(this.failed(result, toCairnError(error).message, 'judge_output', output));
       }
       if (result.problems.length > 0) {
         this.logger.warn('parts of the judge output were ignored', {
@@ -407,12 +437,38 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
         }
       }, 'auto_close');
       if (result.closed.length > 0) await handle.flush();
-      return this.finish(result);
+      return await judged(this.finish(result));
     } finally {
       chat.destroy();
       plan.destroy();
       handle.release();
     }
+  }
+
+  /**
+   * Another server took this turn: looks at its lock again when it would lapse, and once it lapsed without the
+   * turn being done (the taker died), runs again, judging it unless another server took it first. Stops once the
+   * turn is done, without loading the plan.
+   */
+  private async retryWhenLapsed(planId: string, key: string, lock: JobLock): Promise<void> {
+    let ms: number | null;
+    try {
+      ms = await lock.lapsesIn(key);
+    } catch (error) {
+      ms = this.timeoutMs * 2; // Redis away: look again after a whole lock's time
+      this.logger.error('could not read a judging lock', { plan: planId, error: describeError(error) });
+    }
+    if (ms === null || this.closed) return;
+    if (ms === 0) {
+      void this.run(planId);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      void this.retryWhenLapsed(planId, key, lock);
+    }, ms + 50);
+    timer.unref?.();
+    this.retries.add(timer);
   }
 
   private record(entry: CloseDecision): void {

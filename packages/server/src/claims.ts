@@ -62,6 +62,15 @@ export interface ClaimReservations {
   mayLapse(planId: string, taskId: string, holder: string): Promise<boolean>;
   /** Every lease of the plan granted by any server (task id to holder), so a lease outlives its server. */
   leases(planId: string): Promise<Map<string, string>>;
+  /** Leases of any plan whose reservation ran out: each server frees those `mayLapse` gives it, loaded or not. */
+  expired(): Promise<ExpiredLease[]>;
+}
+
+/** A lease whose reservation ran out (its holder was absent from every server for a lease). */
+export interface ExpiredLease {
+  planId: string;
+  taskId: string;
+  holder: string;
 }
 
 /** The parts of a loaded room the arbiter reads (hub/room.ts). */
@@ -362,6 +371,7 @@ export class ClaimArbiterService implements Extension {
 
   private async sweepOnce(): Promise<void> {
     const now = this.now();
+    if (this.reservations) await this.lapseExpired(this.reservations, now);
     for (const [planId, claims] of [...this.plans]) {
       if (this.closed) return;
       const room = this.host.room(planId);
@@ -396,6 +406,28 @@ export class ClaimArbiterService implements Extension {
       if (lapsed.length > 0) await this.lapse(planId, room, claims, lapsed);
       const keep = this.reservations !== null && room !== undefined;
       if (!keep && claims.leases.size === 0 && claims.decided.size === 0) this.plans.delete(planId);
+    }
+  }
+
+  /**
+   * Frees the leases of every plan whose reservation ran out, whether or not this server has the plan loaded:
+   * the server that granted one may be gone and nobody else may hold its plan. `mayLapse` picks one server.
+   */
+  private async lapseExpired(reservations: ClaimReservations, now: number): Promise<void> {
+    let expired: ExpiredLease[];
+    try {
+      expired = await reservations.expired();
+    } catch (error) {
+      this.host.logger.error('could not read the expired leases', { error: describeError(error) });
+      return;
+    }
+    for (const { planId, taskId, holder } of expired) {
+      if (this.closed) return;
+      if (!(await reservations.mayLapse(planId, taskId, holder).catch(() => false))) continue;
+      const claims = this.claimsOf(planId);
+      const lease = { holder, renewedAt: now };
+      claims.leases.set(taskId, lease);
+      await this.lapse(planId, this.host.room(planId), claims, [[taskId, lease]]);
     }
   }
 

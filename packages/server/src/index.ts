@@ -46,7 +46,14 @@ export {
   latestExchange,
   parseJudgements,
 } from './auto-close.js';
-export type { ClaimHost, ClaimOptions, ClaimReservations, Lease, Reservation } from './claims.js';
+export type {
+  ClaimHost,
+  ClaimOptions,
+  ClaimReservations,
+  ExpiredLease,
+  Lease,
+  Reservation,
+} from './claims.js';
 export { actorsOfSubject, ClaimArbiterService, mayActAs } from './claims.js';
 export type { OriginOptions } from './http/origin.js';
 export { isLoopback } from './http/origin.js';

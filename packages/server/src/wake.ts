@@ -30,6 +30,19 @@ export interface WakeOptions {
    * (`once` in cluster/jobs.ts). A wake-up taken by a server that died fires elsewhere once its time is up.
    */
   once?: RunOnce;
+  /**
+   * In a cluster: the wake index every server shares (cluster/wake-index.ts). This server writes the entries of
+   * the plans it has loaded there and sweeps the due entries of every plan, loaded here or not.
+   */
+  shared?: SharedWakeIndex;
+}
+
+/** A wake index kept where every server of a cluster reads it. */
+export interface SharedWakeIndex {
+  /** Sets or (null) clears one entry. */
+  set(planId: string, taskId: string, at: number | null): Promise<void>;
+  /** Entries due by `now`, and the soonest wake time after it (ms) or null. */
+  due(now: number): Promise<{ due: WakeEntry[]; next: number | null }>;
 }
 
 /** How long a server has to fire a wake-up it took before another may. */
@@ -99,6 +112,11 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   private saveQueued = false;
   private closed = false;
   private readonly runOnce: RunOnce | null;
+  private readonly shared: SharedWakeIndex | null;
+  /** The soonest wake time in the shared index after the last sweep, so the timer wakes for it too. */
+  private sharedNext: number | null = null;
+  /** Writes to the shared index not yet answered; closing waits for them. */
+  private readonly sharing = new Set<Promise<void>>();
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -106,6 +124,7 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   ) {
     super();
     this.runOnce = options.once ?? null;
+    this.shared = options.shared ?? null;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
     this.indexPath = options.indexPath ?? null;
@@ -146,11 +165,11 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
       await this.ready;
       const now = this.now();
       const due = new Map<string, string[]>();
-      for (const entry of this.entries()) {
-        if (entry.at > now) break;
+      for (const entry of [...this.entries(), ...(await this.sharedDue(now))]) {
+        if (entry.at > now) continue;
         if ((this.retryAt.get(entry.planId) ?? 0) > now) continue;
         const list = due.get(entry.planId) ?? [];
-        list.push(entry.taskId);
+        if (!list.includes(entry.taskId)) list.push(entry.taskId);
         due.set(entry.planId, list);
       }
       const woken: TaskWokenEvent[] = [];
@@ -190,6 +209,7 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     this.timer = null;
     await this.sweeping?.catch(() => undefined);
     await this.ready.catch(() => undefined);
+    await Promise.all(this.sharing);
     await this.persist();
   }
 
@@ -212,6 +232,37 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   }
 
   // ------------------------------------------------------------------ internals
+
+  /** The shared index's due entries (none when there is none, or it cannot be read: the local ones still fire). */
+  private async sharedDue(now: number): Promise<WakeEntry[]> {
+    if (!this.shared) return [];
+    try {
+      const { due, next } = await this.shared.due(now);
+      this.sharedNext = next;
+      return due;
+    } catch (error) {
+      this.hub.metrics.errorsTotal.inc({ kind: 'wake_index' });
+      this.logger.error('could not read the shared wake index', { error: describeError(error) });
+      return [];
+    }
+  }
+
+  /** Writes one entry to the shared index; a failed write is logged (the next change or refresh writes again). */
+  private share(planId: string, taskId: string, at: number | null): void {
+    if (!this.shared) return;
+    const write = this.shared
+      .set(planId, taskId, at)
+      .catch((error: unknown) => {
+        this.hub.metrics.errorsTotal.inc({ kind: 'wake_index' });
+        this.logger.error('could not write the shared wake index', {
+          plan: planId,
+          task: taskId,
+          error: describeError(error),
+        });
+      })
+      .finally(() => this.sharing.delete(write));
+    this.sharing.add(write);
+  }
 
   private async start(listPlans: (() => Promise<string[]>) | null): Promise<void> {
     if (this.readIndex() || !listPlans) {
@@ -319,14 +370,22 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     });
   }
 
-  /** Recomputes every entry of a plan from its doc. */
-  private refresh(planId: string, doc: Y.Doc): void {
+  /**
+   * Recomputes every entry of a plan from its doc. `swept`: tasks the shared index listed as due, cleared there
+   * when the doc says they no longer wait (this server may never have indexed them).
+   */
+  private refresh(planId: string, doc: Y.Doc, swept: string[] = []): void {
     const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
     let changed = false;
     for (const taskId of [...(this.index.get(planId)?.keys() ?? [])]) {
       if (!tasks.has(taskId)) changed = this.set(planId, taskId, null) || changed;
     }
     for (const [taskId, task] of tasks) changed = this.setFrom(planId, taskId, task) || changed;
+    for (const taskId of swept) {
+      if (wakeTimeOf(tasks.get(taskId)) === null && !this.index.get(planId)?.has(taskId)) {
+        this.share(planId, taskId, null);
+      }
+    }
     if (changed) this.changed();
   }
 
@@ -340,11 +399,12 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     if (at === null) {
       if (!tasks?.delete(taskId)) return false;
       if (tasks.size === 0) this.index.delete(planId);
-      return true;
+    } else {
+      if (tasks?.get(taskId) === at) return false;
+      if (tasks) tasks.set(taskId, at);
+      else this.index.set(planId, new Map([[taskId, at]]));
     }
-    if (tasks?.get(taskId) === at) return false;
-    if (tasks) tasks.set(taskId, at);
-    else this.index.set(planId, new Map([[taskId, at]]));
+    this.share(planId, taskId, at);
     return true;
   }
 
@@ -358,7 +418,12 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     if (!this.useTimer || this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const next = this.nextWakeAt();
+    // With a shared index, other servers' entries are due here too: look at least every `maxIntervalMs`.
+    const local = this.nextWakeAt();
+    const next =
+      this.shared === null
+        ? local
+        : Math.min(local ?? Number.POSITIVE_INFINITY, this.sharedNext ?? this.now() + this.maxIntervalMs);
     if (next === null) return;
     const delay = Math.min(this.maxIntervalMs, Math.max(0, next - this.now()));
     const retrying = [...this.retryAt.values()].some((at) => at > this.now());
@@ -417,7 +482,7 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
         }
       }, 'wake');
       // The index follows the doc even where it no longer watches it (a plan loaded once the sweeper closed).
-      this.refresh(planId, handle.doc);
+      this.refresh(planId, handle.doc, dueIds);
       await handle.flush();
     } finally {
       chat.destroy();

@@ -2,7 +2,9 @@
 // of acknowledged writes from clients on all three; one is killed with kill -9, and every acknowledged edit is on
 // the survivors, in PostgreSQL, and on the killed one after its restart. A Redis restart during writes (Redis
 // without persistence, so its streams are lost) loses nothing acknowledged, and the instances recover by
-// themselves. Services down at start are named.
+// themselves. A wake-up set on the killed instance fires once on a survivor. Services down at start are named.
+import { createChat, createPlan } from '@cairn/core';
+import { until } from '@cairn/core/testing';
 import type { PlanConnection } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
@@ -110,6 +112,49 @@ describe('cluster under failures', () => {
     expect(everyAcked.filter((key) => !keys.has(key))).toEqual([]);
     expect(everyAcked.length).toBeGreaterThan(60);
   }, 180_000);
+
+  it('a wake-up set on an instance killed with kill -9 before it is due fires once on a survivor that never loaded the plan', async () => {
+    const killed = await serveInstance(await freePort());
+    const survivors = await Promise.all(
+      [0, 1].map(() => startInstance(services, { wake: { timer: false } })),
+    );
+    await Promise.all(survivors.map((i) => i.server.wake!.ready));
+    const planId = 'acme:wake-kill';
+    const doc = new Y.Doc();
+    const conn = cairnClient(killed.url, planId, doc);
+    await conn.whenSynced(30_000);
+    const plan = createPlan({ doc, actor: 'agent:scout' });
+    const wakeAt = Date.now() + 8_000;
+    const task = plan.add({
+      title: 'Chase the invoice',
+      status: 'waiting_external',
+      wakeAt: new Date(wakeAt).toISOString(),
+    });
+    await conn.whenAcknowledged(30_000);
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    conn.destroy();
+    plan.destroy();
+    expect(Date.now()).toBeLessThan(wakeAt); // killed before it could fire the wake-up itself
+
+    await new Promise((resolve) => setTimeout(resolve, wakeAt - Date.now() + 100));
+    const woken = (await Promise.all(survivors.map((i) => i.server.wake!.sweep()))).flat();
+    expect(woken.map((e) => e.taskId)).toEqual([task.id]);
+    expect((await Promise.all(survivors.map((i) => i.server.wake!.sweep()))).flat()).toEqual([]);
+    const readerDoc = new Y.Doc();
+    const reader = cairnClient(survivors[1]!.url, planId, readerDoc);
+    await reader.whenSynced(30_000);
+    const readerPlan = createPlan({ doc: readerDoc, actor: 'agent:scout' });
+    await until(readerPlan, () => readerPlan.get(task.id)?.status === 'in_progress');
+    expect(readerPlan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+    expect(
+      createChat(readerDoc, { actor: 'agent:scout' })
+        .list()
+        .filter((m) => m.role === 'system'),
+    ).toHaveLength(1);
+    readerPlan.destroy();
+    reader.destroy();
+  }, 120_000);
 
   it('a Redis restart during writes loses nothing acknowledged; writes fail loudly meanwhile and recover by themselves', async () => {
     const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));

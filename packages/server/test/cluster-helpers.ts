@@ -45,9 +45,10 @@ export async function startInstance(
   const server = await startServer({
     ...serverOptions,
     ...base,
-    // A test's own wake-up and claim settings (a clock, no timer) join the cluster's.
+    // A test's own wake-up, claim and auto-close settings (a clock, no timer) join the cluster's.
     wake: serverOptions.wake === false ? false : { ...base.wake, ...serverOptions.wake },
     claims: serverOptions.claims === false ? false : { ...base.claims, ...serverOptions.claims },
+    autoClose: { ...base.autoClose, ...serverOptions.autoClose },
   });
   return { ...server, cluster };
 }

@@ -1,12 +1,17 @@
 // Background jobs of a cluster run once: a due wake-up swept by three instances at the same moment fires on one,
-// and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started
-// later (its index is built from PostgreSQL). A lease granted through an instance that is gone lapses on the
-// others, once, as `lease`. The wake clock is injected and its sweeps driven; leases run on short real timers.
+// and a wake-up whose plan was indexed only by an instance that is gone fires, once, on an instance started later
+// (its index is built from PostgreSQL) or on one already running (the index is shared in Redis). A lease granted
+// through an instance that is gone lapses on the others, once, as `lease`, whether or not they have its plan
+// loaded. A turn whose judging instance died is judged once by another after the lock lapses. The wake clock is
+// injected and its sweeps driven; leases and judgements run on short real timers.
 import { createChat, createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { WAKE_INDEX_KEY } from '../src/cluster/index.js';
+import { chatCompletionsJudge, type JudgeRun } from '../src/index.js';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
+import { startFakeLlm } from './fake-llm.js';
 import { cairnClient, onCleanup } from './helpers.js';
 
 const services = useClusterServices();
@@ -83,6 +88,40 @@ describe('background jobs across instances', () => {
     expect(reader.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
   });
 
+  it('a wake-up set after the others started, on an instance that is then gone, fires once on another', async () => {
+    const time = clock();
+    const [gone, b, c] = (await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { wake: { timer: false, now: time.now } })),
+    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+    await Promise.all([gone, b, c].map((i) => i.server.wake!.ready));
+    // The plan is loaded only where it is written; the others built their index before it existed.
+    const planId = 'acme:wake-after-start';
+    const writer = await client(gone.url, planId);
+    const task = writer.plan.add({
+      title: 'Renew the lease',
+      status: 'waiting_external',
+      wakeAt: new Date(T0 + HOUR).toISOString(),
+    });
+    await writer.conn.whenAcknowledged();
+    writer.conn.destroy();
+    await gone.server.close();
+
+    time.state.now = T0 + 2 * HOUR;
+    const woken = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    expect(woken.map((e) => e.taskId)).toEqual([task.id]);
+    const again = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    expect(again).toEqual([]);
+    const reader = await client(b.url, planId);
+    await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
+    expect(reader.plan.get(task.id)).toMatchObject({ status: 'in_progress', updatedBy: 'wake' });
+    const notices = createChat(reader.doc, { actor: 'agent:scout' })
+      .list()
+      .filter((m) => m.role === 'system');
+    expect(notices).toHaveLength(1);
+    // Woken, the task left the shared index: no server opens the plan for it again.
+    expect(await b.cluster.redis.zScore(WAKE_INDEX_KEY, `${planId}\n${task.id}`)).toBeNull();
+  });
+
   it('a lease held through an instance that is gone lapses once, as `lease`, on the others', async () => {
     const claims = { absentMs: 1000, sweepMs: 100 };
     const [a, b, c] = (await Promise.all(
@@ -117,4 +156,80 @@ describe('background jobs across instances', () => {
     const lapses = [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
     expect(lapses).toHaveLength(1);
   });
+  it('a lease granted through an instance that is gone lapses once on instances that never loaded its plan', async () => {
+    const claims = { absentMs: 1000, sweepMs: 100 };
+    const [a, b, c] = (await Promise.all(
+      [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
+    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+    const planId = 'acme:lease-unloaded';
+    const holderDoc = new Y.Doc();
+    const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
+    const conn = cairnClient(a.url, planId, holderDoc, {
+      plan: holder,
+      presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
+    });
+    onCleanup(() => holder.destroy());
+    await conn.whenSynced();
+    const task = holder.add({ title: 'Hold me, then vanish' });
+    expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+    await conn.whenAcknowledged();
+    conn.destroy();
+    await a.server.close();
+
+    const lapses = () => [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
+    await vi.waitFor(() => expect(lapses()).toHaveLength(1), { timeout: 30_000, interval: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // more sweeps on both: still freed once
+    expect(lapses()).toHaveLength(1);
+    expect(lapses()[0]?.fields).toMatchObject({ plan: planId, task: task.id, holder: 'agent:holder' });
+    const reader = await client(c.url, planId);
+    await until(reader.plan, () => reader.plan.get(task.id)?.assignee === null);
+    expect(reader.plan.get(task.id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'lease' });
+  }, 60_000);
+  it('a turn whose judging instance died mid-judgement is judged once by another after its lock lapses', async () => {
+    const judge = await startFakeLlm((call) => {
+      const shown = JSON.parse(call.body.messages.at(-1)!.content) as { tasks: Array<{ id: string }> };
+      return {
+        content: JSON.stringify({
+          tasks: shown.tasks.map((t) => ({ id: t.id, completed: 0.9, abandoned: 0 })),
+        }),
+      };
+    });
+    const options = {
+      judge: chatCompletionsJudge({ baseUrl: judge.url, model: 'judge-1' }),
+      autoClose: { settleMs: 1000, timeoutMs: 2000 },
+      wake: false as const,
+    };
+    const [b, c] = (await Promise.all([0, 1].map(() => startInstance(services, options)))) as [
+      ClusterInstance,
+      ClusterInstance,
+    ];
+    const planId = 'acme:judged-elsewhere';
+    const agent = await client(b.url, planId);
+    const watcher = await client(c.url, planId);
+    const task = agent.plan.add({ title: 'Book the train' });
+    await agent.conn.whenAcknowledged();
+    await until(watcher.plan, () => watcher.plan.get(task.id) !== undefined);
+    createChat(agent.doc, { actor: 'user:ann' }).append({ role: 'user', text: 'Did you book the train?' });
+    const reply = createChat(agent.doc, { actor: 'agent:scout' }).append({
+      role: 'assistant',
+      text: 'Booked.',
+    });
+    // An instance that took this turn and died before storing its judgement: its lock, and nothing else.
+    await b.cluster.redis.set(`cairn:job:auto-close:${planId}:${reply.id}`, 'a-dead-instance', {
+      expiration: { type: 'PX', value: 2500 },
+    });
+    const skipped = (i: ClusterInstance) =>
+      new Promise<JudgeRun>((resolve) => i.server.autoClose!.once('judged', resolve));
+    expect((await Promise.all([skipped(b), skipped(c)])).map((r) => r.skipped)).toEqual([
+      'elsewhere',
+      'elsewhere',
+    ]);
+
+    await until(agent.plan, () => agent.plan.get(task.id)?.status === 'done');
+    expect(agent.plan.get(task.id)).toMatchObject({ status: 'done', updatedBy: 'auto_close' });
+    // Past another whole lock's time: the turn was judged once, by one of them, and is marked done.
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    expect(judge.calls).toHaveLength(1);
+    expect(await b.cluster.redis.get(`cairn:job:auto-close:${planId}:${reply.id}`)).toBe('done');
+  }, 60_000);
 });

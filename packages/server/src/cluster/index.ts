@@ -9,6 +9,7 @@ import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { RedisClaimReservations } from './redis-claims.js';
 import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
 import { redactUrl } from './urls.js';
+import { RedisWakeIndex } from './wake-index.js';
 
 /** How long a claim's reservation lives without its holder present (the arbiter's default absence). */
 const DEFAULT_LEASE_MS = 60_000;
@@ -18,6 +19,7 @@ export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
 export { RedisClaimReservations } from './redis-claims.js';
 export type { RedisClient, RedisRelayOptions } from './redis-relay.js';
 export { connectRedis, REDIS_VIA, RedisRelay } from './redis-relay.js';
+export { RedisWakeIndex, WAKE_INDEX_KEY } from './wake-index.js';
 
 export interface ClusterOptions {
   redisUrl: string;
@@ -72,7 +74,11 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
     serverOptions: {
       store,
       // Traces and skills are documents too; only plans have wake-ups.
-      wake: { listPlans: async () => (await store.listPlans()).filter(isPlanDocId), once },
+      wake: {
+        listPlans: async () => (await store.listPlans()).filter(isPlanDocId),
+        once,
+        shared: new RedisWakeIndex(redis),
+      },
       autoClose: { once },
       claims: {
         ...options.claims,

@@ -4,18 +4,30 @@
 // its lease: the instance where the holder is present keeps extending it; once it expired, one instance frees
 // the task (docs/decisions/023).
 import { CairnError } from '@cairn/core';
-import type { ClaimReservations, Reservation } from '../claims.js';
+import type { ClaimReservations, ExpiredLease, Reservation } from '../claims.js';
 import { describeError } from '../log.js';
 import type { RedisClient } from './redis-relay.js';
 
-const claimKey = (planId: string, taskId: string) => `cairn:plan:${planId}:claim:${taskId}`;
+const PLAN_PREFIX = 'cairn:plan:';
+const claimKey = (planId: string, taskId: string) => `${PLAN_PREFIX}${planId}:claim:${taskId}`;
 /** Hash of the plan's leases (task id to holder), granted by any server; outlives a reservation's expiry. */
-const leasesKey = (planId: string) => `cairn:plan:${planId}:leases`;
+const leasesKey = (planId: string) => `${PLAN_PREFIX}${planId}:leases`;
 const FENCE_KEY = 'cairn:claim-fence';
+/**
+ * Sorted set of every lease in the cluster (`<plan>\n<task>`) scored by when its reservation runs out (Redis's
+ * clock), so any instance finds the lapsed ones without loading, or even knowing, their plans.
+ */
+export const LEASE_DEADLINES_KEY = 'cairn:lease-deadlines';
+const leaseMember = (planId: string, taskId: string) => `${planId}\n${taskId}`;
 
-// KEYS: claim, fence, leases. ARGV: actor, ttl ms, task id. Grants when nobody holds the task or the actor already
-// does (a renewal keeps its token); returns {1, token} or {0, holder}.
+/** Lua: Redis's clock in ms (one clock for every instance). */
+const NOW_MS = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+// KEYS: claim, fence, leases, deadlines. ARGV: actor, ttl ms, task id, deadline member. Grants when nobody holds
+// the task or the actor already does (a renewal keeps its token); returns {1, token} or {0, holder}.
 const RESERVE = `
+${NOW_MS}
 local holder = redis.call('HGET', KEYS[1], 'holder')
 if holder and holder ~= ARGV[1] then return {0, holder} end
 local token = redis.call('HGET', KEYS[1], 'token')
@@ -25,44 +37,83 @@ if not holder then
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[4])
 return {1, tonumber(token)}
 `;
 
-// KEYS: claim, fence, leases. ARGV: actor, new holder ('' to release), ttl ms, task id. Only the holder (or
-// nobody, after an expiry) may move a reservation; a new holder gets a new token, so a stale holder's later
-// write is refused.
+// KEYS: claim, fence, leases, deadlines. ARGV: actor, new holder ('' to release), ttl ms, task id, deadline
+// member. Only the holder (or nobody, after an expiry) may move a reservation; a new holder gets a new token, so a
+// stale holder's later write is refused.
 const MOVE = `
+${NOW_MS}
 local holder = redis.call('HGET', KEYS[1], 'holder')
 if holder and holder ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
   redis.call('DEL', KEYS[1])
   redis.call('HDEL', KEYS[3], ARGV[4])
+  redis.call('ZREM', KEYS[4], ARGV[5])
   return 1
 end
 local token = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', token)
 redis.call('HSET', KEYS[3], ARGV[4], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[5])
 return 1
 `;
 
-// KEYS: claim. ARGV: actor, ttl ms. Extends the holder's reservation; 0 when it is not (or no longer) theirs.
+// KEYS: claim, deadlines. ARGV: actor, ttl ms, deadline member. Extends the holder's reservation; 0 when it is not
+// (or no longer) theirs.
 const EXTEND = `
+${NOW_MS}
 if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 return 1
 `;
 
-// KEYS: claim, lapse marker, leases. ARGV: marker ttl ms, task id, holder. A lease lapses once: only while no
-// reservation is alive, and only for the first instance to set the marker (which drops it from the leases).
+// KEYS: claim, lapse marker, leases, deadlines. ARGV: marker ttl ms, task id, holder, deadline member. A lease
+// lapses once: only while no reservation is alive, and only for the first instance to set the marker (which drops
+// it from the leases and the deadlines).
 const LAPSE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then
-  if redis.call('HGET', KEYS[3], ARGV[2]) == ARGV[3] then redis.call('HDEL', KEYS[3], ARGV[2]) end
+  if redis.call('HGET', KEYS[3], ARGV[2]) == ARGV[3] then
+    redis.call('HDEL', KEYS[3], ARGV[2])
+    redis.call('ZREM', KEYS[4], ARGV[4])
+  end
   return 1
 end
 return 0
 `;
+
+// KEYS: deadlines. ARGV: claim key prefix, most entries. The leases whose reservation ran out, as a flat list of
+// plan, task, holder. The claim and leases keys are derived from each entry (one Redis, not Redis Cluster):
+// an entry whose reservation is alive after all gets its deadline back, one with no lease left is dropped.
+const EXPIRED = `
+${NOW_MS}
+local out = {}
+for _, entry in ipairs(redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))) do
+  local cut = string.find(entry, '\\n', 1, true)
+  local plan = string.sub(entry, 1, cut - 1)
+  local task = string.sub(entry, cut + 1)
+  local base = ARGV[1] .. plan
+  local ttl = redis.call('PTTL', base .. ':claim:' .. task)
+  local holder = redis.call('HGET', base .. ':leases', task)
+  if ttl > 0 then
+    redis.call('ZADD', KEYS[1], now + ttl, entry)
+  elseif not holder then
+    redis.call('ZREM', KEYS[1], entry)
+  else
+    table.insert(out, plan)
+    table.insert(out, task)
+    table.insert(out, holder)
+  end
+end
+return out
+`;
+/** At most this many lapsed leases are taken per sweep (the rest on the next). */
+const EXPIRED_BATCH = 100;
 
 export class RedisClaimReservations implements ClaimReservations {
   constructor(
@@ -88,8 +139,8 @@ export class RedisClaimReservations implements ClaimReservations {
   async reserve(planId: string, taskId: string, actor: string): Promise<Reservation> {
     const [won, value] = (await this.run(
       RESERVE,
-      [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId)],
-      [actor, String(this.ttlMs), taskId],
+      [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId), LEASE_DEADLINES_KEY],
+      [actor, String(this.ttlMs), taskId, leaseMember(planId, taskId)],
     )) as [number, number | string];
     return won === 1 ? { holder: actor, token: Number(value) } : { holder: String(value), token: null };
   }
@@ -97,14 +148,18 @@ export class RedisClaimReservations implements ClaimReservations {
   async move(planId: string, taskId: string, from: string, to: string | null): Promise<boolean> {
     const moved = await this.run(
       MOVE,
-      [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId)],
-      [from, to ?? '', String(this.ttlMs), taskId],
+      [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId), LEASE_DEADLINES_KEY],
+      [from, to ?? '', String(this.ttlMs), taskId, leaseMember(planId, taskId)],
     );
     return moved === 1;
   }
 
   async extend(planId: string, taskId: string, holder: string): Promise<boolean> {
-    const extended = await this.run(EXTEND, [claimKey(planId, taskId)], [holder, String(this.ttlMs)]);
+    const extended = await this.run(
+      EXTEND,
+      [claimKey(planId, taskId), LEASE_DEADLINES_KEY],
+      [holder, String(this.ttlMs), leaseMember(planId, taskId)],
+    );
     return extended === 1;
   }
 
@@ -113,10 +168,28 @@ export class RedisClaimReservations implements ClaimReservations {
     // them, and a lease that is not in the plan any more is not lapsed again.
     const lapsed = await this.run(
       LAPSE,
-      [claimKey(planId, taskId), `${claimKey(planId, taskId)}:lapsed:${holder}`, leasesKey(planId)],
-      [String(this.ttlMs), taskId, holder],
+      [
+        claimKey(planId, taskId),
+        `${claimKey(planId, taskId)}:lapsed:${holder}`,
+        leasesKey(planId),
+        LEASE_DEADLINES_KEY,
+      ],
+      [String(this.ttlMs), taskId, holder, leaseMember(planId, taskId)],
     );
     return lapsed === 1;
+  }
+
+  async expired(): Promise<ExpiredLease[]> {
+    const flat = (await this.run(
+      EXPIRED,
+      [LEASE_DEADLINES_KEY],
+      [PLAN_PREFIX, String(EXPIRED_BATCH)],
+    )) as string[];
+    const out: ExpiredLease[] = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      out.push({ planId: flat[i]!, taskId: flat[i + 1]!, holder: flat[i + 2]! });
+    }
+    return out;
   }
 
   async leases(planId: string): Promise<Map<string, string>> {
