@@ -116,10 +116,13 @@ export function startProcess(
   args: string[],
   options: { cwd: string; env?: NodeJS.ProcessEnv; ready?: RegExp },
 ): Promise<Served> {
+  // Its own process group: an npm bin such as workerd's is a Node wrapper that spawns the real binary, which a
+  // signal to the wrapper alone would leave running after the test.
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env ?? userEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let stdout = '';
   let stderr = '';
@@ -128,7 +131,11 @@ export function startProcess(
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      // The group is gone already.
+    }
     await exited;
   };
   return new Promise((done, fail) => {
