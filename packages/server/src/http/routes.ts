@@ -62,6 +62,24 @@ export function registerCoreRoutes(
 }
 
 /**
+ * The request's bearer token, or null in open mode; without one when auth is on, a CairnError `unauthorized`
+ * saying how HTTP takes it (the authenticator's own words name the WebSocket's ways, ?token= and a subprotocol,
+ * which HTTP ignores).
+ */
+export function requestToken(hub: SyncHub, req: IncomingMessage): string | null {
+  const token = bearerToken(req);
+  if (!token && !hub.auth.open) {
+    throw new CairnError(
+      'unauthorized',
+      req.headers.authorization
+        ? 'The Authorization header is not "Bearer <jwt>".'
+        : 'No token: send it as the header Authorization: Bearer <jwt>.',
+    );
+  }
+  return token;
+}
+
+/**
  * The grant of an HTTP request on `planId` (token from `Authorization: Bearer`), or a thrown CairnError that
  * `sendError` answers with 401 / 403 / 400.
  */
@@ -72,17 +90,7 @@ export async function authorizeRequest(
   needs: Role,
 ): Promise<Grant> {
   hub.validatePlanId(planId);
-  const token = bearerToken(req);
-  // The authenticator's own words name the WebSocket's ways (?token=, a subprotocol), which HTTP ignores.
-  if (!token && !hub.auth.open) {
-    throw new CairnError(
-      'unauthorized',
-      req.headers.authorization
-        ? 'The Authorization header is not "Bearer <jwt>".'
-        : 'No token: send it as the header Authorization: Bearer <jwt>.',
-    );
-  }
-  const grant = await hub.grant(planId, token, needs);
+  const grant = await hub.grant(planId, requestToken(hub, req), needs);
   // The authenticator lets a plan's token reach its trace document; the plan routes take plans only. Asked after
   // the token, so a stranger is refused as for any plan of others.
   assertPlanDocId(planId);

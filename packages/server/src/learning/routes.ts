@@ -19,8 +19,8 @@ import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
 import { type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from '../http/plans.js';
-import { bearerToken, type Router, sendJson } from '../http/router.js';
-import { authorizeRequest } from '../http/routes.js';
+import { type Router, sendJson } from '../http/router.js';
+import { authorizeRequest, requestToken } from '../http/routes.js';
 import type { SyncHub } from '../hub/hub.js';
 import type { Learner } from './learner.js';
 
@@ -148,16 +148,7 @@ async function authorizeScope(
     );
   }
   hub.validatePlanId(skillsDocId(scope));
-  const token = bearerToken(req);
-  if (!token && !hub.auth.open) {
-    throw new CairnError(
-      'unauthorized',
-      req.headers.authorization
-        ? 'The Authorization header is not "Bearer <jwt>".'
-        : 'No token: send it as the header Authorization: Bearer <jwt>.',
-    );
-  }
-  return hub.auth.authorizeScope(token, scope, needs);
+  return hub.auth.authorizeScope(requestToken(hub, req), scope, needs);
 }
 
 /** Runs `fn` on the scope's skills document; a scope that never learned anything reads as empty. */
