@@ -19,6 +19,7 @@ import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import * as Y from 'yjs';
 import { rng } from './lib/measure.js';
 import { type BenchResult, count, type Row } from './lib/report.js';
+import { TITLE_WORDS } from './lib/words.js';
 
 const TURNS = 20;
 const TARGET_SHARE = 0.25;
@@ -29,22 +30,10 @@ const FAMILY_OF: Record<string, FamilyName> = {
   reminder: 'todo',
   'open-tasks': 'ongoing_task',
 };
-const WORDS = [
-  'migrate',
-  'billing',
-  'schema',
-  'review',
-  'tests',
-  'deploy',
-  'customer',
-  'export',
-  'retry',
-  'docs',
-];
 
 function tasks(n: number): TaskInput[] {
   return Array.from({ length: n }, (_, i) => ({
-    title: `${WORDS[i % 10]} the ${WORDS[(i * 7) % 10]} ${WORDS[(i * 3) % 10]} for account ${1000 + i}`,
+    title: `${TITLE_WORDS[i % 10]} the ${TITLE_WORDS[(i * 7) % 10]} ${TITLE_WORDS[(i * 3) % 10]} for account ${1000 + i}`,
     status: i < n / 5 ? 'done' : i % 7 === 0 ? 'in_progress' : 'pending',
     activeForm: `Working on account ${1000 + i}`,
   }));

@@ -9,6 +9,7 @@ import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { collectGarbage, rng, sample, summarize } from './lib/measure.js';
 import { profile, shares, topSelf } from './lib/profile.js';
 import { type BenchResult, cairnOnly, ms, type Row, speedup } from './lib/report.js';
+import { TITLE_WORDS } from './lib/words.js';
 
 const TARGET_MS = 2;
 const BUDGET = 2_000;
@@ -23,20 +24,8 @@ export function buildPlan(random: () => number) {
     random,
     limits: { tasksPerCall: Infinity, tasksPerPlan: Infinity },
   });
-  const words = [
-    'migrate',
-    'billing',
-    'schema',
-    'review',
-    'tests',
-    'deploy',
-    'customer',
-    'export',
-    'retry',
-    'docs',
-  ];
   const title = (i: number) =>
-    `${words[i % 10]} ${words[(i * 7) % 10]} for account ${1000 + i}: ${words[(i * 3) % 10]} and ${words[(i * 9) % 10]}`;
+    `${TITLE_WORDS[i % 10]} ${TITLE_WORDS[(i * 7) % 10]} for account ${1000 + i}: ${TITLE_WORDS[(i * 3) % 10]} and ${TITLE_WORDS[(i * 9) % 10]}`;
   const inputs: TaskInput[] = [];
   for (let i = 0; i < 200; i++) {
     const status = i < 40 ? 'done' : i % 17 === 0 ? 'in_progress' : i % 23 === 0 ? 'waiting_user' : 'pending';
