@@ -2,7 +2,7 @@
 // three-instance cluster (each room's clients on all three instances, one client process per instance), against
 // the same load on one single `cairn serve`. redis-server and PostgreSQL run locally.
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
-import { type FanoutResult, measure } from './fanout.js';
+import { FANOUT_LOAD, type FanoutResult, measure } from './fanout.js';
 import { progress } from './lib/measure.js';
 import { type BenchResult, count, ms, type Row, speedup, throughputRatio } from './lib/report.js';
 
@@ -13,10 +13,8 @@ export async function run({
 }: {
   quick: boolean;
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
-  const ROOMS = 20;
-  const PER_ROOM = 10;
-  const RATE = 5;
-  const durationMs = quick ? 6_000 : 60_000;
+  const { ROOMS, PER_ROOM, RATE } = FANOUT_LOAD;
+  const durationMs = FANOUT_LOAD.durationMs(quick);
   progress('one server, disk store');
   const single: FanoutResult = await measure('cairn', ROOMS, PER_ROOM, durationMs, RATE);
   const [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);

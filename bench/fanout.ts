@@ -145,15 +145,21 @@ export async function measure(
   }
 }
 
+/** The fan-out load: rooms × clients per room, each client editing this many times a second, for this long. */
+export const FANOUT_LOAD = {
+  ROOMS: 20,
+  PER_ROOM: 10,
+  RATE: 5,
+  durationMs: (quick: boolean) => (quick ? 6_000 : 60_000),
+} as const;
+
 export async function run({
   quick,
 }: {
   quick: boolean;
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
-  const ROOMS = 20;
-  const PER_ROOM = 10;
-  const RATE = 5;
-  const durationMs = quick ? 6_000 : 60_000;
+  const { ROOMS, PER_ROOM, RATE } = FANOUT_LOAD;
+  const durationMs = FANOUT_LOAD.durationMs(quick);
   const res = {} as Record<'cairn' | 'reference', FanoutResult>;
   for (const kind of ['reference', 'cairn'] as const) {
     progress(SERVER_NAMES[kind]);
