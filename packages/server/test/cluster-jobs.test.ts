@@ -30,6 +30,28 @@ async function client(url: string, planId: string) {
   return { doc, conn, plan: createPlan({ doc, actor: 'agent:scout', now: () => T0 }) };
 }
 
+/**
+ * Three instances with a 1 s lease; agent:holder claims a new task through the first one and wins it (its
+ * connection stays open, so the caller decides when the holder and that instance go).
+ */
+async function claimThroughFirst(planId: string, title: string) {
+  const claims = { absentMs: 1000, sweepMs: 100 };
+  const instances = (await Promise.all(
+    [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
+  )) as [ClusterInstance, ClusterInstance, ClusterInstance];
+  const holderDoc = new Y.Doc();
+  const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
+  const conn = cairnClient(instances[0].url, planId, holderDoc, {
+    plan: holder,
+    presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
+  });
+  onCleanup(() => holder.destroy());
+  await conn.whenSynced();
+  const task = holder.add({ title });
+  expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+  return { instances, planId, conn, task };
+}
+
 describe('background jobs across instances', () => {
   it('a due wake-up swept by three instances at once fires exactly once', async () => {
     const time = clock();
@@ -123,21 +145,8 @@ describe('background jobs across instances', () => {
   });
 
   it('a lease held through an instance that is gone lapses once, as `lease`, on the others', async () => {
-    const claims = { absentMs: 1000, sweepMs: 100 };
-    const [a, b, c] = (await Promise.all(
-      [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
-    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
-    const planId = 'acme:lease';
-    const holderDoc = new Y.Doc();
-    const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
-    const conn = cairnClient(a.url, planId, holderDoc, {
-      plan: holder,
-      presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
-    });
-    onCleanup(() => holder.destroy());
-    await conn.whenSynced();
-    const task = holder.add({ title: 'Hold me' });
-    expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+    const { instances, planId, conn, task } = await claimThroughFirst('acme:lease', 'Hold me');
+    const [a, b, c] = instances;
     const watchers = await Promise.all([b, c].map((i) => client(i.url, planId)));
     await Promise.all(
       watchers.map((w) => until(w.plan, () => w.plan.get(task.id)?.assignee === 'agent:holder')),
@@ -157,21 +166,11 @@ describe('background jobs across instances', () => {
     expect(lapses).toHaveLength(1);
   });
   it('a lease granted through an instance that is gone lapses once on instances that never loaded its plan', async () => {
-    const claims = { absentMs: 1000, sweepMs: 100 };
-    const [a, b, c] = (await Promise.all(
-      [0, 1, 2].map(() => startInstance(services, { cluster: { claims } })),
-    )) as [ClusterInstance, ClusterInstance, ClusterInstance];
-    const planId = 'acme:lease-unloaded';
-    const holderDoc = new Y.Doc();
-    const holder = createPlan({ doc: holderDoc, actor: 'agent:holder' });
-    const conn = cairnClient(a.url, planId, holderDoc, {
-      plan: holder,
-      presence: { id: 'agent:holder', name: 'holder', kind: 'agent' },
-    });
-    onCleanup(() => holder.destroy());
-    await conn.whenSynced();
-    const task = holder.add({ title: 'Hold me, then vanish' });
-    expect(await holder.claim(task.id)).toMatchObject({ outcome: 'won' });
+    const { instances, planId, conn, task } = await claimThroughFirst(
+      'acme:lease-unloaded',
+      'Hold me, then vanish',
+    );
+    const [a, b, c] = instances;
     await conn.whenAcknowledged();
     conn.destroy();
     await a.server.close();
