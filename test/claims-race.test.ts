@@ -4,13 +4,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ClaimResult, createPlan, type Plan } from '@cairn/core';
+import { createPlan, type Plan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { type CairnServer, createCairnServer, signToken, silentLogger } from '@cairn/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
+import { raceForNewTask } from './race-trial.js';
 
 const SECRET = 'race-test-secret-race-test-secret-0123456789';
 const FULL = Number(process.env.CAIRN_RACE_TRIALS ?? 0);
@@ -84,22 +85,11 @@ describe.each([2, 8, 32])('K = %i agents racing for one task', (k) => {
       const racers = await agents(planId, k);
       try {
         for (let trial = 0; trial < TRIALS[k]!; trial++) {
-          // A different agent creates each task, so the race starts from a task some replicas just received.
-          const task = racers[trial % k]!.plan.add({ title: `Task ${trial}` });
-          await Promise.all(racers.map((r) => until(r.plan, () => r.plan.has(task.id))));
-          const results: ClaimResult[] = await Promise.all(racers.map((r) => r.plan.claim(task.id)));
-
-          const winners = results.filter((r) => r.outcome === 'won');
-          expect(winners, `trial ${trial}`).toHaveLength(1);
-          const winner = winners[0]!.holder;
+          const { taskId, winner, results } = await raceForNewTask(racers, trial);
           expect(results.every((r) => r.arbitrated)).toBe(true);
-          for (const [i, result] of results.entries()) {
-            if (result.outcome === 'won') expect(result.holder).toBe(racers[i]!.actor);
-            else expect(result).toMatchObject({ outcome: 'lost', holder: winner });
-          }
           // The winning write reaches each replica before that replica's own answer (one socket, in order).
           for (const r of racers) {
-            expect(r.plan.get(task.id)).toMatchObject({
+            expect(r.plan.get(taskId)).toMatchObject({
               assignee: winner,
               status: 'in_progress',
               updatedBy: winner,

@@ -1,12 +1,13 @@
 // Claims across three instances sharing plans through Redis: K agents spread over the instances race for one
 // task, trial after trial; exactly one wins and every replica ends with that winner. claimNext over the
 // instances hands each ready task out once. CAIRN_RACE_TRIALS sets the trial count (default below).
-import { type ClaimResult, createPlan, type Plan } from '@cairn/core';
+import { createPlan, type Plan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
+import { raceForNewTask } from '../../../test/race-trial.js';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
 import { onCleanup } from './helpers.js';
 
@@ -53,19 +54,10 @@ describe.each([8, 32])('K = %i agents over three instances racing for one task',
       const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
       const racers = await agents(instances, `race:cluster:${k}`, k);
       for (let trial = 0; trial < TRIALS[k]!; trial++) {
-        const task = racers[trial % k]!.plan.add({ title: `Task ${trial}` });
-        await Promise.all(racers.map((r) => until(r.plan, () => r.plan.has(task.id))));
-        const results: ClaimResult[] = await Promise.all(racers.map((r) => r.plan.claim(task.id)));
-        const winners = results.filter((r) => r.outcome === 'won');
-        expect(winners, `trial ${trial}`).toHaveLength(1);
-        const winner = winners[0]!.holder;
-        for (const [i, result] of results.entries()) {
-          if (result.outcome === 'won') expect(result.holder).toBe(racers[i]!.actor);
-          else expect(result, `trial ${trial}`).toMatchObject({ outcome: 'lost', holder: winner });
-        }
-        await Promise.all(racers.map((r) => until(r.plan, () => r.plan.get(task.id)?.assignee === winner)));
+        const { taskId, winner } = await raceForNewTask(racers, trial);
+        await Promise.all(racers.map((r) => until(r.plan, () => r.plan.get(taskId)?.assignee === winner)));
         for (const r of racers) {
-          expect(r.plan.get(task.id)).toMatchObject({
+          expect(r.plan.get(taskId)).toMatchObject({
             assignee: winner,
             status: 'in_progress',
             updatedBy: winner,
