@@ -11,6 +11,8 @@ const priority = (extension: Extension) => extension.priority ?? DEFAULT_PRIORIT
 
 export class Extensions {
   private list: Extension[] = [];
+  /** Those with a `change` hook: it runs on every update, so the others are left out once, here. */
+  private changers: Extension[] = [];
   private readonly byMessage = new Map<number, Extension[]>();
 
   constructor(
@@ -32,6 +34,7 @@ export class Extensions {
       }
     }
     this.list = [...this.list, extension].sort((a, b) => priority(b) - priority(a));
+    this.changers = this.list.filter((e) => e.change);
     for (const subType of extension.cairnMessages ?? []) {
       this.byMessage.set(
         subType,
@@ -84,7 +87,7 @@ export class Extensions {
   }
 
   change(change: RoomChange): void {
-    for (const extension of this.list) {
+    for (const extension of this.changers) {
       this.guard(extension, 'change', change.room.planId, () => extension.change?.(change));
     }
   }
