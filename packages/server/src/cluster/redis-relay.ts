@@ -206,18 +206,6 @@ export class RedisRelay implements Extension {
     this.client.destroy();
   }
 
-  /** Redis answers a ping; rejects with CairnError `storage` naming the URL. */
-  async ping(): Promise<void> {
-    try {
-      await this.client.ping();
-    } catch (error) {
-      throw new CairnError(
-        'storage',
-        `Redis at ${redactUrl(this.options.url)} is unreachable: ${describeError(error)}`,
-      );
-    }
-  }
-
   private publish(planId: string, plan: RelayedPlan, update: Uint8Array): void {
     const minId = Date.now() - (this.options.retentionMs ?? 120_000);
     const adding = this.client
