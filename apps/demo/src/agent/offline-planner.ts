@@ -350,7 +350,8 @@ function ongoingTaskStep(intent: Intent, steps: Step[], plan: Plan): ModelReply 
       if (!task) return notFound(intent.ref);
       const parent = task.parent === null ? null : plan.get(task.parent);
       // The family numbers the conversation's tasks, not the plan's aliases (steps use up none).
-      const numberOf = (id: string) => taskNumbers(plan).numberOf(id);
+      const numbers = taskNumbers(plan);
+      const numberOf = (id: string) => numbers.numberOf(id);
       if (!parent) {
         if (intent.kind === 'start')
           return call('set_ongoing_task', {
@@ -366,8 +367,9 @@ function ongoingTaskStep(intent: Intent, steps: Step[], plan: Plan): ModelReply 
       // A step: the tool takes the whole step list, so read the task, change the one step, send it back.
       const read = steps.find((s) => s.name === 'get_ongoing_task');
       if (!read) return call('get_ongoing_task', {});
+      const parentNumber = numberOf(parent.id);
       const open = ((read.result as { tasks?: OngoingTask[] }).tasks ?? []).find(
-        (t) => t.taskId === numberOf(parent.id),
+        (t) => t.taskId === parentNumber,
       );
       if (!open) return say(`“${parent.title}” is closed, so its steps cannot change.`);
       const stepStatus = { done: 'done', start: 'in_progress', cancel: 'skipped', remove: 'skipped' }[

@@ -132,7 +132,8 @@ const getOngoingTask = defineTool({
   input: z.strictObject({}),
   run(_args, { plan, now }) {
     const open = openTasks(plan);
-    return { count: open.length, tasks: open.map((t) => ongoing(plan, t, now)) };
+    const numbers = taskNumbers(plan);
+    return { count: open.length, tasks: open.map((t) => ongoing(plan, t, now, numbers)) };
   },
 });
 
@@ -221,8 +222,13 @@ function source(actor: string): string {
   return colon === -1 ? actor : actor.slice(0, colon);
 }
 
-function ongoing(plan: Plan, task: TaskSnapshot, now: () => number): Record<string, unknown> {
-  const numbers = taskNumbers(plan);
+/** A task as the family shows it; `numbers` is the plan's numbering now (pass it in when showing several tasks). */
+function ongoing(
+  plan: Plan,
+  task: TaskSnapshot,
+  now: () => number,
+  numbers: TaskNumbers = taskNumbers(plan),
+): Record<string, unknown> {
   return {
     taskId: numbers.numberOf(task.id) ?? null,
     task: task.title,
