@@ -2,7 +2,7 @@
 // they were made, so steps (child tasks) do not use up numbers. The ongoing_task tools, the open-tasks block and
 // the HTTP task routes all speak these numbers. The plan's own integer aliases (`num`) count steps too.
 import type { Plan } from './plan.js';
-import type { TaskSnapshot } from './schema.js';
+import { isOpenStatus, type TaskSnapshot } from './schema.js';
 
 export interface TaskNumbers {
   /** The top-level tasks in number order (the first is task 1). */
@@ -23,4 +23,15 @@ export function taskNumbers(plan: Plan): TaskNumbers {
     numberOf: (id) => numbers.get(id),
     byNumber: (n) => (Number.isInteger(n) && n >= 1 ? tasks[n - 1] : undefined),
   };
+}
+
+/**
+ * The conversation's open tasks, newest first (the later alias first within one millisecond): the order of the
+ * open-tasks block, of `get_ongoing_task` and of the tasks learned procedures are matched against.
+ */
+export function openConversationTasks(source: { children(parent: null): TaskSnapshot[] }): TaskSnapshot[] {
+  return source
+    .children(null)
+    .filter((t) => isOpenStatus(t.status))
+    .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num);
 }

@@ -4,7 +4,8 @@
 import type * as Y from 'yjs';
 import { createChat } from '../chat.js';
 import type { Plan } from '../plan.js';
-import { type Actor, isOpenStatus } from '../schema.js';
+import type { Actor } from '../schema.js';
+import { openConversationTasks } from '../task-numbers.js';
 import { matchSkills, renderLearnedProcedures } from './match.js';
 import { currentVersion, type Skill } from './skill.js';
 import { recordOffer } from './traces.js';
@@ -22,10 +23,7 @@ export interface LearnedContext {
 
 /** The section's text (empty when nothing fits), noting the offer when `traces` is given. */
 export function learnedProcedures(plan: Plan, learned: LearnedContext, actor: Actor, now: number): string {
-  const open = plan
-    .children(null)
-    .filter((t) => isOpenStatus(t.status))
-    .sort((a, b) => b.createdAt - a.createdAt);
+  const open = openConversationTasks(plan);
   const message = learned.message !== undefined ? learned.message : latestUserMessage(plan);
   const texts = [...open.map((t) => t.title), ...(message ? [message] : [])];
   const skills = matchSkills(learned.skills, texts, learned.limit ?? 3);

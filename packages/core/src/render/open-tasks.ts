@@ -1,6 +1,7 @@
 // Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step
 // and wake time, newest first, under the task numbers the ongoing_task tools take (steps use up none). Informational: the model is told to put the user's current message first.
-import { isOpenStatus, type TaskSnapshot } from '../schema.js';
+import type { TaskSnapshot } from '../schema.js';
+import { openConversationTasks } from '../task-numbers.js';
 import type { FormatRenderer } from './page.js';
 import {
   ago,
@@ -16,11 +17,7 @@ import {
 } from './view.js';
 
 export const openTasksFormat: FormatRenderer = {
-  tops: (view) =>
-    view
-      .children(null)
-      .filter((t) => isOpenStatus(t.status))
-      .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num),
+  tops: (view) => openConversationTasks(view),
   head: () =>
     '## Open Tasks In This Conversation\n\n' +
     "Informational only: prioritise the user's current message, and continue a task only when the message relates to it.\n\n",

@@ -14,7 +14,7 @@ import {
   TaskPatchSchema,
   type TaskSnapshot,
 } from '../schema.js';
-import { type TaskNumbers, taskNumbers } from '../task-numbers.js';
+import { openConversationTasks, type TaskNumbers, taskNumbers } from '../task-numbers.js';
 import { knownTasks } from './aliases.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
@@ -131,7 +131,7 @@ const getOngoingTask = defineTool({
   annotations: { readOnlyHint: true },
   input: z.strictObject({}),
   run(_args, { plan, now }) {
-    const open = openTasks(plan);
+    const open = openConversationTasks(plan);
     const numbers = taskNumbers(plan);
     return { count: open.length, tasks: open.map((t) => ongoing(plan, t, now, numbers)) };
   },
@@ -148,7 +148,7 @@ const clearOngoingTask = defineTool({
     taskId: TaskId.optional(),
   }),
   run({ outcome = 'done', reason, taskId }, { plan, now }) {
-    const open = openTasks(plan);
+    const open = openConversationTasks(plan);
     let task: TaskSnapshot;
     if (taskId !== undefined) {
       const numbers = taskNumbers(plan);
@@ -201,13 +201,6 @@ function byNumber(numbers: TaskNumbers, n: number): TaskSnapshot {
 function sameGoal(a: string, b: string): boolean {
   const normal = (s: string) => s.trim().replace(/\s+/g, ' ').toLowerCase();
   return normal(a) === normal(b);
-}
-
-function openTasks(plan: Plan): TaskSnapshot[] {
-  return plan
-    .children(null)
-    .filter((t) => isOpenStatus(t.status))
-    .sort((a, b) => b.createdAt - a.createdAt || b.num - a.num);
 }
 
 function newestOpen(tasks: TaskSnapshot[]): TaskSnapshot | undefined {
