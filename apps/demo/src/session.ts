@@ -55,7 +55,6 @@ export class Session {
   readonly skills = new Y.Doc();
   readonly scope: string;
   connection: PlanConnection | null = null;
-  private readonly side: PlanConnection[] = [];
   /** A storage or sync problem to show, if any. */
   problem: string | null = null;
 
@@ -112,13 +111,11 @@ export class Session {
       [this.traces, traceDocId(this.planId)],
       [this.skills, skillsDocId(this.scope)],
     ] as const) {
-      this.side.push(
-        connectPlan(doc, {
-          url: options.serverUrl ?? location.origin,
-          planId,
-          ...(options.token ? { token: options.token } : {}),
-        }),
-      );
+      connectPlan(doc, {
+        url: options.serverUrl ?? location.origin,
+        planId,
+        ...(options.token ? { token: options.token } : {}),
+      });
     }
     connection.on('status', (status) => {
       if (status === 'connected') this.connections++;
