@@ -1,16 +1,16 @@
 // A context template resolved over HTTP (seeds 000 and 002): the template in the request body, its sections
 // resolved on the server's copy of the plan for the token's agent, as chat messages ready to send to a model.
-import {
-  CairnError,
-  ContextTemplateSchema,
-  createPlan,
-  cursorOf,
-  readCursor,
-  resolveContext,
-} from '@cairn/core';
+import { ContextTemplateSchema, createPlan, cursorOf, readCursor, resolveContext } from '@cairn/core';
 import * as z from 'zod';
 import type { SyncHub } from '../hub/hub.js';
-import { agentActor, type PlanRoutesOptions, presenceOf, readBody, withPlanOrBlank } from './plans.js';
+import {
+  agentActor,
+  type PlanRoutesOptions,
+  parseBody,
+  presenceOf,
+  readBody,
+  withPlanOrBlank,
+} from './plans.js';
 import { type Router, sendJson } from './router.js';
 import { authorizeRequest } from './routes.js';
 
@@ -31,18 +31,7 @@ export function registerContextTemplateRoute(router: Router, hub: SyncHub, optio
   router.add('POST', '/api/plans/:plan/context', async ({ req, res, url, params }) => {
     const planId = params.plan!;
     const grant = await authorizeRequest(hub, req, planId, 'read');
-    const parsed = BodySchema.safeParse(await readBody(req, false));
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-      throw new CairnError(
-        'invalid_argument',
-        `Invalid body: ${issues.join('; ')}. Expected ${BODY_SHAPE}.`,
-        {
-          field: 'body',
-        },
-      );
-    }
-    const body = parsed.data;
+    const body = parseBody(BodySchema, await readBody(req, false), BODY_SHAPE);
     const actor = agentActor(hub, grant, url.searchParams.get('as'));
     const since = body.since !== undefined ? readCursor(body.since) : undefined;
     await withPlanOrBlank(hub, options, planId, async (doc) => {

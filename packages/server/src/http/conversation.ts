@@ -1,10 +1,18 @@
 // The plan's conversation over HTTP, for agents without a Yjs client: read the chat since a cursor (wake-up
 // notices included), append attributed turns (the exchange auto-close judges), and read auto-close's decision log.
-import { CairnError, CHAT_ROLES, type ChatInput, createChat, cursorOf, readCursor } from '@cairn/core';
+import { CHAT_ROLES, type ChatInput, createChat, cursorOf, readCursor } from '@cairn/core';
 import * as z from 'zod';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
-import { agentActor, type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from './plans.js';
+import {
+  agentActor,
+  type PlanRoutesOptions,
+  parseBody,
+  readBody,
+  subjectOf,
+  userActor,
+  withPlan,
+} from './plans.js';
 import { type Router, sendJson } from './router.js';
 import { authorizeRequest } from './routes.js';
 
@@ -35,20 +43,10 @@ export function registerConversationRoutes(router: Router, hub: SyncHub, options
   // trusts most, needs an admin token and is attributed to its agent actor all the same.
   router.add('POST', '/api/plans/:plan/chat', async ({ req, res, url, params }) => {
     const planId = params.plan!;
-    const body = await readBody(req, false);
-    const parsed = TurnSchema.safeParse(body);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-      throw new CairnError(
-        'invalid_argument',
-        `Invalid turn: ${issues.join('; ')}. Expected ${TURN_SHAPE}.`,
-        {
-          field: 'body',
-          valid: { role: [...CHAT_ROLES] },
-        },
-      );
-    }
-    const turn: ChatInput = parsed.data;
+    const turn: ChatInput = parseBody(TurnSchema, await readBody(req, false), TURN_SHAPE, {
+      what: 'turn',
+      valid: { role: [...CHAT_ROLES] },
+    });
     const grant = await authorizeRequest(hub, req, planId, turn.role === 'system' ? 'admin' : 'write');
     const actor =
       turn.role === 'user'

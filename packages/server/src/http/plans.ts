@@ -520,12 +520,25 @@ const PatchSchema = z.strictObject({
 const PATCH_SHAPE = `{ "status": ${STATUSES.join(' | ')}, "note"?: string (at most 2000 characters, appended to the task's note) }`;
 
 function parsePatch(body: unknown): z.infer<typeof PatchSchema> {
-  const parsed = PatchSchema.safeParse(body);
+  return parseBody(PatchSchema, body, PATCH_SHAPE, { valid: { status: [...STATUSES] } });
+}
+
+/**
+ * A request body as `schema` says, or a CairnError `invalid_argument` ("Invalid <what>: <path>: <problem>; ...
+ * Expected <shape>.") naming each problem, with `valid` values in its details.
+ */
+export function parseBody<T extends z.ZodType>(
+  schema: T,
+  body: unknown,
+  shape: string,
+  { what = 'body', valid }: { what?: string; valid?: Record<string, readonly string[]> } = {},
+): z.infer<T> {
+  const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-  throw new CairnError('invalid_argument', `Invalid body: ${issues.join('; ')}. Expected ${PATCH_SHAPE}.`, {
+  throw new CairnError('invalid_argument', `Invalid ${what}: ${issues.join('; ')}. Expected ${shape}.`, {
     field: 'body',
-    valid: { status: [...STATUSES] },
+    ...(valid ? { valid } : {}),
   });
 }
 

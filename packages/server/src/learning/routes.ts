@@ -18,7 +18,14 @@ import {
 import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
-import { type PlanRoutesOptions, readBody, subjectOf, userActor, withPlan } from '../http/plans.js';
+import {
+  type PlanRoutesOptions,
+  parseBody,
+  readBody,
+  subjectOf,
+  userActor,
+  withPlan,
+} from '../http/plans.js';
 import { type Router, sendJson } from '../http/router.js';
 import { authorizeRequest, requestToken } from '../http/routes.js';
 import type { SyncHub } from '../hub/hub.js';
@@ -177,17 +184,7 @@ const SkillPatchSchema = z.strictObject({
 const SKILL_PATCH_SHAPE = `{ "status": ${SKILL_STATUSES.join(' | ')}, "reason"?: string (at most 500 characters) }`;
 
 function parseSkillPatch(body: unknown): z.infer<typeof SkillPatchSchema> {
-  const parsed = SkillPatchSchema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-  throw new CairnError(
-    'invalid_argument',
-    `Invalid body: ${issues.join('; ')}. Expected ${SKILL_PATCH_SHAPE}.`,
-    {
-      field: 'body',
-      valid: { status: [...SKILL_STATUSES] },
-    },
-  );
+  return parseBody(SkillPatchSchema, body, SKILL_PATCH_SHAPE, { valid: { status: [...SKILL_STATUSES] } });
 }
 
 const DistillSchema = z.strictObject({ taskId: z.string().min(1).max(64).optional() });
