@@ -6,6 +6,23 @@ import * as client from 'prom-client';
 type Labels = Record<string, string>;
 
 /**
+ * A label set's names, sorted and joined (its identity for `Series`). Counters are recorded per message and per
+ * update, and every one here has at most one label, so those cases skip the sort.
+ */
+function labelNames(labels: Labels): string {
+  const names = Object.keys(labels);
+  return names.length < 2 ? (names[0] ?? '') : names.sort().join(',');
+}
+
+/** A label set's names and values, as a key of the totals a counter keeps. */
+function labelKey(labels: Labels): string {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return '';
+  if (entries.length > 1) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(entries);
+}
+
+/**
  * One prom-client metric whose label names come from its first use, so callers never declare them (prom-client
  * wants them up front). Until something is recorded the metric has no labels, and a counter reads `name 0`.
  */
@@ -23,7 +40,7 @@ class Series<M extends client.Counter | client.Histogram> {
 
   /** The metric to record `labels` on: made with their names on first use; later uses must name the same ones. */
   for(labels: Labels): M {
-    const names = Object.keys(labels).sort().join(',');
+    const names = labelNames(labels);
     if (this.names === names) return this.metric;
     if (this.names !== null) {
       throw new Error(
@@ -57,11 +74,11 @@ export class Counter {
   }
   inc(labels: Labels = {}, by = 1): void {
     this.series.for(labels).inc(labels, by);
-    const key = JSON.stringify(Object.entries(labels).sort());
+    const key = labelKey(labels);
     this.totals.set(key, (this.totals.get(key) ?? 0) + by);
   }
   get(labels: Labels = {}): number {
-    return this.totals.get(JSON.stringify(Object.entries(labels).sort())) ?? 0;
+    return this.totals.get(labelKey(labels)) ?? 0;
   }
 }
 
