@@ -58,13 +58,15 @@ function read<T>(what: string, fn: () => T): T {
   }
 }
 
-const TYPE_NAMES: Record<number, string> = {
-  [MessageType.Sync]: 'sync',
-  [MessageType.Awareness]: 'awareness',
-  [MessageType.Auth]: 'auth',
-  [MessageType.QueryAwareness]: 'query_awareness',
-  [MessageType.Cairn]: 'cairn',
+/** The `type` label of each message type, made once: a message is counted before it is handled. */
+const TYPE_LABELS: Record<number, { type: string }> = {
+  [MessageType.Sync]: { type: 'sync' },
+  [MessageType.Awareness]: { type: 'awareness' },
+  [MessageType.Auth]: { type: 'auth' },
+  [MessageType.QueryAwareness]: { type: 'query_awareness' },
+  [MessageType.Cairn]: { type: 'cairn' },
 };
+const UNKNOWN_TYPE = { type: 'unknown' };
 
 const handlers: Record<number, Handler> = {
   [MessageType.Sync]: (ctx, room, conn, decoder) => sync(ctx, room, conn, decoder),
@@ -104,7 +106,7 @@ export function handleMessage(
   try {
     const decoder = decoding.createDecoder(data);
     const type = read('message type', () => decoding.readVarUint(decoder));
-    ctx.metrics.messagesTotal.inc({ type: TYPE_NAMES[type] ?? 'unknown' });
+    ctx.metrics.messagesTotal.inc(TYPE_LABELS[type] ?? UNKNOWN_TYPE);
     const handler = handlers[type];
     if (!handler) throw new BadMessage(`unknown message type ${type}`);
     handler(ctx, room, conn, decoder);
