@@ -24,6 +24,9 @@ export const BENCHMARKS = [
   'cluster-fanout',
 ] as const;
 
+/** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
+const SERVER_BENCHMARKS: readonly string[] = ['sync-latency', 'fanout', 'cluster-latency', 'cluster-fanout'];
+
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 
@@ -76,6 +79,15 @@ async function main(): Promise<void> {
   fs.mkdirSync(resultsDir, { recursive: true });
   const ids = args.only ?? [...BENCHMARKS];
   const t0 = performance.now();
+  if (ids.some((id) => SERVER_BENCHMARKS.includes(id))) {
+    console.log('== building the packages (the server benchmarks run the built `cairn serve`)');
+    const build = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    if (build.status !== 0)
+      throw new Error('pnpm build failed: the server benchmarks need the built packages.');
+  }
   let failed = 0;
   for (const id of ids) {
     const out = join(resultsDir, `${id}.json`);
