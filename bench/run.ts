@@ -132,7 +132,9 @@ async function main(): Promise<void> {
   const target = args.quick ? join(resultsDir, 'BENCHMARKS-quick.md') : join(root, 'docs', 'BENCHMARKS.md');
   writeReport(target, results, {
     quick: args.quick,
-    missing: BENCHMARKS.filter((id) => !results.some((r) => r.id === id)),
+    missing: BENCHMARKS.map((id, i) => ({ id, number: i + 1 })).filter(
+      ({ id }) => !results.some((r) => r.id === id),
+    ),
   });
   console.log(`\nwrote ${target} in ${((performance.now() - t0) / 1000).toFixed(0)} s total`);
   if (failed > 0) process.exit(1);
