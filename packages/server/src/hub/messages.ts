@@ -24,6 +24,7 @@ import type { PlanRoom, RoomMessage } from './extension.js';
 import type { Limits } from './limits.js';
 import type { HubMetrics } from './metrics.js';
 import { changesDoc, type DecodedUpdate } from './updates.js';
+import { checkWholeUpdate } from './whole-update.js';
 
 /** What the handlers may read and do in a room (hub/room.ts). */
 export interface MessageRoom extends PlanRoom {
@@ -153,12 +154,17 @@ function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder:
   if (step !== SyncMessageType.Step2 && step !== SyncMessageType.Update) {
     throw new BadMessage(`unknown sync message type ${step}`);
   }
-  // Decoded in full before anything is applied, so a truncated update changes nothing.
-  const decoded = read('update', () => Y.decodeUpdate(payload));
   if (!conn.canWrite) {
-    refuseReadOnly(ctx, room, conn, decoded);
+    refuseReadOnly(
+      ctx,
+      room,
+      conn,
+      read('update', () => Y.decodeUpdate(payload)),
+    );
     return;
   }
+  // Read to its end before anything is applied, so a truncated update changes nothing.
+  read('update', () => checkWholeUpdate(payload));
   const { maxDocBytes } = ctx.limits;
   if (!room.fits(payload.byteLength)) {
     ctx.metrics.refusedUpdatesTotal.inc({ reason: 'plan_too_large' });
