@@ -192,7 +192,8 @@ export async function readJson(request: Request, options: ReadJsonOptions | numb
     maxNodes = Number.POSITIVE_INFINITY,
     optional = false,
   } = typeof options === 'number' ? { maxBytes: options } : options;
-  const chunks: Uint8Array[] = [];
+  const decoder = new TextDecoder();
+  let text = '';
   let size = 0;
   const reader = request.body?.getReader();
   if (reader) {
@@ -205,11 +206,11 @@ export async function readJson(request: Request, options: ReadJsonOptions | numb
           maxBytes,
         });
       }
-      chunks.push(read.value);
+      text += decoder.decode(read.value, { stream: true });
     }
   }
+  text += decoder.decode();
   bodiesRead.add(request);
-  const text = new TextDecoder().decode(concat(chunks, size));
   if (text.trim() === '') {
     if (optional) return undefined;
     throw new CairnError('invalid_argument', 'The body is empty; send a JSON object.', { field: 'body' });
@@ -248,17 +249,6 @@ export async function readJson(request: Request, options: ReadJsonOptions | numb
     );
   }
   return value;
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 /** The token of an `Authorization: Bearer <token>` header's value, or null. */
