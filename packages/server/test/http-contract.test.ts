@@ -272,6 +272,12 @@ describe('the HTTP contract of docs/PROTOCOL.md', () => {
           error: { maxBytes: 1048576, code: 'limit', message: 'The body is larger than 1048576 bytes.' },
         }),
       });
+      // Without a declared length (chunked), the body is read until it passes the limit, and no further.
+      const chunked = await send(
+        { authorization: auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        Buffer.alloc(2 * 1024 * 1024, 0x20),
+      );
+      expect(chunked).toEqual(tooLarge);
       const tooMany = await send(
         { authorization: auth, 'content-type': 'application/json' },
         JSON.stringify({ tasks: Array.from({ length: 1001 }, () => ({ title: 'x' })) }),
