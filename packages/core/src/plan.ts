@@ -114,8 +114,14 @@ export class Plan {
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
   private readonly planner: Planner;
-  /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
-  private unobserved = false;
+  /**
+   * The transaction this Plan last wrote in, until its changes reach the cached views (the observer) or it ends
+   * having changed nothing (no observer runs then): while set, reads build fresh views.
+   */
+  private writtenIn: Y.Transaction | null = null;
+  private readonly afterTransaction = (txn: Y.Transaction): void => {
+    if (txn === this.writtenIn) this.writtenIn = null;
+  };
   private readonly aliases: Aliases;
   /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
   private readonly local: LocalArbiter;
@@ -151,6 +157,7 @@ export class Plan {
     });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
+    this.doc.on('afterTransaction', this.afterTransaction);
     this.aliases = new Aliases(this.tasks, this.removed);
     this.local = new LocalArbiter({
       require: (id) => this.require(id),
@@ -181,6 +188,7 @@ export class Plan {
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
+    this.doc.off('afterTransaction', this.afterTransaction);
     this.aliases.destroy();
     this.undoManager.destroy();
     this.listeners.clear();
@@ -212,7 +220,7 @@ export class Plan {
   /** The task whose integer alias is `num`; when a merge left two with one alias, the earlier created wins. */
   byNum(num: number): TaskSnapshot | undefined {
     // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
-    const ids = this.unobserved
+    const ids = this.writtenIn
       ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
       : this.aliases.ids(num);
     let best: TaskSnapshot | undefined;
@@ -617,7 +625,7 @@ export class Plan {
    * until the observer runs, so reads there get a fresh, uncached view.
    */
   private view(): PlanIndex {
-    if (!this.unobserved) return this.index;
+    if (!this.writtenIn) return this.index;
     return new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
   }
 
@@ -625,7 +633,7 @@ export class Plan {
   private invalidate(id: string): void {
     this.snapshots.delete(id);
     this.index.touched(id);
-    this.unobserved = true;
+    this.writtenIn = this.doc._transaction;
   }
 
   private write(fn: () => void): void {
@@ -805,7 +813,7 @@ export class Plan {
   private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
     const changes = collectChanges(events, this.tasks);
     for (const id of changes.keys()) this.snapshots.delete(id);
-    this.unobserved = false;
+    if (txn === this.writtenIn) this.writtenIn = null;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
     this.aliases.follow(changes);
