@@ -106,6 +106,7 @@ export class Plan {
   readonly actor: Actor;
   private readonly tasks: Y.Map<unknown>;
   private readonly removed: Y.Map<unknown>;
+  private readonly meta: Y.Map<unknown>;
   private readonly now: () => number;
   private readonly random: Random;
   private readonly limits: PlanLimits;
@@ -136,6 +137,7 @@ export class Plan {
     this.limits = { ...PLAN_LIMITS, ...options.limits };
     this.tasks = tasksMap(this.doc);
     this.removed = removedMap(this.doc);
+    this.meta = metaMap(this.doc);
     this.undoManager = new BoundedUndoManager([this.tasks, this.removed], {
       trackedOrigins: new Set([this.actor]),
       captureTimeout: 0,
@@ -638,8 +640,8 @@ export class Plan {
 
   private write(fn: () => void): void {
     this.doc.transact(() => {
-      const meta = metaMap(this.doc);
-      if (meta.get(META_KEYS.schemaVersion) === undefined) meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
+      if (this.meta.get(META_KEYS.schemaVersion) === undefined)
+        this.meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
       fn();
     }, this.actor);
   }
