@@ -404,7 +404,9 @@ describe('fs: first-read snapshot', () => {
     const plan2 = createPlan({ doc: doc2, actor: 'agent:test' });
     fs.rmSync(planFiles(dir, 'p').snapshot); // the one close() wrote
     for (let i = 0; i < 60; i++) plan2.update(id, { note: `more ${i}` });
-    await vi.waitFor(() => expect(fs.existsSync(planFiles(dir, 'p').snapshot)).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(fs.existsSync(planFiles(dir, 'p').snapshot)).toBe(true), {
+      timeout: 10_000,
+    });
     const late = openFilePlan(crashImage(dir, 'p'), 'p');
     const first = await late.firstRead;
     expect(first.fromSnapshot).toBe(true);
