@@ -819,9 +819,12 @@ export class Plan {
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
     this.aliases.follow(changes);
-    const list = describeChanges(changes, txn, this.tasks, this.removed);
-    if (!txn.local && list.some((c) => c.kind === 'added')) this.repairDuplicateNums();
-    const event: PlanChangeEvent = { local: txn.local, changes: list };
+    if (!txn.local && [...changes.values()].some((c) => c.kind === 'added')) this.repairDuplicateNums();
+    if (this.listeners.size === 0) return; // the attributed list is for listeners only
+    const event: PlanChangeEvent = {
+      local: txn.local,
+      changes: describeChanges(changes, txn, this.tasks, this.removed),
+    };
     for (const listener of this.listeners) listener(event);
   }
 
