@@ -77,10 +77,10 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
     // One dispatcher for every tool: the same argument parsing, null handling and error shape.
     extraTools: [
+      ...(options.skills ? [learnedProcedureTool(() => readSkills(options.skills!))] : []),
       ...conversation.tools,
       contextTool(plan, options.presence),
       planChangesTool(plan),
-      ...(options.skills ? [learnedProcedureTool(() => readSkills(options.skills!))] : []),
     ],
   });
   const uri = planResourceUri(planId);
