@@ -249,8 +249,11 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
       });
       try {
         const result = await toolkit.dispatch(name, args);
-        if (!offered.readOnly && !isToolError(result)) await handle.flush();
-        if (call && options.recordCall) await options.recordCall(planId, call).catch(() => undefined);
+        // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
+        await Promise.all([
+          !offered.readOnly && !isToolError(result) ? handle.flush() : null,
+          call && options.recordCall ? options.recordCall(planId, call).catch(() => undefined) : null,
+        ]);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
         const cursor = cursorOf(handle.doc);
         // With the cursor of its previous call, the caller also hears what others did in between.
