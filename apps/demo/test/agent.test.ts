@@ -190,14 +190,14 @@ describe('an OpenAI-compatible endpoint', () => {
 
 describe("the server's model", () => {
   it('is the default when the server offers one, and its key never reaches the browser', async () => {
-    // The proxy mounted the way the server mounts it: registerModelRoutes on the server's router.
+    // The proxy mounted the way the server mounts it: registerModelRoutes on the server's app.
     const host = createCairnServer({
       dataDir: mkdtempSync(join(tmpdir(), 'cairn-demo-')),
       staticDir: DIST,
       logger: silentLogger,
     });
     const { port } = mock.address() as AddressInfo;
-    registerModelRoutes(host.router, {
+    registerModelRoutes(host.app, {
       baseUrl: `http://127.0.0.1:${port}/v1`,
       model: 'srv-1',
       apiKey: 'sk-server-secret',

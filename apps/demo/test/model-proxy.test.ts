@@ -1,11 +1,12 @@
-// The server's model proxy for the demo (packages/server/src/model-proxy.ts), mounted on the server's Router in
+// The server's model proxy for the demo (packages/server/src/model-proxy.ts), mounted on the server's HTTP app in
 // a plain node:http server: it says which model it offers without the key, forwards chat completions with the
 // server's key and model, refuses bad bodies and unauthorized callers before forwarding anything.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CairnError } from '@cairn/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Router } from '../../../packages/server/src/http/router.js';
+import { createHttpApp } from '../../../packages/server/src/http/app.js';
+import { nodeListener } from '../../../packages/server/src/http/node-listener.js';
 import {
   type ModelProxyOptions,
   modelProxyFromEnv,
@@ -41,9 +42,9 @@ afterEach(async () => {
 afterAll(() => new Promise<void>((done) => upstream.close(() => done())));
 
 async function mount(options: ModelProxyOptions): Promise<string> {
-  const router = new Router();
-  registerModelRoutes(router, options);
-  const server = createServer((req, res) => void router.handle(req, res));
+  const app = createHttpApp();
+  registerModelRoutes(app, options);
+  const server = createServer(nodeListener(app));
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   open.push(server);
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -89,8 +90,8 @@ describe('model proxy', () => {
     const base = await mount({
       baseUrl: upstreamUrl,
       model: 'm-1',
-      authorize: (req) => {
-        if (req.headers['x-cairn-plan'] !== 'ok')
+      authorize: (request) => {
+        if (request.headers.get('x-cairn-plan') !== 'ok')
           throw new CairnError('unauthorized', 'A token for the plan is needed.');
       },
     });

@@ -50,14 +50,36 @@ export function collectChanges(
       }
       continue;
     }
-    const id = String(event.path[0]);
-    if (event.path.length >= 2) note(id, 'updated', String(event.path[1]));
-    else for (const key of event.changes.keys.keys()) note(id, 'updated', key);
+    const at = taskFieldOf(event.target, tasks);
+    if (!at) continue;
+    if (at.field !== null) note(at.id, 'updated', at.field);
+    // A task map's own event: the keys the transaction wrote (Yjs has them at hand; `changes.keys` would work
+    // out each one's old value, which nothing here reads).
+    else for (const key of (event as Y.YMapEvent<unknown>).keysChanged) note(at.id, 'updated', key);
   }
   for (const [id, change] of changes) {
     if (change.kind !== 'removed' && !taskAt(tasks, id)) change.kind = 'removed';
   }
   return changes;
+}
+
+/**
+ * The task an event under `tasks` is about, and the task field it is in (null: the task's own map). Walks up the
+ * parents as `event.path` would, without building the path (this runs for every event of every transaction).
+ */
+function taskFieldOf(
+  target: Y.AbstractType<unknown>,
+  tasks: Y.Map<unknown>,
+): { id: string; field: string | null } | null {
+  let field: string | null = null;
+  let type = target;
+  for (;;) {
+    const item = type._item;
+    if (item === null) return null;
+    if (item.parent === tasks) return item.parentSub === null ? null : { id: item.parentSub, field };
+    field = item.parentSub;
+    type = item.parent as Y.AbstractType<unknown>;
+  }
 }
 
 /** The change list of an event, each change attributed. */

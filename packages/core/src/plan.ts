@@ -106,6 +106,7 @@ export class Plan {
   readonly actor: Actor;
   private readonly tasks: Y.Map<unknown>;
   private readonly removed: Y.Map<unknown>;
+  private readonly meta: Y.Map<unknown>;
   private readonly now: () => number;
   private readonly random: Random;
   private readonly limits: PlanLimits;
@@ -114,8 +115,14 @@ export class Plan {
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
   private readonly planner: Planner;
-  /** True between this Plan's first write in a transaction and the observer: cached views may be stale. */
-  private unobserved = false;
+  /**
+   * The transaction this Plan last wrote in, until its changes reach the cached views (the observer) or it ends
+   * having changed nothing (no observer runs then): while set, reads build fresh views.
+   */
+  private writtenIn: Y.Transaction | null = null;
+  private readonly afterTransaction = (txn: Y.Transaction): void => {
+    if (txn === this.writtenIn) this.writtenIn = null;
+  };
   private readonly aliases: Aliases;
   /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
   private readonly local: LocalArbiter;
@@ -130,6 +137,7 @@ export class Plan {
     this.limits = { ...PLAN_LIMITS, ...options.limits };
     this.tasks = tasksMap(this.doc);
     this.removed = removedMap(this.doc);
+    this.meta = metaMap(this.doc);
     this.undoManager = new BoundedUndoManager([this.tasks, this.removed], {
       trackedOrigins: new Set([this.actor]),
       captureTimeout: 0,
@@ -151,6 +159,7 @@ export class Plan {
     });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
+    this.doc.on('afterTransaction', this.afterTransaction);
     this.aliases = new Aliases(this.tasks, this.removed);
     this.local = new LocalArbiter({
       require: (id) => this.require(id),
@@ -181,6 +190,7 @@ export class Plan {
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
+    this.doc.off('afterTransaction', this.afterTransaction);
     this.aliases.destroy();
     this.undoManager.destroy();
     this.listeners.clear();
@@ -212,7 +222,7 @@ export class Plan {
   /** The task whose integer alias is `num`; when a merge left two with one alias, the earlier created wins. */
   byNum(num: number): TaskSnapshot | undefined {
     // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
-    const ids = this.unobserved
+    const ids = this.writtenIn
       ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
       : this.aliases.ids(num);
     let best: TaskSnapshot | undefined;
@@ -617,7 +627,7 @@ export class Plan {
    * until the observer runs, so reads there get a fresh, uncached view.
    */
   private view(): PlanIndex {
-    if (!this.unobserved) return this.index;
+    if (!this.writtenIn) return this.index;
     return new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
   }
 
@@ -625,13 +635,13 @@ export class Plan {
   private invalidate(id: string): void {
     this.snapshots.delete(id);
     this.index.touched(id);
-    this.unobserved = true;
+    this.writtenIn = this.doc._transaction;
   }
 
   private write(fn: () => void): void {
     this.doc.transact(() => {
-      const meta = metaMap(this.doc);
-      if (meta.get(META_KEYS.schemaVersion) === undefined) meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
+      if (this.meta.get(META_KEYS.schemaVersion) === undefined)
+        this.meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
       fn();
     }, this.actor);
   }
@@ -805,13 +815,16 @@ export class Plan {
   private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
     const changes = collectChanges(events, this.tasks);
     for (const id of changes.keys()) this.snapshots.delete(id);
-    this.unobserved = false;
+    if (txn === this.writtenIn) this.writtenIn = null;
     if (changes.size === 0) return;
     this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
     this.aliases.follow(changes);
-    const list = describeChanges(changes, txn, this.tasks, this.removed);
-    if (!txn.local && list.some((c) => c.kind === 'added')) this.repairDuplicateNums();
-    const event: PlanChangeEvent = { local: txn.local, changes: list };
+    if (!txn.local && [...changes.values()].some((c) => c.kind === 'added')) this.repairDuplicateNums();
+    if (this.listeners.size === 0) return; // the attributed list is for listeners only
+    const event: PlanChangeEvent = {
+      local: txn.local,
+      changes: describeChanges(changes, txn, this.tasks, this.removed),
+    };
     for (const listener of this.listeners) listener(event);
   }
 

@@ -5,7 +5,7 @@ import type * as Y from 'yjs';
 import { CairnError } from './errors.js';
 import { dependencyPath } from './graph.js';
 import { newTaskId, type Random } from './ids.js';
-import { freshRanks, freshRanksAfter, isValidRank, type Ranked, ranksAt } from './rank.js';
+import { freshRanks, freshRanksAfter, type Ranked, ranksAfterIfValid, ranksAt } from './rank.js';
 import {
   isOpenStatus,
   isWaitingStatus,
@@ -276,12 +276,11 @@ export class Planner {
       const existingIds = doomed.size === 0 ? siblings : siblings.filter((id) => !doomed.has(id));
       if (group.every((entry) => entry.input.after === undefined)) {
         // The common case (appending) needs only the last valid rank, not the whole sibling list.
-        let last: string | null = null;
-        for (let i = existingIds.length - 1; i >= 0 && last === null; i--) {
-          const rank = this.src.get(existingIds[i]!)!.rank;
-          if (isValidRank(rank)) last = rank;
+        let fresh: string[] | null = null;
+        for (let i = existingIds.length - 1; i >= 0 && fresh === null; i--) {
+          fresh = ranksAfterIfValid(this.src.get(existingIds[i]!)!.rank, group.length);
         }
-        freshRanksAfter(last, group.length).forEach((rank, i) => {
+        (fresh ?? freshRanksAfter(null, group.length)).forEach((rank, i) => {
           ranks.set(group[i]!.id, rank);
         });
         continue;

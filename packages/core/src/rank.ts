@@ -17,6 +17,19 @@ export function freshRanksAfter(last: string | null, n: number): string[] {
   return generateNKeysBetween(last, null, n);
 }
 
+/**
+ * `n` ranks after `rank`, or null when `rank` is not a well-formed key (see isValidRank): the validity check and
+ * the new keys in one pass, for appending after the last valid sibling.
+ */
+export function ranksAfterIfValid(rank: string, n: number): string[] | null {
+  if (rank === '') return null;
+  try {
+    return generateNKeysBetween(rank, null, n);
+  } catch {
+    return null;
+  }
+}
+
 /** `n` fresh ranks for a whole sibling list, in order. */
 export function freshRanks(n: number): string[] {
   return generateNKeysBetween(null, null, n);

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import {
   encodePlanName,
@@ -376,6 +376,45 @@ describe('fs: first-read snapshot', () => {
     if (fs.existsSync(from.snapshot)) fs.copyFileSync(from.snapshot, to.snapshot);
     return image;
   }
+
+  it('after a compaction the policy started, is written once writes pause, not on the write path', async () => {
+    const dir = await freshDir();
+    const open = (quietMs: number) =>
+      openFilePersistence(dir, { compaction: { records: 50, minBytes: 0 }, snapshotQuietMs: quietMs });
+    const doc = new Y.Doc();
+    const stored = open(60_000)('p', doc);
+    await stored.whenLoaded;
+    const plan = createPlan({ doc, actor: 'agent:test' });
+    const id = plan.add({ title: 'a' }).id;
+    for (let i = 0; i < 60; i++) plan.update(id, { note: `edit ${i}` });
+    await vi.waitFor(() => expect(stored.stats()?.compactions).toBe(1), { timeout: 10_000 });
+    await stored.flush();
+    // Compacted, but the plan has not been quiet for a minute: no snapshot yet, a crash now loads the log.
+    expect(fs.existsSync(planFiles(dir, 'p').snapshot)).toBe(false);
+    const early = openFilePlan(crashImage(dir, 'p'), 'p');
+    expect((await early.firstRead).fromSnapshot).toBe(false);
+    await early.close();
+    await stored.close();
+    plan.destroy();
+
+    // Reopened with a short quiet time: after the next compaction and a pause, a crash image reads from it.
+    const doc2 = new Y.Doc();
+    const again = open(100)('p', doc2);
+    await again.whenLoaded;
+    const plan2 = createPlan({ doc: doc2, actor: 'agent:test' });
+    fs.rmSync(planFiles(dir, 'p').snapshot); // the one close() wrote
+    for (let i = 0; i < 60; i++) plan2.update(id, { note: `more ${i}` });
+    await vi.waitFor(() => expect(fs.existsSync(planFiles(dir, 'p').snapshot)).toBe(true), {
+      timeout: 10_000,
+    });
+    const late = openFilePlan(crashImage(dir, 'p'), 'p');
+    const first = await late.firstRead;
+    expect(first.fromSnapshot).toBe(true);
+    expect(first.plan.toJSON()).toEqual(plan2.toJSON());
+    await late.close();
+    await again.close();
+    plan2.destroy();
+  });
 
   it('is written with each compaction, so a process killed after it leaves a valid one; the next append makes it stale', async () => {
     const dir = await freshDir();

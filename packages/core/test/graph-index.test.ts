@@ -1,7 +1,7 @@
 // The incrementally maintained views (tree order, blocked set, cycles) must equal the same views computed from
 // scratch, after every edit and every merge. Replicas edit concurrently and exchange updates at random, so
 // merges close and split cycles that no single replica would have allowed.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { classifyBlocked, findCycles } from '../src/graph.js';
 import { CairnError, createPlan, type Plan } from '../src/index.js';
@@ -122,6 +122,24 @@ describe('incremental views', () => {
     // And tasks must have waited on their open steps (steps opened, closed, added, moved and merged under them).
     expect(withOpenSteps).toBeGreaterThan(SEEDS);
   }, 120_000);
+
+  it('a write that changes nothing leaves the views indexed: later reads do not walk every task', () => {
+    const plan = createPlan({ actor: 'agent:a', doc: new Y.Doc() });
+    const ids = plan.addMany([{ title: '0' }, { title: '1' }, { title: '2' }]).map((t) => t.id);
+    plan.update(ids[0]!, { status: 'in_progress' });
+    plan.ready();
+    const walks = vi.spyOn(plan.doc.getMap('tasks'), 'entries');
+    plan.update(ids[0]!, { status: 'in_progress' }); // already so: the transaction writes nothing
+    plan.ready();
+    plan.list();
+    plan.children(null);
+    expect(walks).not.toHaveBeenCalled();
+    plan.update(ids[1]!, { status: 'done' });
+    expect(plan.ready().map((t) => t.id)).toEqual([ids[0], ids[2]]);
+    expect(walks).not.toHaveBeenCalled();
+    walks.mockRestore();
+    expect(live(plan)).toEqual(fromScratch(plan));
+  });
 
   it('a merge that closes a ring, then an edge inside it removed, splits it back', () => {
     const a = createPlan({ actor: 'agent:a', doc: new Y.Doc() });

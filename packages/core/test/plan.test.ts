@@ -56,6 +56,17 @@ describe('adding tasks', () => {
     expect(plan.toJSON().tasks.map((t) => t.title)).toEqual(['Launch', 'Write post', 'Review']);
   });
 
+  it('appends after the last sibling whose rank is well formed, skipping one a writer damaged', () => {
+    const plan = newPlan();
+    const [a, b] = plan.addMany([{ title: 'a' }, { title: 'b' }]);
+    (plan.doc.getMap('tasks').get(b!.id) as Y.Map<unknown>).set('rank', 'not a rank');
+    const c = plan.add({ title: 'c' });
+    expect(c.rank > a!.rank).toBe(true);
+    expect(plan.add({ title: 'd' }).rank > c.rank).toBe(true);
+    // The damaged one sorts after every well-formed rank.
+    expect(plan.children(null).map((t) => t.title)).toEqual(['a', 'c', 'd', 'b']);
+  });
+
   it('lets tasks of one call depend on each other through keys', () => {
     const plan = newPlan();
     const [a, b] = plan.addMany([

@@ -1,31 +1,23 @@
 // The plan's conversation for an MCP client: `read_chat` (messages since a cursor) and `add_chat_message` (a turn
-// of the agent's, or the user's words it relays), beside any other tools the server adds.
+// of the agent's, or the user's words it relays), offered through the toolkit like every other tool.
 import {
-  CairnError,
   type ChatEntry,
   createChat,
   cursorOf,
   defineTool,
-  type McpToolDefinition,
   type Plan,
   readCursor,
   type ToolSpec,
-  toCairnError,
-  toDefinition,
 } from '@cairn/core';
 import * as z from 'zod';
 
 export interface Conversation {
-  definitions(): McpToolDefinition[];
-  /** Whether `name` is one of the conversation's tools. */
-  has(name: string): boolean;
-  /** Runs a conversation tool: its result, or `{ error }`. */
-  call(name: string, args: unknown): Promise<unknown>;
+  /** `read_chat` and `add_chat_message`, for the toolkit to offer and dispatch beside its families' tools. */
+  readonly tools: ReadonlyArray<ToolSpec<unknown>>;
   destroy(): void;
 }
 
-/** `extra`: more tools served beside the chat's (resolve_context). */
-export function createConversation(plan: Plan, extra: ReadonlyArray<ToolSpec<unknown>> = []): Conversation {
+export function createConversation(plan: Plan): Conversation {
   const chat = createChat(plan.doc, { actor: plan.actor });
   const entry = (m: ChatEntry) => ({ id: m.id, role: m.role, actor: m.actor, text: m.text, at: m.at });
 
@@ -56,30 +48,8 @@ export function createConversation(plan: Plan, extra: ReadonlyArray<ToolSpec<unk
       return { message: entry(chat.append({ role, text })), cursor: cursorOf(plan.doc) };
     },
   });
-  const tools = new Map<string, ToolSpec<unknown>>([
-    [readChat.name, readChat as ToolSpec<unknown>],
-    [addMessage.name, addMessage as ToolSpec<unknown>],
-    ...extra.map((tool): [string, ToolSpec<unknown>] => [tool.name, tool]),
-  ]);
-
   return {
-    definitions: () => [...tools.values()].map((tool) => toDefinition(tool, 'mcp')),
-    has: (name) => tools.has(name),
-    async call(name, args) {
-      const tool = tools.get(name)!;
-      const parsed = tool.input.safeParse(args ?? {});
-      try {
-        if (!parsed.success) {
-          const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`);
-          throw new CairnError('invalid_argument', `Invalid arguments: ${issues.join('; ')}.`, {
-            tool: name,
-          });
-        }
-        return await tool.run(parsed.data, { plan, actor: plan.actor, now: Date.now });
-      } catch (error) {
-        return { error: toCairnError(error).toJSON() };
-      }
-    },
+    tools: [readChat as ToolSpec<unknown>, addMessage as ToolSpec<unknown>],
     destroy: () => chat.destroy(),
   };
 }

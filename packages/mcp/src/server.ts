@@ -71,10 +71,17 @@ export function planResourceUri(planId: string): string {
 export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const { plan, planId } = options;
   const format = options.format ?? 'native';
+  const conversation = createConversation(plan);
   const toolkit = createToolkit(plan, {
     families: options.families ?? ['cairn'],
     ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
-    ...(options.skills ? { extraTools: [learnedProcedureTool(() => readSkills(options.skills!))] } : {}),
+    // One dispatcher for every tool: the same argument parsing, null handling and error shape.
+    extraTools: [
+      ...(options.skills ? [learnedProcedureTool(() => readSkills(options.skills!))] : []),
+      ...conversation.tools,
+      contextTool(plan, options.presence),
+      planChangesTool(plan),
+    ],
   });
   const uri = planResourceUri(planId);
   const server = new Server(
@@ -84,17 +91,14 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       instructions: instructions(planId, plan.actor, toolkit.families, uri),
     },
   );
-  const conversation = createConversation(plan, [contextTool(plan, options.presence), planChangesTool(plan)]);
   const since = options.sinceLastCall === false ? null : sinceLastCallFeed(plan);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...toolkit.definitions('mcp'), ...conversation.definitions()],
+    tools: toolkit.definitions('mcp'),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params;
-    const result = conversation.has(name)
-      ? await conversation.call(name, args)
-      : await toolkit.dispatch(name, args ?? {});
+    const result = await toolkit.dispatch(name, args ?? {});
     options.onActiveTask?.(activeTask(plan));
     // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now.
     const news = since?.next() ?? '';

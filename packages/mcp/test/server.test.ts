@@ -84,6 +84,15 @@ describe('the MCP server', () => {
     const bad = await client.callTool({ name: 'read_chat', arguments: { since: '%%%' } });
     expect(bad.isError).toBe(true);
     expect((bad.content as Content)[0]!.text).toMatch(/is not a cursor/);
+    // The chat tools go through the toolkit's dispatcher: a null is an absent field, a bad value names the valid.
+    const all = JSON.parse((await texts(client, 'read_chat', { since: null }))[0]!);
+    expect(all.messages).toHaveLength(first.messages.length + 3);
+    const wrong = await client.callTool({
+      name: 'add_chat_message',
+      arguments: { role: 'robot', text: 'hi' },
+    });
+    expect(wrong.isError).toBe(true);
+    expect((wrong.content as Content)[0]!.text).toMatch(/role.*"user".*"assistant"|role.*user.*assistant/);
   });
 
   it("resolves seed 002's context template on the live plan, with what others did since a cursor", async () => {

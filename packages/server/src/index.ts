@@ -55,14 +55,22 @@ export type {
   Reservation,
 } from './claims.js';
 export { actorsOfSubject, ClaimArbiterService, mayActAs } from './claims.js';
+export type { HttpAppOptions, ReadJsonOptions } from './http/app.js';
+export {
+  bearerToken,
+  createHttpApp,
+  errorResponse,
+  jsonResponse,
+  readJson,
+  STATUS_BY_CODE,
+  textResponse,
+} from './http/app.js';
 export type { OriginOptions } from './http/origin.js';
 export { isLoopback } from './http/origin.js';
 export type { PlanRoutesOptions } from './http/plans.js';
 export { registerPlanRoutes, TASK_LIST_LIMIT } from './http/plans.js';
 export type { HttpRateLimits } from './http/rate-limit.js';
 export { DEFAULT_HTTP_RATE_LIMITS } from './http/rate-limit.js';
-export type { Handler, ReadJsonOptions, RequestContext } from './http/router.js';
-export { bearerToken, Router, readJson, STATUS_BY_CODE, sendError, sendJson } from './http/router.js';
 export { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 export { serveStatic } from './http/static.js';
 export type { Connection, HubConnection, HubSocket } from './hub/connection.js';

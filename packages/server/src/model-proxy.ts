@@ -2,10 +2,10 @@
 // POST /api/model/chat/completions forwards an OpenAI-compatible request to it with the server's key, so the
 // key never reaches a browser. Configured from the same environment as the agents runner (llmFromEnv):
 // CAIRN_LLM_BASE_URL, CAIRN_LLM_API_KEY, CAIRN_LLM_MODEL (or OPENAI_BASE_URL / OPENAI_API_KEY).
-import type { IncomingMessage } from 'node:http';
 import { CairnError } from '@cairn/core';
+import type { Handler, Hono } from 'hono';
 import { llmFromEnv } from './agents/llm.js';
-import { type Handler, type Router, readJson, sendJson } from './http/router.js';
+import { jsonResponse, readJson, textResponse } from './http/app.js';
 
 export interface ModelProxyOptions {
   /** The upstream's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended). */
@@ -16,7 +16,7 @@ export interface ModelProxyOptions {
   /** Shown in the demo's model picker. Default: the model name. */
   label?: string | null;
   /** Refuses a request (throws a CairnError) before it is forwarded, e.g. without a valid token. */
-  authorize?: (req: IncomingMessage) => Promise<void> | void;
+  authorize?: (request: Request) => Promise<void> | void;
   /** Largest request body forwarded. Default 512 KiB. */
   maxBodyBytes?: number;
   /** Upstream deadline. Default 60 s. */
@@ -37,11 +37,9 @@ export function modelProxyFromEnv(env: Record<string, string | undefined>): Mode
 
 /** The GET handler: `{ available, model?, label? }`; never the key or the upstream URL. */
 export function modelConfigHandler(options: ModelProxyOptions): Handler {
-  return ({ res }) => {
+  return () => {
     const available = Boolean(options.baseUrl && options.model);
-    sendJson(
-      res,
-      200,
+    return jsonResponse(
       available ? { available, model: options.model, label: options.label ?? options.model } : { available },
     );
   };
@@ -50,15 +48,15 @@ export function modelConfigHandler(options: ModelProxyOptions): Handler {
 /** The POST handler: the body is an OpenAI chat-completions request; the answer is the upstream's, as is. */
 export function modelProxyHandler(options: ModelProxyOptions): Handler {
   const doFetch = options.fetch ?? fetch;
-  return async ({ req, res }) => {
+  return async (c) => {
     if (!options.baseUrl || !options.model) {
       throw new CairnError(
         'not_found',
         'This server has no model configured: set CAIRN_LLM_BASE_URL and CAIRN_LLM_MODEL (and CAIRN_LLM_API_KEY), or OPENAI_API_KEY.',
       );
     }
-    await options.authorize?.(req);
-    const body = await readJson(req, options.maxBodyBytes ?? 512 * 1024);
+    await options.authorize?.(c.req.raw);
+    const body = await readJson(c.req.raw, options.maxBodyBytes ?? 512 * 1024);
     if (
       typeof body !== 'object' ||
       body === null ||
@@ -98,19 +96,17 @@ export function modelProxyHandler(options: ModelProxyOptions): Handler {
     }
     const text = await upstream.text();
     const retryAfter = upstream.headers.get('retry-after');
-    res.writeHead(upstream.status, {
+    return textResponse(text, upstream.status, {
       'content-type': upstream.headers.get('content-type') ?? 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(text),
       'cache-control': 'no-store',
       // A rate-limited upstream says when to come back; the caller should hear it.
       ...(retryAfter ? { 'retry-after': retryAfter } : {}),
     });
-    res.end(text);
   };
 }
 
-/** Mounts both endpoints: `registerModelRoutes(server.router, modelProxyFromEnv(process.env))`. */
-export function registerModelRoutes(router: Router, options: ModelProxyOptions): void {
-  router.get('/api/model', modelConfigHandler(options));
-  router.add('POST', '/api/model/chat/completions', modelProxyHandler(options));
+/** Mounts both endpoints: `registerModelRoutes(server.app, modelProxyFromEnv(process.env))`. */
+export function registerModelRoutes(app: Hono, options: ModelProxyOptions): void {
+  app.get('/api/model', modelConfigHandler(options));
+  app.post('/api/model/chat/completions', modelProxyHandler(options));
 }

@@ -6,17 +6,19 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { CairnError } from '@cairn/core';
+import type { Hono } from 'hono';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
 import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
 import { ClaimArbiterService, type ClaimOptions } from './claims.js';
 import { createOnFirstWrite } from './create-on-write.js';
+import { createHttpApp } from './http/app.js';
 import { registerContextTemplateRoute } from './http/context-template.js';
 import { registerConversationRoutes } from './http/conversation.js';
+import { nodeListener, refuse } from './http/node-listener.js';
 import { createOriginPolicy, isLoopback, type OriginOptions } from './http/origin.js';
 import { type PlanRoutesOptions, registerPlanRoutes } from './http/plans.js';
 import { HttpRateLimiter, type HttpRateLimits } from './http/rate-limit.js';
-import { Router, sendError } from './http/router.js';
 import { authorizeRequest, registerCoreRoutes, type ServiceCheck } from './http/routes.js';
 import { serveStatic } from './http/static.js';
 import type { HubSocket } from './hub/connection.js';
@@ -82,8 +84,11 @@ export interface CairnServer {
   readonly hub: SyncHub;
   /** Decides claims and keeps leases. Null when turned off. */
   readonly claims: ClaimArbiterService | null;
-  /** Register more HTTP routes here. */
-  readonly router: Router;
+  /**
+   * The HTTP API (Hono): register more routes here, before the server answers its first request. Its handlers
+   * take Web-standard Requests; `authorizeRequest(server.hub, c.req.raw, planId, role)` checks a token.
+   */
+  readonly app: Hono;
   /** Emits `task_woken`; `sweep()` runs a sweep now. Null when turned off. */
   readonly wake: WakeSweeper | null;
   /** Emits `task_close` and `judged`. Null without a judge. */
@@ -155,8 +160,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         );
   const planExists = disk ? { planExists: (planId: string) => diskPlanExists(disk.dir, planId) } : {};
   for (const create of options.extensions ?? []) hub.use(create);
-  const router = new Router();
-  registerCoreRoutes(router, hub, options.services);
+  const app = createHttpApp(options.staticDir ? { fallback: serveStatic(options.staticDir) } : {});
+  registerCoreRoutes(app, hub, options.services);
   const planRoutes: PlanRoutesOptions = {
     autoClose,
     ...planExists,
@@ -167,28 +172,27 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
           })
       : null,
   };
-  registerPlanRoutes(router, hub, planRoutes);
-  registerConversationRoutes(router, hub, planRoutes);
-  registerContextTemplateRoute(router, hub, planRoutes);
-  if (learner) registerLearningRoutes(router, hub, learner, planExists);
+  registerPlanRoutes(app, hub, planRoutes);
+  registerConversationRoutes(app, hub, planRoutes);
+  registerContextTemplateRoute(app, hub, planRoutes);
+  if (learner) registerLearningRoutes(app, hub, learner, planExists);
   if (options.model) {
-    registerModelRoutes(router, {
+    registerModelRoutes(app, {
       ...options.model,
       // It spends the server's key: with auth on, only a writer of some plan may call it.
-      authorize: async (req) => {
+      authorize: async (request) => {
         if (auth.open) return;
-        const plan = req.headers['x-cairn-plan'];
-        if (typeof plan !== 'string' || plan === '') {
+        const plan = request.headers.get('x-cairn-plan');
+        if (!plan) {
           throw new CairnError(
             'unauthorized',
             'A model call needs the headers x-cairn-plan: <planId> and Authorization: Bearer <write token>.',
           );
         }
-        await authorizeRequest(hub, req, plan, 'write');
+        await authorizeRequest(hub, request, plan, 'write');
       },
     });
   }
-  if (options.staticDir) router.fallback(serveStatic(options.staticDir));
 
   let listeningOn: string | null = null;
   const origins = createOriginPolicy({
@@ -198,16 +202,17 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     allowedOrigins: options.allowedOrigins ?? null,
   });
   const rateLimiter = options.httpRateLimits === false ? null : new HttpRateLimiter(options.httpRateLimits);
+  const serveHttp = nodeListener(app);
   const httpServer = createServer((req, res) => {
     try {
       const refusal = origins.check(req);
       if (refusal) throw refusal;
       if (req.url?.startsWith('/api/')) rateLimiter?.check(req);
     } catch (error) {
-      sendError(res, error);
+      void refuse(req, res, error);
       return;
     }
-    void router.handle(req, res);
+    void serveHttp(req, res);
   });
   const wss = new WebSocketServer({
     noServer: true,
@@ -304,7 +309,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   return {
     hub,
     claims,
-    router,
+    app,
     wake,
     autoClose,
     learner,

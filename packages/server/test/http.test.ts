@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { authorizeRequest, sendJson, signToken } from '../src/index.js';
+import { authorizeRequest, jsonResponse, signToken } from '../src/index.js';
 import { cairnClient, startServer, tempDir } from './helpers.js';
 
 /** A built app in a temp dir: index.html (the shell) and assets/app.js holding `script`. */
@@ -110,9 +110,9 @@ describe('http', () => {
   it('lets plan routes drop in beside the core ones, authorized by bearer token', async () => {
     const secret = 'http-test-secret-long-enough-for-hs256!';
     const { http, server } = await startServer({ secret });
-    server.router.get('/api/plans/:plan/whoami', async ({ req, res, params }) => {
-      const grant = await authorizeRequest(server.hub, req, params.plan!, 'write');
-      sendJson(res, 200, { plan: grant.planId, sub: grant.sub });
+    server.app.get('/api/plans/:plan/whoami', async (c) => {
+      const grant = await authorizeRequest(server.hub, c.req.raw, c.req.param('plan'), 'write');
+      return jsonResponse({ plan: grant.planId, sub: grant.sub });
     });
     const call = (token?: string) =>
       fetch(`${http}/api/plans/acme%3A1/whoami`, {

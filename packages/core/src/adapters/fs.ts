@@ -48,6 +48,12 @@ export interface FilePersistenceOptions {
   /** Default `{ records: 1000, minBytes: 16384 }`; `false` turns compaction off. */
   compaction?: CompactionPolicy | false;
   /**
+   * After a compaction the policy started, the first-read snapshot is written once the plan has had no write for
+   * this long (default 1000 ms), not on the write path: encoding it costs about as much as the compaction, and a
+   * plan still being written would make it stale at once. `close()` and `compact()` write it at once.
+   */
+  snapshotQuietMs?: number;
+  /**
    * Told when the load cut an incomplete last record off the log (a write a crash cut short). Default: a
    * console.error line naming the plan, the file and what was cut. (A damaged log, a record failing its checksum
    * with bytes after it, is not cut: the open fails with CairnError('storage') and `details.damage`.)
@@ -146,6 +152,9 @@ class FilePersistenceImpl implements FilePersistence {
   private snapshotAt: string | null = null;
   /** The valid snapshot found at open, when opened for a first read (openFilePlan). */
   readonly firstSnapshot: DecodedSnapshot | null = null;
+  /** Updates appended since open: the quiet timer compares it to tell whether the plan was written meanwhile. */
+  private appends = 0;
+  private quietTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(dir: string, name: string, doc: Y.Doc, options: FilePersistenceOptions, firstRead: boolean) {
     const files = planFiles(dir, name); // bad input throws here, before anything changes
@@ -231,7 +240,8 @@ class FilePersistenceImpl implements FilePersistence {
 
   /**
    * Writes the first-read snapshot of what the log holds now. Called where the doc and the log hold the same
-   * state (every update is appended synchronously): after a compaction and at close. A failure is told to the
+   * state (every update is appended synchronously): after a compaction (once writes pause, for one the policy
+   * started) and at close. A failure is told to the
    * onError listeners but rejects no flush(): the snapshot is a cache, and the stale one is never served.
    */
   private writeSnapshot(): void {
@@ -251,6 +261,7 @@ class FilePersistenceImpl implements FilePersistence {
   private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
     const log = this.log;
     if (origin === this || !log || this.closed) return;
+    this.appends++;
     try {
       log.append(update);
     } catch (error) {
@@ -258,6 +269,26 @@ class FilePersistenceImpl implements FilePersistence {
     }
     if (log.shouldCompact()) this.scheduleCompaction();
   };
+
+  /** Writes the snapshot once no update was appended for `snapshotQuietMs` (see the option). */
+  private snapshotWhenQuiet(): void {
+    if (this.quietTimer || this.closed) return;
+    const quietMs = this.options.snapshotQuietMs ?? 1000;
+    let seen = this.appends;
+    const check = () => {
+      if (this.closed) return;
+      if (this.appends !== seen) {
+        seen = this.appends;
+        this.quietTimer = setTimeout(check, quietMs);
+        this.quietTimer.unref?.();
+        return;
+      }
+      this.quietTimer = null;
+      if (!this.compacting) this.writeSnapshot(); // a compaction running now writes it when it is done
+    };
+    this.quietTimer = setTimeout(check, quietMs);
+    this.quietTimer.unref?.();
+  }
 
   private readonly onDestroy = (): void => {
     this.close().catch((error: unknown) => this.report(error));
@@ -299,6 +330,8 @@ class FilePersistenceImpl implements FilePersistence {
     }
     this.writeSnapshot();
     this.closed = true;
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = null;
     this.detach();
     try {
       await this.log?.close();
@@ -336,7 +369,7 @@ class FilePersistenceImpl implements FilePersistence {
       .then(
         () => {
           this.retryDelay = 0;
-          this.writeSnapshot();
+          this.snapshotWhenQuiet();
         },
         (error: unknown) => {
           // Back off, so a full disk is not hit with a whole-state rewrite on every edit.

@@ -162,10 +162,11 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       db.onversionchange = () => this.loseConnection(db);
       const hasCustom = db.objectStoreNames.contains(CUSTOM);
       const tx = db.transaction(hasCustom ? [UPDATES, CUSTOM] : [UPDATES], 'readonly');
-      // Requests complete in order: the snapshot is checked, and the first read served, before the records
-      // arrive. One transaction, so the check and the records see the same stored state.
-      if (hasCustom && this.wantSnapshot) this.checkSnapshot(tx);
+      // Requests complete in order: the snapshot, then the record keys (the snapshot is checked against the last
+      // and the first read served), then the records. One transaction, so all see the same stored state.
+      const snapshot = hasCustom && this.wantSnapshot ? tx.objectStore(CUSTOM).get(SNAPSHOT_KEY) : null;
       const keys = tx.objectStore(UPDATES).getAllKeys();
+      if (snapshot) keys.addEventListener('success', () => this.checkSnapshot(snapshot.result, keys.result));
       const request = tx.objectStore(UPDATES).getAll();
       await done(tx);
       const stored = request.result as Uint8Array[];
@@ -196,16 +197,12 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
     }
   }
 
-  private checkSnapshot(tx: IDBTransaction): void {
-    const snapshot = tx.objectStore(CUSTOM).get(SNAPSHOT_KEY);
-    const last = tx.objectStore(UPDATES).openKeyCursor(null, 'prev');
-    last.onsuccess = () => {
-      const bytes = snapshot.result;
-      const decoded = bytes instanceof Uint8Array ? decodeSnapshot(bytes) : null;
-      const key = last.result?.key;
-      const at = decoded?.at as { key?: unknown } | undefined;
-      this.tellSnapshot(decoded && key !== undefined && at?.key === key ? decoded : null);
-    };
+  /** Tells the first read the stored snapshot, if it sits at the last stored record (else null). */
+  private checkSnapshot(bytes: unknown, keys: IDBValidKey[]): void {
+    const decoded = bytes instanceof Uint8Array ? decodeSnapshot(bytes) : null;
+    const last = keys.at(-1);
+    const at = decoded?.at as { key?: unknown } | undefined;
+    this.tellSnapshot(decoded && last !== undefined && at?.key === last ? decoded : null);
   }
 
   private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {

@@ -143,12 +143,11 @@ export const updateTasks = defineTool({
     updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
   }),
   run({ updates }, { plan, actor }) {
-    const readyBefore = new Set(
-      affectedBy(
-        plan,
-        updates.map((u) => u.id),
-      ).filter((id) => plan.isReady(id, { actor })),
+    const affected = affectedBy(
+      plan,
+      updates.map((u) => u.id),
     );
+    const readyBefore = new Set(affected.filter((id) => plan.isReady(id, { actor })));
     const stepsAdded = new Map<string, string[]>();
     // One task twice in a call is two changes of it, applied in turn.
     for (const [i, result] of plan.updateMany(updates.map(toUpdate), { repeats: 'in_turn' }).entries()) {
@@ -165,7 +164,12 @@ export const updateTasks = defineTool({
         brief(plan.require(id)),
       );
     });
-    const ready = affectedBy(plan, [...touched]).filter(
+    // Field changes leave every task's parent, steps and dependents where they were: the tasks affected before
+    // are the ones affected now. A move or new steps change the tree, so the walk runs again.
+    const reshaped = updates.some(
+      (u) => u.addSteps?.length || u.parent !== undefined || u.after !== undefined,
+    );
+    const ready = (reshaped ? affectedBy(plan, [...touched]) : affected).filter(
       (id) => !touched.has(id) && !readyBefore.has(id) && plan.isReady(id, { actor }),
     );
     // Bounded like every list a model reads: closing one blocker of thousands must not flood its context.

@@ -1,8 +1,10 @@
 // A context template resolved over HTTP (seeds 000 and 002): the template in the request body, its sections
 // resolved on the server's copy of the plan for the token's agent, as chat messages ready to send to a model.
 import { ContextTemplateSchema, createPlan, cursorOf, readCursor, resolveContext } from '@cairn/core';
+import type { Hono } from 'hono';
 import * as z from 'zod';
 import type { SyncHub } from '../hub/hub.js';
+import { jsonResponse } from './app.js';
 import {
   agentActor,
   type PlanRoutesOptions,
@@ -11,7 +13,6 @@ import {
   readBody,
   withPlanOrBlank,
 } from './plans.js';
-import { type Router, sendJson } from './router.js';
 import { authorizeRequest } from './routes.js';
 
 const BodySchema = z.strictObject({
@@ -26,15 +27,15 @@ const BODY_SHAPE =
   '{ "template": [{ "section", "role": system | user | assistant, "content" | "tool", "skip_if_empty"? }], ' +
   '"identity"?: { "name"?, "about"? }, "since"?: cursor, "maxTokens"?: integer }';
 
-export function registerContextTemplateRoute(router: Router, hub: SyncHub, options: PlanRoutesOptions): void {
+export function registerContextTemplateRoute(app: Hono, hub: SyncHub, options: PlanRoutesOptions): void {
   const now = options.now ?? Date.now;
-  router.add('POST', '/api/plans/:plan/context', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    const grant = await authorizeRequest(hub, req, planId, 'read');
-    const body = parseBody(BodySchema, await readBody(req, false), BODY_SHAPE);
-    const actor = agentActor(hub, grant, url.searchParams.get('as'));
+  app.post('/api/plans/:plan/context', async (c) => {
+    const planId = c.req.param('plan');
+    const grant = await authorizeRequest(hub, c.req.raw, planId, 'read');
+    const body = parseBody(BodySchema, await readBody(c.req.raw, false), BODY_SHAPE);
+    const actor = agentActor(hub, grant, new URL(c.req.url).searchParams.get('as'));
     const since = body.since !== undefined ? readCursor(body.since) : undefined;
-    await withPlanOrBlank(hub, options, planId, async (doc) => {
+    return withPlanOrBlank(hub, options, planId, async (doc) => {
       const plan = createPlan({ doc, actor });
       const warnings: string[] = [];
       try {
@@ -47,7 +48,7 @@ export function registerContextTemplateRoute(router: Router, hub: SyncHub, optio
           ...(since ? { since } : {}),
           ...(body.maxTokens !== undefined ? { maxTokens: body.maxTokens } : {}),
         });
-        sendJson(res, 200, { plan: planId, messages, warnings, cursor: cursorOf(doc) });
+        return jsonResponse({ plan: planId, messages, warnings, cursor: cursorOf(doc) });
       } finally {
         plan.destroy();
       }

@@ -1,9 +1,11 @@
 // The plan's conversation over HTTP, for agents without a Yjs client: read the chat since a cursor (wake-up
 // notices included), append attributed turns (the exchange auto-close judges), and read auto-close's decision log.
 import { CHAT_ROLES, type ChatInput, createChat, cursorOf, readCursor } from '@cairn/core';
+import type { Hono } from 'hono';
 import * as z from 'zod';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
+import { jsonResponse } from './app.js';
 import {
   agentActor,
   type PlanRoutesOptions,
@@ -13,7 +15,6 @@ import {
   userActor,
   withPlan,
 } from './plans.js';
-import { type Router, sendJson } from './router.js';
 import { authorizeRequest } from './routes.js';
 
 const TurnSchema = z.strictObject({
@@ -22,17 +23,17 @@ const TurnSchema = z.strictObject({
 });
 const TURN_SHAPE = `{ "role": ${CHAT_ROLES.join(' | ')}, "text": string (1 to 20000 characters) }`;
 
-export function registerConversationRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions): void {
-  router.get('/api/plans/:plan/chat', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
-    const since = url.searchParams.get('since');
+export function registerConversationRoutes(app: Hono, hub: SyncHub, options: PlanRoutesOptions): void {
+  app.get('/api/plans/:plan/chat', async (c) => {
+    const planId = c.req.param('plan');
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
+    const since = new URL(c.req.url).searchParams.get('since');
     const point = since ? readCursor(since) : null;
-    await withPlan(hub, options, planId, (handle) => {
+    return withPlan(hub, options, planId, (handle) => {
       const chat = createChat(handle.doc, { actor: 'system' });
       try {
         const messages = point ? chat.since(point) : chat.list();
-        sendJson(res, 200, { plan: planId, messages, cursor: cursorOf(handle.doc) });
+        return jsonResponse({ plan: planId, messages, cursor: cursorOf(handle.doc) });
       } finally {
         chat.destroy();
       }
@@ -41,34 +42,34 @@ export function registerConversationRoutes(router: Router, hub: SyncHub, options
 
   // A user turn is the token's person; an assistant turn its agent (or ?as=); a system turn, which a model
   // trusts most, needs an admin token and is attributed to its agent actor all the same.
-  router.add('POST', '/api/plans/:plan/chat', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    const turn: ChatInput = parseBody(TurnSchema, await readBody(req, false), TURN_SHAPE, {
+  app.post('/api/plans/:plan/chat', async (c) => {
+    const planId = c.req.param('plan');
+    const turn: ChatInput = parseBody(TurnSchema, await readBody(c.req.raw, false), TURN_SHAPE, {
       what: 'turn',
       valid: { role: [...CHAT_ROLES] },
     });
-    const grant = await authorizeRequest(hub, req, planId, turn.role === 'system' ? 'admin' : 'write');
+    const grant = await authorizeRequest(hub, c.req.raw, planId, turn.role === 'system' ? 'admin' : 'write');
     const actor =
       turn.role === 'user'
         ? userActor(subjectOf(hub, grant))
-        : agentActor(hub, grant, url.searchParams.get('as'));
+        : agentActor(hub, grant, new URL(c.req.url).searchParams.get('as'));
     const handle: PlanHandle = await hub.openPlan(planId);
     const chat = createChat(handle.doc, { actor });
     try {
       const message = chat.append(turn);
       await handle.flush();
-      sendJson(res, 201, { plan: planId, message, cursor: cursorOf(handle.doc) });
+      return jsonResponse({ plan: planId, message, cursor: cursorOf(handle.doc) }, 201);
     } finally {
       chat.destroy();
       handle.release();
     }
   });
 
-  router.get('/api/plans/:plan/decisions', async ({ req, res, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
+  app.get('/api/plans/:plan/decisions', async (c) => {
+    const planId = c.req.param('plan');
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
     const autoClose = options.autoClose ?? null;
-    sendJson(res, 200, {
+    return jsonResponse({
       plan: planId,
       judge: autoClose?.judgeName ?? null,
       decisions: autoClose?.decisionsOf(planId) ?? [],

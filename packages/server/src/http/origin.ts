@@ -70,12 +70,12 @@ export function createOriginPolicy(
 }
 
 /** A write must say it is JSON: a cross-site form or `text/plain` POST cannot, without a CORS preflight. */
-export function requireJsonBody(req: IncomingMessage): CairnError | null {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+export function requireJsonBody(request: Request): CairnError | null {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') return null;
   return new CairnError(
     'invalid_argument',
-    `A ${req.method} needs the header Content-Type: application/json${type ? `, not ${type}` : ''} (even with an empty body).`,
+    `A ${request.method} needs the header Content-Type: application/json${type ? `, not ${type}` : ''} (even with an empty body).`,
     { status: 415, field: 'content-type' },
   );
 }

@@ -1,7 +1,6 @@
 // The plan API over HTTP, so an agent in any language (or a dashboard) can use a plan without a Yjs client: the
 // task list and status changes of seed 001's dashboard, the rendered context, the tools and their dispatcher,
 // and a judge run. Every edit goes through the hub's doc, so live WebSocket clients see it at once.
-import type { IncomingMessage } from 'node:http';
 import {
   ActorSchema,
   actorFor,
@@ -36,6 +35,7 @@ import {
   toDefinition,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
+import type { Hono } from 'hono';
 import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
@@ -43,7 +43,7 @@ import type { AutoCloser } from '../auto-close.js';
 import { mayActAs } from '../claims.js';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
-import { type Router, readJson, STATUS_BY_CODE, sendJson } from './router.js';
+import { jsonResponse, readJson, STATUS_BY_CODE, textResponse } from './app.js';
 import { authorizeRequest } from './routes.js';
 
 export interface PlanRoutesOptions {
@@ -74,7 +74,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
  */
 const MAX_BODY_NODES = 1_000;
 
-export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRoutesOptions = {}): void {
+export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesOptions = {}): void {
   const now = options.now ?? Date.now;
   const tools = toolCatalog();
   const reads = hub.registry.counter(
@@ -83,28 +83,30 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
   );
   const counted = (planId: string) => reads.inc({ source: hub.isLoaded(planId) ? 'memory' : 'load' });
   /** A read of the plan: from the store's snapshot if it is not loaded and has a valid one, else as withPlanView. */
-  const read = async (planId: string, actor: string, fn: (plan: Plan) => void) => {
-    if (readFromSnapshot(hub, planId, actor, (plan) => fn(plan))) {
+  const read = async <T>(planId: string, actor: string, fn: (plan: Plan) => T): Promise<T> => {
+    const fromSnapshot = readFromSnapshot(hub, planId, actor, (plan) => fn(plan));
+    if (fromSnapshot) {
       reads.inc({ source: 'snapshot' });
-      return;
+      return fromSnapshot.answer;
     }
     counted(planId);
-    await withPlanView(hub, options, planId, { actor }, (plan) => fn(plan));
+    return withPlanView(hub, options, planId, { actor }, (plan) => fn(plan));
   };
 
-  router.get('/api/plans/:plan/tasks', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
+  app.get('/api/plans/:plan/tasks', async (c) => {
+    const planId = c.req.param('plan');
+    const url = new URL(c.req.url);
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
     const includeClosed = queryFlag(url, 'includeClosed');
     const limit = queryInt(url, 'limit', 1, TASK_LIST_LIMIT.max) ?? TASK_LIST_LIMIT.default;
-    await read(planId, 'system', (plan) => {
+    return read(planId, 'system', (plan) => {
       const numbers = taskNumbers(plan);
       const all = plan
         .children(null)
         .filter((t) => includeClosed || isOpenStatus(t.status))
         .sort(openFirstNewestFirst);
       const malformed = plan.malformed();
-      sendJson(res, 200, {
+      return jsonResponse({
         plan: planId,
         tasks: all.slice(0, limit).map((t) => withSteps(plan, t, numbers)),
         total: all.length,
@@ -114,21 +116,21 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     });
   });
 
-  router.get('/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
-    await read(planId, 'system', (plan) => {
-      sendJson(res, 200, { task: withSteps(plan, taskOf(plan, params.taskId!)) });
-    });
+  app.get('/api/plans/:plan/tasks/:taskId', async (c) => {
+    const planId = c.req.param('plan');
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
+    return read(planId, 'system', (plan) =>
+      jsonResponse({ task: withSteps(plan, taskOf(plan, c.req.param('taskId'))) }),
+    );
   });
 
-  router.add('PATCH', '/api/plans/:plan/tasks/:taskId', async ({ req, res, params }) => {
-    const planId = params.plan!;
-    const grant = await authorizeRequest(hub, req, planId, 'write');
+  app.patch('/api/plans/:plan/tasks/:taskId', async (c) => {
+    const planId = c.req.param('plan');
+    const grant = await authorizeRequest(hub, c.req.raw, planId, 'write');
     const actor = userActor(subjectOf(hub, grant));
-    const body = parsePatch(await readBody(req, false));
-    await withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
-      const task = taskOf(plan, params.taskId!);
+    const body = parsePatch(await readBody(c.req.raw, false));
+    return withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
+      const task = taskOf(plan, c.req.param('taskId'));
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
       // Closing the task skips its open steps in the same write (the plan's rule).
       const updated = plan.update(task.id, {
@@ -136,21 +138,22 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
         ...(note !== undefined ? { note } : {}),
       });
       await handle.flush();
-      sendJson(res, 200, { task: withSteps(plan, updated) });
+      return jsonResponse({ task: withSteps(plan, updated) });
     });
   });
 
-  router.get('/api/plans/:plan/context', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    const grant = await authorizeRequest(hub, req, planId, 'read');
+  app.get('/api/plans/:plan/context', async (c) => {
+    const planId = c.req.param('plan');
+    const url = new URL(c.req.url);
+    const grant = await authorizeRequest(hub, c.req.raw, planId, 'read');
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
     const reader = agentActor(hub, grant, null);
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
-    const json = /\bapplication\/json\b/.test(req.headers.accept ?? '');
+    const json = /\bapplication\/json\b/.test(c.req.header('accept') ?? '');
     // `known`: the document holds everything the reader's cursor names, so only what changed since is rendered.
-    const respond = (plan: Plan, cursor: string, known: boolean) => {
+    const respond = (plan: Plan, cursor: string, known: boolean): Response => {
       const text =
         known && since !== null
           ? renderDelta(plan, {
@@ -166,60 +169,58 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
               ...(maxTokens !== undefined ? { maxTokens } : {}),
             });
       const kind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
-      if (json) {
-        sendJson(res, 200, { plan: planId, format, kind, text, cursor });
-        return;
-      }
+      if (json) return jsonResponse({ plan: planId, format, kind, text, cursor });
       const body = kind === 'full_unknown_cursor' ? `${UNKNOWN_CURSOR_NOTE}${text}` : text;
-      res.writeHead(200, {
+      return textResponse(body, 200, {
         'content-type': 'text/plain; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
         'cache-control': 'no-store',
         'cairn-cursor': cursor,
         'cairn-context': kind,
       });
-      res.end(body);
     };
     // Without a cursor the whole plan is rendered: a plan not in memory can answer from its snapshot, whose
     // state vector is the stored document's (a delta since a cursor needs the document's history).
-    if (
-      since === null &&
-      readFromSnapshot(hub, planId, reader, (plan, cursor) => respond(plan, cursor, false))
-    ) {
+    const fromSnapshot =
+      since === null
+        ? readFromSnapshot(hub, planId, reader, (plan, cursor) => respond(plan, cursor, false))
+        : null;
+    if (fromSnapshot) {
       reads.inc({ source: 'snapshot' });
-      return;
+      return fromSnapshot.answer;
     }
     counted(planId);
-    await withPlanOrBlank(hub, options, planId, (doc) => {
+    return withPlanOrBlank(hub, options, planId, (doc) => {
       const plan = createPlan({ doc, actor: reader });
       try {
-        respond(plan, cursorOf(doc), since !== null && cursorKnown(doc, since));
+        return respond(plan, cursorOf(doc), since !== null && cursorKnown(doc, since));
       } finally {
         plan.destroy();
       }
     });
   });
 
-  router.get('/api/plans/:plan/tools', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
+  app.get('/api/plans/:plan/tools', async (c) => {
+    const planId = c.req.param('plan');
+    const url = new URL(c.req.url);
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
     const format = (queryEnum(url, 'format', DEFINITION_FORMATS) ?? 'openai') as DefinitionFormat;
     const families = queryFamilies(url) ?? ['cairn'];
     // Definitions do not depend on the plan's content: read from the families, nothing is loaded or built.
     const definitions = families.flatMap((family) =>
       FAMILIES[family].tools.map((t) => toDefinition(t, format)),
     );
-    sendJson(res, 200, { format, families, tools: definitions });
+    return jsonResponse({ format, families, tools: definitions });
   });
 
-  router.add('POST', '/api/plans/:plan/tools/:name', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    const name = params.name!;
+  app.post('/api/plans/:plan/tools/:name', async (c) => {
+    const planId = c.req.param('plan');
+    const name = c.req.param('name');
+    const url = new URL(c.req.url);
     const families = queryFamilies(url);
     const known = tools.get(name);
     const offered = known && (!families || families.includes(known.family)) ? known : null;
     // A read-only tool needs only read access; every other call (and an unknown tool) needs write.
-    const grant = await authorizeRequest(hub, req, planId, offered?.readOnly ? 'read' : 'write');
+    const grant = await authorizeRequest(hub, c.req.raw, planId, offered?.readOnly ? 'read' : 'write');
     const actor = agentActor(hub, grant, url.searchParams.get('as'));
     if (!offered) {
       const valid = families
@@ -232,33 +233,35 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
         { valid },
       );
     }
-    const args = await readBody(req, true);
+    const args = await readBody(c.req.raw, true);
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
     // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
-    await withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
+    return withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
       let call: ToolCallRecord | null = null;
       const toolkit = createToolkit(plan, {
         actor,
         families: [offered.family],
         now,
-        onCall: (c) => {
-          call = c;
+        onCall: (record) => {
+          call = record;
         },
       });
       try {
         const result = await toolkit.dispatch(name, args);
-        if (!offered.readOnly && !isToolError(result)) await handle.flush();
-        if (call && options.recordCall) await options.recordCall(planId, call).catch(() => undefined);
+        // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
+        await Promise.all([
+          !offered.readOnly && !isToolError(result) ? handle.flush() : null,
+          call && options.recordCall ? options.recordCall(planId, call).catch(() => undefined) : null,
+        ]);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
         const cursor = cursorOf(handle.doc);
-        res.setHeader('cairn-cursor', cursor);
         // With the cursor of its previous call, the caller also hears what others did in between.
         const news = since && cursorKnown(handle.doc, since) ? sinceLastCall(plan, since, { actor }) : null;
-        sendJson(
-          res,
-          status,
+        return jsonResponse(
           since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
+          status,
+          { 'cairn-cursor': cursor },
         );
       } finally {
         toolkit.destroy();
@@ -266,9 +269,9 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
     });
   });
 
-  router.add('POST', '/api/plans/:plan/judge', async ({ req, res, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'write');
+  app.post('/api/plans/:plan/judge', async (c) => {
+    const planId = c.req.param('plan');
+    await authorizeRequest(hub, c.req.raw, planId, 'write');
     const autoClose = options.autoClose;
     if (!autoClose) {
       throw new CairnError(
@@ -277,12 +280,12 @@ export function registerPlanRoutes(router: Router, hub: SyncHub, options: PlanRo
           'CAIRN_JUDGE_URL and CAIRN_JUDGE_MODEL (and CAIRN_JUDGE_KEY) set.',
       );
     }
-    await withPlan(hub, options, planId, async () => {
+    return withPlan(hub, options, planId, async () => {
       const run = await autoClose.run(planId);
       if (run.error) {
         throw new CairnError('internal', `${run.error} No task was changed.`, { status: 502, run });
       }
-      sendJson(res, 200, run);
+      return jsonResponse(run);
     });
   });
 }
@@ -342,33 +345,33 @@ export function agentActor(hub: SyncHub, grant: Grant, as: string | null): strin
  * Runs `fn` on a plan the store holds; an unknown (never written) plan is a 404 and nothing is created, unless
  * `create` (a write that may be the plan's first). The plan is released afterwards.
  */
-export async function withPlan(
+export async function withPlan<T>(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
-  fn: (handle: PlanHandle) => void | Promise<void>,
+  fn: (handle: PlanHandle) => T | Promise<T>,
   create = false,
-): Promise<void> {
+): Promise<T> {
   if (!create && !hub.isLoaded(planId) && options.planExists && !options.planExists(planId)) {
     throw unknownPlan(planId);
   }
   const handle = await hub.openPlan(planId);
   try {
     if (!create && handle.doc.store.clients.size === 0) throw unknownPlan(planId);
-    await fn(handle);
+    return await fn(handle);
   } finally {
     handle.release();
   }
 }
 
 /** `withPlan` with a Plan view of the doc whose writes are attributed to `actor`, destroyed afterwards. */
-function withPlanView(
+function withPlanView<T>(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
   view: { actor: string; create?: boolean },
-  fn: (plan: Plan, handle: PlanHandle) => void | Promise<void>,
-): Promise<void> {
+  fn: (plan: Plan, handle: PlanHandle) => T | Promise<T>,
+): Promise<T> {
   return withPlan(
     hub,
     options,
@@ -376,7 +379,7 @@ function withPlanView(
     async (handle) => {
       const plan = createPlan({ doc: handle.doc, actor: view.actor });
       try {
-        await fn(plan, handle);
+        return await fn(plan, handle);
       } finally {
         plan.destroy();
       }
@@ -389,21 +392,20 @@ function withPlanView(
  * `withPlan` for what reads a plan's context: an unknown plan reads as an empty one (a blank document, nothing
  * created), so an agent's context section for a plan nobody wrote yet is simply empty, as for a cleared plan.
  */
-export async function withPlanOrBlank(
+export async function withPlanOrBlank<T>(
   hub: SyncHub,
   options: PlanRoutesOptions,
   planId: string,
-  fn: (doc: Y.Doc) => void | Promise<void>,
-): Promise<void> {
+  fn: (doc: Y.Doc) => T | Promise<T>,
+): Promise<T> {
   try {
-    await withPlan(hub, options, planId, (handle) => fn(handle.doc));
-    return;
+    return await withPlan(hub, options, planId, (handle) => fn(handle.doc));
   } catch (error) {
     if (!(isCairnError(error) && error.code === 'not_found' && error.details.planId === planId)) throw error;
   }
   const blank = new Y.Doc();
   try {
-    await fn(blank);
+    return await fn(blank);
   } finally {
     blank.destroy();
   }
@@ -413,27 +415,27 @@ export async function withPlanOrBlank(
  * Serves a read of a plan that is not loaded from the store's first-read snapshot when it holds a valid one
  * (decisions/019, 024), so the answer does not wait for the whole history to load; `fn` gets a Plan over the
  * snapshot's content and the stored document's cursor. The plan is then loaded behind the answer, so the next
- * request and every write find it in memory. Returns false (nothing done) when the plan is loaded or has no
- * valid snapshot. Writes never come here: they wait for the load (`withPlanView`).
+ * request and every write find it in memory. Returns `fn`'s answer, or null (nothing done) when the plan is loaded
+ * or has no valid snapshot. Writes never come here: they wait for the load (`withPlanView`).
  */
-function readFromSnapshot(
+function readFromSnapshot<T>(
   hub: SyncHub,
   planId: string,
   actor: string,
-  fn: (plan: Plan, cursor: string) => void,
-): boolean {
-  if (hub.isLoaded(planId)) return false;
+  fn: (plan: Plan, cursor: string) => T,
+): { answer: T } | null {
+  if (hub.isLoaded(planId)) return null;
   const snapshot = hub.store.firstRead?.(planId);
-  if (!snapshot) return false;
+  if (!snapshot) return null;
   let doc: Y.Doc;
   try {
     doc = snapshot.doc();
   } catch {
-    return false; // a checksum over content we cannot rebuild: ignored, never served
+    return null; // a checksum over content we cannot rebuild: ignored, never served
   }
   if (doc.store.clients.size === 0) {
     doc.destroy();
-    return false; // nothing was ever written: an unknown plan, answered as before
+    return null; // nothing was ever written: an unknown plan, answered as before
   }
   // Started after this answer is written: the load of a long history holds the event loop for a while.
   setImmediate(() => {
@@ -444,12 +446,11 @@ function readFromSnapshot(
   });
   const plan = createPlan({ doc, actor });
   try {
-    fn(plan, cursorFromStateVector(snapshot.stateVector));
+    return { answer: fn(plan, cursorFromStateVector(snapshot.stateVector)) };
   } finally {
     plan.destroy();
     doc.destroy();
   }
-  return true;
 }
 
 function unknownPlan(planId: string): CairnError {
@@ -543,8 +544,8 @@ export function parseBody<T extends z.ZodType>(
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
-export function readBody(req: IncomingMessage, optional: boolean): Promise<unknown> {
-  return readJson(req, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
+export function readBody(request: Request, optional: boolean): Promise<unknown> {
+  return readJson(request, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
 }
 
 function queryFlag(url: URL, name: string): boolean {

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { CairnError } from '@cairn/core';
 import { TokenBucket } from '../hub/limits.js';
-import { bearerToken } from './router.js';
+import { bearerToken } from './app.js';
 
 export interface HttpRateLimits {
   /** Sustained requests per second per caller. Default 20. */
@@ -90,6 +90,6 @@ export class HttpRateLimiter {
 
 /** A token is one caller (whoever holds it); without one, the remote address is. */
 function callerOf(req: IncomingMessage): string {
-  const token = bearerToken(req);
+  const token = bearerToken(req.headers.authorization);
   return token ? `token:${token}` : `address:${req.socket.remoteAddress ?? 'unknown'}`;
 }

@@ -1,10 +1,10 @@
 // The server's own HTTP endpoints: health and metrics. The plan API (tasks, context, tools) registers beside
-// them through the same Router, authorizing each request with `authorizeRequest`.
-import type { IncomingMessage } from 'node:http';
+// them on the same app, authorizing each request with `authorizeRequest`.
 import { assertPlanDocId, CairnError } from '@cairn/core';
+import type { Hono } from 'hono';
 import type { Grant, Role } from '../auth.js';
 import type { SyncHub } from '../hub/hub.js';
-import { bearerToken, type Router, sendJson } from './router.js';
+import { bearerToken, jsonResponse, textResponse } from './app.js';
 
 /** A service the server depends on (Redis, PostgreSQL): `/healthz` reports it by name. */
 export interface ServiceCheck {
@@ -30,35 +30,29 @@ async function checkService(service: ServiceCheck): Promise<string> {
   }
 }
 
-export function registerCoreRoutes(
-  router: Router,
-  hub: SyncHub,
-  services: readonly ServiceCheck[] = [],
-): void {
-  router.get('/healthz', async ({ res }) => {
+export function registerCoreRoutes(app: Hono, hub: SyncHub, services: readonly ServiceCheck[] = []): void {
+  app.get('/healthz', async () => {
     const closing = hub.isClosing;
     const states = await Promise.all(services.map(checkService));
     const down = states.some((state) => state !== 'ok');
-    sendJson(res, closing || down ? 503 : 200, {
-      ok: !closing && !down,
-      ...(services.length > 0
-        ? { services: Object.fromEntries(services.map((s, i) => [s.name, states[i]])) }
-        : {}),
-      rooms: hub.roomCount,
-      connections: hub.connectionCount,
-      // A count only: this route needs no token, and plan ids and paths are for the operator's log. Still 200:
-      // every other plan is served; these wait for `cairn log repair`.
-      damagedLogs: hub.store.damagedLogs?.().length ?? 0,
-    });
+    return jsonResponse(
+      {
+        ok: !closing && !down,
+        ...(services.length > 0
+          ? { services: Object.fromEntries(services.map((s, i) => [s.name, states[i]])) }
+          : {}),
+        rooms: hub.roomCount,
+        connections: hub.connectionCount,
+        // A count only: this route needs no token, and plan ids and paths are for the operator's log. Still 200:
+        // every other plan is served; these wait for `cairn log repair`.
+        damagedLogs: hub.store.damagedLogs?.().length ?? 0,
+      },
+      closing || down ? 503 : 200,
+    );
   });
-  router.get('/metrics', async ({ res }) => {
-    const text = await hub.registry.render();
-    res.writeHead(200, {
-      'content-type': hub.registry.contentType,
-      'content-length': Buffer.byteLength(text),
-    });
-    res.end(text);
-  });
+  app.get('/metrics', async () =>
+    textResponse(await hub.registry.render(), 200, { 'content-type': hub.registry.contentType }),
+  );
 }
 
 /**
@@ -66,12 +60,13 @@ export function registerCoreRoutes(
  * saying how HTTP takes it (the authenticator's own words name the WebSocket's ways, ?token= and a subprotocol,
  * which HTTP ignores).
  */
-export function requestToken(hub: SyncHub, req: IncomingMessage): string | null {
-  const token = bearerToken(req);
+export function requestToken(hub: SyncHub, request: Request): string | null {
+  const authorization = request.headers.get('authorization');
+  const token = bearerToken(authorization);
   if (!token && !hub.auth.open) {
     throw new CairnError(
       'unauthorized',
-      req.headers.authorization
+      authorization
         ? 'The Authorization header is not "Bearer <jwt>".'
         : 'No token: send it as the header Authorization: Bearer <jwt>.',
     );
@@ -81,16 +76,16 @@ export function requestToken(hub: SyncHub, req: IncomingMessage): string | null 
 
 /**
  * The grant of an HTTP request on `planId` (token from `Authorization: Bearer`), or a thrown CairnError that
- * `sendError` answers with 401 / 403 / 400.
+ * the app answers with 401 / 403 / 400.
  */
 export async function authorizeRequest(
   hub: SyncHub,
-  req: IncomingMessage,
+  request: Request,
   planId: string,
   needs: Role,
 ): Promise<Grant> {
   hub.validatePlanId(planId);
-  const grant = await hub.grant(planId, requestToken(hub, req), needs);
+  const grant = await hub.grant(planId, requestToken(hub, request), needs);
   // The authenticator lets a plan's token reach its trace document; the plan routes take plans only. Asked after
   // the token, so a stranger is refused as for any plan of others.
   assertPlanDocId(planId);

@@ -1,6 +1,5 @@
 // The learning API over HTTP: a scope's skills (list with versions and success rates, one skill with its
 // changes, retire / restore), a plan's trace, and learning from a conversation on demand (docs/PROTOCOL.md).
-import type { IncomingMessage } from 'node:http';
 import {
   CairnError,
   currentVersion,
@@ -15,9 +14,11 @@ import {
   successRate,
   traceDocId,
 } from '@cairn/core';
+import type { Hono } from 'hono';
 import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
+import { jsonResponse, textResponse } from '../http/app.js';
 import {
   type PlanRoutesOptions,
   parseBody,
@@ -26,7 +27,6 @@ import {
   userActor,
   withPlan,
 } from '../http/plans.js';
-import { type Router, sendJson } from '../http/router.js';
 import { authorizeRequest, requestToken } from '../http/routes.js';
 import type { SyncHub } from '../hub/hub.js';
 import type { Learner } from './learner.js';
@@ -39,89 +39,87 @@ export interface LearningRoutesOptions {
 }
 
 export function registerLearningRoutes(
-  router: Router,
+  app: Hono,
   hub: SyncHub,
   learner: Learner,
   options: LearningRoutesOptions = {},
 ): void {
   const now = options.now ?? Date.now;
 
-  router.get('/api/scopes/:scope/skills', async ({ req, res, params }) => {
-    const scope = params.scope!;
-    await authorizeScope(hub, req, scope, 'read');
+  app.get('/api/scopes/:scope/skills', async (c) => {
+    const scope = c.req.param('scope');
+    await authorizeScope(hub, c.req.raw, scope, 'read');
     const skills = await withSkills(hub, options, scope, (doc) => readSkills(doc));
-    sendJson(res, 200, { scope, skills: skills.map(skillView) });
+    return jsonResponse({ scope, skills: skills.map(skillView) });
   });
 
-  router.get('/api/scopes/:scope/skills/:skillId', async ({ req, res, params }) => {
-    const scope = params.scope!;
-    await authorizeScope(hub, req, scope, 'read');
+  app.get('/api/scopes/:scope/skills/:skillId', async (c) => {
+    const scope = c.req.param('scope');
+    const skillId = c.req.param('skillId');
+    await authorizeScope(hub, c.req.raw, scope, 'read');
     const { skill, changes } = await withSkills(hub, options, scope, (doc) => ({
-      skill: requireSkill(doc, scope, params.skillId!),
-      changes: readChanges(doc, params.skillId!),
+      skill: requireSkill(doc, scope, skillId),
+      changes: readChanges(doc, skillId),
     }));
-    sendJson(res, 200, { skill: skillView(skill), text: renderSkill(skill), changes });
+    return jsonResponse({ skill: skillView(skill), text: renderSkill(skill), changes });
   });
 
-  router.add('PATCH', '/api/scopes/:scope/skills/:skillId', async ({ req, res, params }) => {
-    const scope = params.scope!;
-    const grant = await authorizeScope(hub, req, scope, 'write');
+  app.patch('/api/scopes/:scope/skills/:skillId', async (c) => {
+    const scope = c.req.param('scope');
+    const grant = await authorizeScope(hub, c.req.raw, scope, 'write');
     const actor = userActor(subjectOf(hub, grant));
-    const body = parseSkillPatch(await readBody(req, false));
+    const body = parseSkillPatch(await readBody(c.req.raw, false));
     const handle = await hub.openPlan(skillsDocId(scope));
     try {
-      const skill = setSkillStatus(handle.doc, scope, params.skillId!, body.status, {
+      const skill = setSkillStatus(handle.doc, scope, c.req.param('skillId'), body.status, {
         actor,
         now: now(),
         reason: body.reason ?? null,
       });
       await handle.flush();
-      sendJson(res, 200, { skill: skillView(skill) });
+      return jsonResponse({ skill: skillView(skill) });
     } finally {
       handle.release();
     }
   });
 
-  router.get('/api/plans/:plan/traces', async ({ req, res, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
+  app.get('/api/plans/:plan/traces', async (c) => {
+    const planId = c.req.param('plan');
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
     const exists = hub.isLoaded(traceDocId(planId)) || (options.planExists?.(traceDocId(planId)) ?? true);
     const calls = exists ? await learner.readTrace(planId) : [];
-    sendJson(res, 200, { plan: planId, bound: learner.bound, calls });
+    return jsonResponse({ plan: planId, bound: learner.bound, calls });
   });
 
-  router.get('/api/plans/:plan/learned', async ({ req, res, url, params }) => {
-    const planId = params.plan!;
-    await authorizeRequest(hub, req, planId, 'read');
-    const message = url.searchParams.get('message');
-    await withPlan(hub, options, planId, async () => {
-      const text = await learner.learnedFor(planId, message);
-      res.writeHead(200, {
+  app.get('/api/plans/:plan/learned', async (c) => {
+    const planId = c.req.param('plan');
+    await authorizeRequest(hub, c.req.raw, planId, 'read');
+    const message = new URL(c.req.url).searchParams.get('message');
+    return withPlan(hub, options, planId, async () =>
+      textResponse(await learner.learnedFor(planId, message), 200, {
         'content-type': 'text/plain; charset=utf-8',
-        'content-length': Buffer.byteLength(text),
         'cache-control': 'no-store',
-      });
-      res.end(text);
-    });
+      }),
+    );
   });
 
-  router.add('POST', '/api/plans/:plan/distill', async ({ req, res, params }) => {
-    const planId = params.plan!;
-    const grant = await authorizeRequest(hub, req, planId, 'write');
+  app.post('/api/plans/:plan/distill', async (c) => {
+    const planId = c.req.param('plan');
+    const grant = await authorizeRequest(hub, c.req.raw, planId, 'write');
     const actor = userActor(subjectOf(hub, grant));
-    const body = parseDistill(await readBody(req, true));
-    await withPlan(hub, options, planId, async () => {
+    const body = parseDistill(await readBody(c.req.raw, true));
+    return withPlan(hub, options, planId, async () => {
       const result = await learner.distill(planId, { taskId: body.taskId ?? null, actor });
-      if (result.status === 'learned') {
-        sendJson(res, 200, { ...result, skill: skillView(result.skill) });
-        return;
-      }
+      if (result.status === 'learned') return jsonResponse({ ...result, skill: skillView(result.skill) });
       const { job } = result;
       // Accepted: the sweep retries it; the answer says why it did not work now.
-      sendJson(res, 202, {
-        status: 'queued',
-        job: { id: job.id, attempts: job.attempts, nextAt: job.nextAt, lastError: job.lastError },
-      });
+      return jsonResponse(
+        {
+          status: 'queued',
+          job: { id: job.id, attempts: job.attempts, nextAt: job.nextAt, lastError: job.lastError },
+        },
+        202,
+      );
     });
   });
 }
@@ -141,12 +139,7 @@ export function skillView(skill: Skill) {
 }
 
 /** The grant on a scope's skills, with the HTTP way to pass a token in its refusal. */
-async function authorizeScope(
-  hub: SyncHub,
-  req: IncomingMessage,
-  scope: string,
-  needs: Role,
-): Promise<Grant> {
+async function authorizeScope(hub: SyncHub, request: Request, scope: string, needs: Role): Promise<Grant> {
   if (scope.includes(':')) {
     throw new CairnError(
       'invalid_argument',
@@ -155,7 +148,7 @@ async function authorizeScope(
     );
   }
   hub.validatePlanId(skillsDocId(scope));
-  return hub.auth.authorizeScope(requestToken(hub, req), scope, needs);
+  return hub.auth.authorizeScope(requestToken(hub, request), scope, needs);
 }
 
 /** Runs `fn` on the scope's skills document; a scope that never learned anything reads as empty. */

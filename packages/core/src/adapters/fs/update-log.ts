@@ -476,8 +476,12 @@ function markOfParsed(payload: Uint8Array): FrameMark {
 }
 
 function markOfRecord(record: Uint8Array, offset: number): FrameMark {
-  const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
-  return { offset, length: view.getUint32(0, true), crc: view.getUint32(4, true) };
+  return { offset, length: uint32At(record, 0), crc: uint32At(record, 4) };
+}
+
+/** A little-endian u32, read without a DataView (one per appended record). */
+function uint32At(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
 /** One line for an operator: which file lost what to a torn tail. */
