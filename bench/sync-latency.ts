@@ -71,9 +71,10 @@ export async function run({
 }: {
   quick: boolean;
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
-  // A p99 of 1,200 edits is a dozen edits, and which system won it flipped from run to run: 3,600 edits per
-  // system (36 behind each p99) in 6 shorter rounds, so a busy minute on this shared machine falls on every system.
-  const samples = quick ? 100 : 3_600;
+  // A p99 of 1,200 edits is a dozen edits, and which system won it flipped from run to run; with 3,600 (36 behind
+  // each p99) the bootstrap interval of the ratio was still about ±0.2 wide. 6,000 edits per system (60 behind each
+  // p99) in 6 shorter rounds, so a busy minute on this shared machine falls on every system.
+  const samples = quick ? 100 : 6_000;
   const warmup = quick ? 20 : 50;
   // The systems take turns, in a rotating order, over several rounds, and each one's samples are pooled: one
   // system measured in a quieter minute than another would otherwise decide it.

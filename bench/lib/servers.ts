@@ -1,11 +1,10 @@
 // Starts the servers the sync benchmarks compare, each in its own process on a free loopback port: Cairn's
-// (`cairn serve`), the reference y-websocket server, and the bare-ws floor. Reads their CPU time and memory.
+// (`cairn serve`, built), the reference y-websocket server, and the bare-ws floor. Reads their CPU time and memory.
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SOURCE_CLI_ARGS } from '../../test/source-cli.js';
 
 export type ServerKind = 'cairn' | 'reference' | 'floor';
 
@@ -16,6 +15,31 @@ export const SERVER_NAMES: Record<ServerKind, string> = {
 };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Cairn's server runs as users run it: `cairn serve` on the built packages (dist/), by plain `node`. From the
+ * TypeScript sources it would run under tsx's loader, which the users' server never has. `pnpm bench` builds
+ * first (bench/run.ts); this refuses a build older than the sources, so no figure comes from stale code.
+ */
+const BUILT_CLI = join(root, 'packages/server/bin/cairn.js');
+const BUILT_PACKAGES = ['core', 'mcp', 'server'];
+
+function assertFreshBuild(): void {
+  const newest = (dir: string): number => {
+    let max = 0;
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (entry.isFile()) max = Math.max(max, fs.statSync(join(entry.parentPath, entry.name)).mtimeMs);
+    }
+    return max;
+  };
+  for (const name of BUILT_PACKAGES) {
+    const built = join(root, 'packages', name, 'dist', 'index.js');
+    if (!fs.existsSync(built) || fs.statSync(built).mtimeMs < newest(join(root, 'packages', name, 'src')))
+      throw new Error(
+        `packages/${name}/dist is missing or older than its sources: run \`pnpm build\` first.`,
+      );
+  }
+}
 
 export interface RunningServer {
   kind: ServerKind;
@@ -39,23 +63,13 @@ export async function startServer(
 ): Promise<RunningServer> {
   let data: string | null = null;
   let args: string[];
+  if (kind === 'cairn') assertFreshBuild();
   if (kind === 'cairn' && options.cluster) {
     const { redis, postgres } = options.cluster;
-    args = [
-      ...SOURCE_CLI_ARGS,
-      'serve',
-      '--port',
-      '0',
-      '--static',
-      'none',
-      '--redis',
-      redis,
-      '--postgres',
-      postgres,
-    ];
+    args = [BUILT_CLI, 'serve', '--port', '0', '--static', 'none', '--redis', redis, '--postgres', postgres];
   } else if (kind === 'cairn') {
     data = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-server-'));
-    args = [...SOURCE_CLI_ARGS, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data];
+    args = [BUILT_CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data];
   } else {
     const script = kind === 'reference' ? 'reference-server.ts' : 'ws-floor-server.ts';
     args = ['--import', 'tsx', join(root, 'bench/baselines', script), '0'];

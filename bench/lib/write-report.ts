@@ -1,21 +1,52 @@
 // Writes docs/BENCHMARKS.md from the benchmarks' results: a summary of every target, then a section per benchmark.
+// A benchmark with no result on this machine keeps its section and target rows from the file as it was, so
+// `--only` rewrites only what it ran.
 import * as fs from 'node:fs';
 import { type BenchResult, renderMachine, renderSection } from './report.js';
+
+/** The sections (by benchmark number) and target rows of a report written before, to keep what was not rerun. */
+function previousReport(path: string): { sections: Map<number, string>; targets: Map<number, string[]> } {
+  const sections = new Map<number, string>();
+  const targets = new Map<number, string[]>();
+  if (!fs.existsSync(path)) return { sections, targets };
+  const text = fs.readFileSync(path, 'utf8');
+  for (const part of text.split(/\n(?=## \d+\. )/).slice(1)) {
+    sections.set(Number(/^## (\d+)\./.exec(part)![1]), part.trimEnd());
+  }
+  for (const line of text.split('\n')) {
+    const m = /^\| (\d+)\. /.exec(line);
+    if (m) targets.set(Number(m[1]), [...(targets.get(Number(m[1])) ?? []), line]);
+  }
+  return { sections, targets };
+}
 
 export function writeReport(
   path: string,
   results: readonly BenchResult[],
-  options: { quick: boolean; missing: readonly string[] },
+  options: { quick: boolean; missing: ReadonlyArray<{ id: string; number: number }> },
 ): void {
+  const kept = options.quick ? null : previousReport(path);
+  const keptNumbers = options.missing.map((m) => m.number).filter((n) => kept?.sections.has(n));
+  const missing = options.missing.filter((m) => !keptNumbers.includes(m.number)).map((m) => m.id);
   const machines = [...new Set(results.map((r) => renderMachine(r.machine)))];
-  const summary = results.flatMap((r) =>
-    r.rows
-      .filter((row) => row.met !== null)
-      .map(
-        (row) =>
-          `| ${r.number}. ${r.title} | ${row.measure} | ${row.cairn} | ${row.target} | ${row.met ? 'yes' : '**no**'} |`,
-      ),
-  );
+  const rows = [
+    ...results.map((r) => ({
+      number: r.number,
+      lines: r.rows
+        .filter((row) => row.met !== null)
+        .map(
+          (row) =>
+            `| ${r.number}. ${r.title} | ${row.measure} | ${row.cairn} | ${row.target} | ${row.met ? 'yes' : '**no**'} |`,
+        ),
+      section: renderSection(r),
+    })),
+    ...keptNumbers.map((number) => ({
+      number,
+      lines: kept!.targets.get(number) ?? [],
+      section: kept!.sections.get(number)!,
+    })),
+  ].sort((a, b) => a.number - b.number);
+  const summary = rows.flatMap((r) => r.lines);
   const text = [
     '# Benchmarks',
     '',
@@ -30,7 +61,7 @@ export function writeReport(
     ...(options.quick
       ? ['', '**Quick mode**: shorter runs of the same work, for a smoke test; not the published numbers.']
       : []),
-    ...(options.missing.length > 0 ? ['', `Not measured in this run: ${options.missing.join(', ')}.`] : []),
+    ...(missing.length > 0 ? ['', `Not measured: ${missing.join(', ')}.`] : []),
     '',
     'Run it: `pnpm bench` (everything, under ten minutes on 2 cores), `pnpm bench --quick` (under a minute), ' +
       '`pnpm bench --only graph,storage` (some; the others keep their last results).',
@@ -41,7 +72,7 @@ export function writeReport(
     '| --- | --- | ---: | --- | :---: |',
     ...summary,
     '',
-    ...results.flatMap((r) => [renderSection(r), '']),
+    ...rows.flatMap((r) => [r.section, '']),
   ].join('\n');
   fs.mkdirSync(new URL('.', `file://${path}`).pathname, { recursive: true });
   fs.writeFileSync(path, text);

@@ -6,20 +6,22 @@ import * as client from 'prom-client';
 type Labels = Record<string, string>;
 
 /**
- * A label set's names, sorted and joined (its identity for `Series`). Counters are recorded per message and per
- * update, and every one here has at most one label, so those cases skip the sort.
+ * A label set's names, sorted and joined (its identity for `Series`), and a key of its values for the totals a
+ * counter keeps. Counters are recorded per message and per update, and every one here has at most one label, so
+ * that case is one loop, without a sort or an allocation besides the key.
  */
-function labelNames(labels: Labels): string {
-  const names = Object.keys(labels);
-  return names.length < 2 ? (names[0] ?? '') : names.sort().join(',');
-}
-
-/** A label set's names and values, as a key of the totals a counter keeps. */
-function labelKey(labels: Labels): string {
-  const entries = Object.entries(labels);
-  if (entries.length === 0) return '';
-  if (entries.length > 1) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify(entries);
+function labelIdentity(labels: Labels): { names: string; key: string } {
+  let names = '';
+  let key = '';
+  let count = 0;
+  for (const name in labels) {
+    count++;
+    names = name;
+    key = labels[name]!;
+  }
+  if (count < 2) return { names, key };
+  const entries = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { names: entries.map(([name]) => name).join(','), key: JSON.stringify(entries) };
 }
 
 /**
@@ -38,9 +40,8 @@ class Series<M extends client.Counter | client.Histogram> {
     this.metric = this.register([]);
   }
 
-  /** The metric to record `labels` on: made with their names on first use; later uses must name the same ones. */
-  for(labels: Labels): M {
-    const names = labelNames(labels);
+  /** The metric to record labels named `names` on: made on first use; later uses must name the same ones. */
+  for(names: string): M {
     if (this.names === names) return this.metric;
     if (this.names !== null) {
       throw new Error(
@@ -50,7 +51,7 @@ class Series<M extends client.Counter | client.Histogram> {
     this.names = names;
     if (names === '') return this.metric;
     this.registry.removeSingleMetric(this.name);
-    this.metric = this.register(Object.keys(labels).sort());
+    this.metric = this.register(names.split(','));
     return this.metric;
   }
 
@@ -61,24 +62,40 @@ class Series<M extends client.Counter | client.Histogram> {
   }
 }
 
+/**
+ * A counter kept as plain numbers, one per label set, and handed to prom-client only when /metrics is rendered:
+ * `inc` runs per message and per update, and prom-client's own (label checks, hashing) cost more than the count.
+ */
 export class Counter {
   private readonly series: Series<client.Counter>;
-  /** The same totals, readable synchronously (prom-client reads are async). */
-  private readonly totals = new Map<string, number>();
+  private readonly totals = new Map<string, { labels: Labels; value: number }>();
   constructor(registry: client.Registry, name: string, help: string) {
+    const totals = this.totals;
     this.series = new Series(
       registry,
       name,
-      (labelNames) => new client.Counter({ name, help, labelNames, registers: [] }),
+      (labelNames) =>
+        new client.Counter({
+          name,
+          help,
+          labelNames,
+          registers: [],
+          collect() {
+            this.reset();
+            for (const { labels, value } of totals.values()) this.inc(labels, value);
+          },
+        }),
     );
   }
   inc(labels: Labels = {}, by = 1): void {
-    this.series.for(labels).inc(labels, by);
-    const key = labelKey(labels);
-    this.totals.set(key, (this.totals.get(key) ?? 0) + by);
+    const { names, key } = labelIdentity(labels);
+    this.series.for(names);
+    const total = this.totals.get(key);
+    if (total) total.value += by;
+    else this.totals.set(key, { labels: { ...labels }, value: by });
   }
   get(labels: Labels = {}): number {
-    return this.totals.get(labelKey(labels)) ?? 0;
+    return this.totals.get(labelIdentity(labels).key)?.value ?? 0;
   }
 }
 
@@ -92,7 +109,7 @@ export class Histogram {
     );
   }
   observe(value: number, labels: Labels = {}): void {
-    this.series.for(labels).observe(labels, value);
+    this.series.for(labelIdentity(labels).names).observe(labels, value);
   }
 }
 

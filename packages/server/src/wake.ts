@@ -82,6 +82,9 @@ export function wakeNotice(title: string, nextStep: string | null): string {
 }
 
 /** The wake time of one task map, or null when it is not a waiting task with a valid wakeAt. */
+/** The fields of a task its wake time is read from. */
+const WAKE_FIELDS = ['status', 'wakeAt'] as const;
+
 function wakeTimeOf(task: unknown): number | null {
   if (!(task instanceof Y.Map)) return null;
   const status = task.get('status');
@@ -358,11 +361,17 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     if (this.closed) return;
     const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
     this.refresh(planId, doc);
+    // It runs on every change of every task: only a task added, replaced or removed, or a change of its status or
+    // wakeAt, can move its wake time (`keysChanged` is a set Yjs keeps anyway; `changes` works out old values).
     tasks.observeDeep((events) => {
       const touched = new Set<string>();
       for (const event of events) {
-        if (event.target === tasks) for (const id of event.changes.keys.keys()) touched.add(id);
-        else if (event.path.length > 0) touched.add(String(event.path[0]));
+        if (!(event instanceof Y.YMapEvent)) continue;
+        if (event.target === tasks) {
+          for (const id of event.keysChanged) if (id !== null) touched.add(id);
+        } else if (event.path.length === 1 && WAKE_FIELDS.some((field) => event.keysChanged.has(field))) {
+          touched.add(String(event.path[0]));
+        }
       }
       let changed = false;
       for (const id of touched) changed = this.setFrom(planId, id, tasks.get(id)) || changed;

@@ -24,6 +24,7 @@ import type { PlanRoom, RoomMessage } from './extension.js';
 import type { Limits } from './limits.js';
 import type { HubMetrics } from './metrics.js';
 import { changesDoc, type DecodedUpdate } from './updates.js';
+import { checkWholeUpdate } from './whole-update.js';
 
 /** What the handlers may read and do in a room (hub/room.ts). */
 export interface MessageRoom extends PlanRoom {
@@ -58,13 +59,15 @@ function read<T>(what: string, fn: () => T): T {
   }
 }
 
-const TYPE_NAMES: Record<number, string> = {
-  [MessageType.Sync]: 'sync',
-  [MessageType.Awareness]: 'awareness',
-  [MessageType.Auth]: 'auth',
-  [MessageType.QueryAwareness]: 'query_awareness',
-  [MessageType.Cairn]: 'cairn',
+/** The `type` label of each message type, made once: a message is counted before it is handled. */
+const TYPE_LABELS: Record<number, { type: string }> = {
+  [MessageType.Sync]: { type: 'sync' },
+  [MessageType.Awareness]: { type: 'awareness' },
+  [MessageType.Auth]: { type: 'auth' },
+  [MessageType.QueryAwareness]: { type: 'query_awareness' },
+  [MessageType.Cairn]: { type: 'cairn' },
 };
+const UNKNOWN_TYPE = { type: 'unknown' };
 
 const handlers: Record<number, Handler> = {
   [MessageType.Sync]: (ctx, room, conn, decoder) => sync(ctx, room, conn, decoder),
@@ -104,7 +107,7 @@ export function handleMessage(
   try {
     const decoder = decoding.createDecoder(data);
     const type = read('message type', () => decoding.readVarUint(decoder));
-    ctx.metrics.messagesTotal.inc({ type: TYPE_NAMES[type] ?? 'unknown' });
+    ctx.metrics.messagesTotal.inc(TYPE_LABELS[type] ?? UNKNOWN_TYPE);
     const handler = handlers[type];
     if (!handler) throw new BadMessage(`unknown message type ${type}`);
     handler(ctx, room, conn, decoder);
@@ -151,12 +154,17 @@ function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder:
   if (step !== SyncMessageType.Step2 && step !== SyncMessageType.Update) {
     throw new BadMessage(`unknown sync message type ${step}`);
   }
-  // Decoded in full before anything is applied, so a truncated update changes nothing.
-  const decoded = read('update', () => Y.decodeUpdate(payload));
   if (!conn.canWrite) {
-    refuseReadOnly(ctx, room, conn, decoded);
+    refuseReadOnly(
+      ctx,
+      room,
+      conn,
+      read('update', () => Y.decodeUpdate(payload)),
+    );
     return;
   }
+  // Read to its end before anything is applied, so a truncated update changes nothing.
+  read('update', () => checkWholeUpdate(payload));
   const { maxDocBytes } = ctx.limits;
   if (!room.fits(payload.byteLength)) {
     ctx.metrics.refusedUpdatesTotal.inc({ reason: 'plan_too_large' });

@@ -42,7 +42,7 @@ import {
   traceDocId,
   trimTrace,
 } from '@cairn/core';
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
@@ -302,19 +302,28 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       this.keepBound(doc);
       return;
     }
-    // The raw map, not a Plan: a doc with malformed entries (another writer's) must not break its own sync.
-    doc.getMap(DOC_KEYS.tasks).observeDeep((events) => {
+    // The raw map, not a Plan: a doc with malformed entries (another writer's) must not break its own sync. It runs
+    // on every change of every task, so it reads `keysChanged` (a set Yjs keeps anyway), not `keys`, which works
+    // out each key's old value.
+    const tasks = doc.getMap(DOC_KEYS.tasks);
+    tasks.observeDeep((events) => {
       for (const event of events) {
         const id = event.path.length === 1 ? event.path[0] : undefined;
-        if (typeof id === 'string' && event.keys.has('status')) this.statusChanged(docId, doc, id);
+        if (typeof id !== 'string' || !(event instanceof Y.YMapEvent) || !event.keysChanged.has('status'))
+          continue;
+        const task = tasks.get(id);
+        this.statusChanged(docId, doc, id, task instanceof Y.Map ? task.get('status') : undefined);
       }
     });
   }
 
   /** A task's status changed: once the trace has settled, a top-level task that closed is learned from. */
-  private statusChanged(planId: string, doc: Y.Doc, taskId: string): void {
+  private statusChanged(planId: string, doc: Y.Doc, taskId: string, status: unknown): void {
     const key = `${planId}\n${taskId}`;
     const pending = this.settling.get(key);
+    // Open, with no close waiting to settle and none learned: the timer would find nothing to do. Most status
+    // changes are these (work going on), and they come as fast as agents write.
+    if (!pending && !this.seen.has(key) && !isLearnedStatus(status)) return;
     if (pending) clearTimeout(pending);
     const timer = setTimeout(() => {
       this.settling.delete(key);
@@ -668,11 +677,18 @@ function readPending(doc: Y.Doc): DistillJob[] {
 }
 
 /** The task, if it is a top-level task that is now done, failed or cancelled, with its steps at any depth. */
+/** The statuses a closed top-level task is learned from (not `skipped`). */
+const LEARNED_STATUSES: ReadonlySet<unknown> = new Set(['done', 'failed', 'cancelled']);
+
+function isLearnedStatus(status: unknown): boolean {
+  return LEARNED_STATUSES.has(status);
+}
+
 function closedTopLevel(doc: Y.Doc, taskId: string): { task: TaskSnapshot; steps: string[] } | null {
   const plan = createPlan({ doc, actor: 'learning' });
   try {
     const task = plan.get(taskId);
-    if (!task || task.parent !== null || !['done', 'failed', 'cancelled'].includes(task.status)) return null;
+    if (!task || task.parent !== null || !isLearnedStatus(task.status)) return null;
     return { task, steps: descendants(plan, task.id) };
   } finally {
     plan.destroy();
