@@ -15,6 +15,7 @@ import {
   openFilePersistence,
   openFilePlan,
   planFiles,
+  SnapshotWriter,
   UpdateLog,
 } from '../src/adapters/fs.js';
 import { CairnError } from '../src/errors.js';
@@ -376,6 +377,31 @@ describe('fs: first-read snapshot', () => {
     if (fs.existsSync(from.snapshot)) fs.copyFileSync(from.snapshot, to.snapshot);
     return image;
   }
+
+  it('is rewritten only when the log has moved (SnapshotWriter, shared with the server store)', async () => {
+    const dir = await freshDir();
+    let renames = 0;
+    const counting = {
+      ...fs,
+      renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+        renames++;
+        fs.renameSync(from, to);
+      },
+    } as typeof fs;
+    const plan = createPlan({ actor: 'agent:test' });
+    plan.add({ title: 'a' });
+    const at = (bytes: number) => ({ bytes, first: null, last: null });
+    const path = join(dir, 'p.snap');
+    const writer = new SnapshotWriter(counting, path);
+    writer.write(plan.doc, at(10));
+    writer.write(plan.doc, at(10));
+    expect(renames).toBe(1);
+    writer.write(plan.doc, at(20));
+    expect(renames).toBe(2);
+    // One that knows the snapshot found on disk skips it too.
+    new SnapshotWriter(counting, path, at(20)).write(plan.doc, at(20));
+    expect(renames).toBe(2);
+  });
 
   it('after a compaction the policy started, is written once writes pause, not on the write path', async () => {
     const dir = await freshDir();

@@ -10,7 +10,7 @@ import type { DecodedSnapshot } from '../snapshot.js';
 import { applyStored, type DocPersistence } from '../storage.js';
 import { acquireLock, type FileLock } from './fs/lock.js';
 import { encodePlanName } from './fs/names.js';
-import { readValidSnapshot, saveSnapshot } from './fs/snapshot-file.js';
+import { readValidSnapshot, SnapshotWriter } from './fs/snapshot-file.js';
 import {
   type CompactionPolicy,
   type Durability,
@@ -29,7 +29,7 @@ export { decodePlanName, encodePlanName } from './fs/names.js';
 export type { LogInspection, LogRepair, RepairOptions } from './fs/repair.js';
 export { inspectLog, repairLog } from './fs/repair.js';
 export type { FrameMark, LogPosition } from './fs/snapshot-file.js';
-export { readValidSnapshot, saveSnapshot } from './fs/snapshot-file.js';
+export { readValidSnapshot, SnapshotWriter, saveSnapshot } from './fs/snapshot-file.js';
 export type {
   CompactionPolicy,
   Durability,
@@ -148,8 +148,7 @@ class FilePersistenceImpl implements FilePersistence {
   private closing: Promise<void> | null = null;
   private closed = false;
   private readonly snapshotPath: string;
-  /** The position of the snapshot file on disk, as JSON, when it is known to match the log (skips rewrites). */
-  private snapshotAt: string | null = null;
+  private snapshots: SnapshotWriter;
   /** The valid snapshot found at open, when opened for a first read (openFilePlan). */
   readonly firstSnapshot: DecodedSnapshot | null = null;
   /** Updates appended since open: the quiet timer compares it to tell whether the plan was written meanwhile. */
@@ -164,6 +163,7 @@ class FilePersistenceImpl implements FilePersistence {
     this.snapshotPath = files.snapshot;
     this.doc = doc;
     this.options = options;
+    this.snapshots = new SnapshotWriter(options.fs ?? nodeFs, this.snapshotPath);
     doc.on('destroy', this.onDestroy);
     try {
       this.takeLock(dir);
@@ -175,7 +175,8 @@ class FilePersistenceImpl implements FilePersistence {
       const fs = this.options.fs ?? nodeFs;
       // The lock is ours, so nothing can be appended between this check and the load.
       this.firstSnapshot = readValidSnapshot(fs, this.snapshotPath, this.path);
-      if (this.firstSnapshot) this.snapshotAt = JSON.stringify(this.firstSnapshot.at);
+      if (this.firstSnapshot)
+        this.snapshots = new SnapshotWriter(fs, this.snapshotPath, this.firstSnapshot.at);
       // After the caller's first read: a load of a long history takes hundreds of ms of synchronous work.
       this.whenLoaded = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
         if (this.closed) return;
@@ -248,11 +249,8 @@ class FilePersistenceImpl implements FilePersistence {
     const log = this.log;
     const position = log?.position();
     if (!position) return;
-    const at = JSON.stringify(position);
-    if (at === this.snapshotAt) return;
     try {
-      if (saveSnapshot(this.options.fs ?? nodeFs, this.snapshotPath, this.doc, position))
-        this.snapshotAt = at;
+      this.snapshots.write(this.doc, position);
     } catch (error) {
       this.report(error, false);
     }

@@ -13,7 +13,7 @@ import {
   type LogRecovery,
   planFiles,
   readValidSnapshot,
-  saveSnapshot,
+  SnapshotWriter,
   UpdateLog,
 } from '@cairn/core/fs';
 import type * as Y from 'yjs';
@@ -52,8 +52,8 @@ interface OpenPlan {
   snapshot: () => Uint8Array;
   /** The hub's document of the plan, read for the first-read snapshot (none: the store keeps no snapshot). */
   doc: Y.Doc | null;
-  /** The log position the snapshot file on disk reflects, as JSON, when this store wrote it (skips rewrites). */
-  snapshotAt: string | null;
+  /** The plan's snapshot file (rewritten only when the log has moved). */
+  snapshots: SnapshotWriter;
   /** Appended, not yet written: written together at the end of the event loop's turn, or by a flush. */
   pending: Uint8Array[];
   compacting: Promise<void> | null;
@@ -159,7 +159,7 @@ export class DiskStore implements PlanStore {
       lock,
       snapshot,
       doc: doc ?? null,
-      snapshotAt: null,
+      snapshots: new SnapshotWriter(this.fs, planFiles(this.dir, planId).snapshot),
       pending: [],
       compacting: null,
       retryAt: 0,
@@ -310,11 +310,8 @@ export class DiskStore implements PlanStore {
   private writeSnapshot(planId: string, plan: OpenPlan): void {
     const position = plan.doc && plan.pending.length === 0 ? plan.log.position() : null;
     if (!plan.doc || !position) return;
-    const at = JSON.stringify(position);
-    if (at === plan.snapshotAt) return;
     try {
-      if (saveSnapshot(this.fs, planFiles(this.dir, planId).snapshot, plan.doc, position))
-        plan.snapshotAt = at;
+      plan.snapshots.write(plan.doc, position);
     } catch (error) {
       this.report(toCairnError(error), planId);
     }

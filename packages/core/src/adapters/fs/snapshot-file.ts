@@ -50,6 +50,30 @@ export function saveSnapshot(fs: typeof nodeFs, path: string, doc: Y.Doc, positi
 }
 
 /**
+ * A plan's snapshot file, rewritten only when the log has moved since the snapshot it last wrote (or found valid
+ * at open): every writer of `.snap` files (the fs adapter, the server's disk store) skips the same rewrites.
+ */
+export class SnapshotWriter {
+  private writtenAt: string | null;
+
+  constructor(
+    private readonly fs: typeof nodeFs,
+    private readonly path: string,
+    /** Where a valid snapshot already on disk stands (its `at`), if one was found. */
+    known: unknown = null,
+  ) {
+    this.writtenAt = known === null ? null : JSON.stringify(known);
+  }
+
+  /** Writes the snapshot of `doc` at `position` (see saveSnapshot) unless the file already holds it. */
+  write(doc: Y.Doc, position: LogPosition): void {
+    const at = JSON.stringify(position);
+    if (at === this.writtenAt) return;
+    if (saveSnapshot(this.fs, this.path, doc, position)) this.writtenAt = at;
+  }
+}
+
+/**
  * The snapshot at `path` if it is intact, of this version and reflects exactly the log at `logPath`; null
  * otherwise (missing, corrupt, stale). `check: 'frames'` (default) reads a few bytes of the log, not the log: for
  * the plan's own process, whose load that follows finds any damage. `'log'` also reads the whole log and checks
