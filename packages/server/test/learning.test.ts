@@ -2,6 +2,7 @@
 // server speaking the OpenAI chat-completions protocol: traces of tool calls, one queued distillation per task
 // closed as done, skills with versions and success rates, retirement, the offline distiller, retries of bad model
 // output, the trace's bound, and isolation between scopes over HTTP and WebSocket.
+import * as fs from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -410,6 +411,20 @@ describe('learning without a model', () => {
     // A retired skill is restored by a person, attributed to them.
     const restored = await api(s, 'PATCH', `/api/scopes/acme/skills/${skill.id}`, { status: 'active' });
     expect(restored.json.skill).toMatchObject({ status: 'active', updatedBy: 'user:local' });
+  });
+});
+
+describe('skills of a scope', () => {
+  it('read as empty for a scope that never learned anything, without creating its document', async () => {
+    const s = await learningServer();
+    const listed = await api(s, 'GET', '/api/scopes/quiet/skills');
+    expect(listed.status).toBe(200);
+    expect(listed.json).toEqual({ scope: 'quiet', skills: [] });
+    const one = await api(s, 'GET', '/api/scopes/quiet/skills/k1');
+    expect(one.status).toBe(404);
+    expect(one.json.error.message).toContain('There is no skill "k1" in scope "quiet"');
+    expect(s.server.hub.isLoaded(skillsDocId('quiet'))).toBe(false);
+    expect(fs.readdirSync(s.dir).some((f) => f.includes('quiet'))).toBe(false);
   });
 });
 

@@ -15,7 +15,6 @@ import {
   traceDocId,
 } from '@cairn/core';
 import type { Hono } from 'hono';
-import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant, Role } from '../auth.js';
 import { jsonResponse, textResponse } from '../http/app.js';
@@ -26,6 +25,7 @@ import {
   subjectOf,
   userActor,
   withPlan,
+  withPlanOrBlank,
 } from '../http/plans.js';
 import { authorizeRequest, requestToken } from '../http/routes.js';
 import type { SyncHub } from '../hub/hub.js';
@@ -49,7 +49,8 @@ export function registerLearningRoutes(
   app.get('/api/scopes/:scope/skills', async (c) => {
     const scope = c.req.param('scope');
     await authorizeScope(hub, c.req.raw, scope, 'read');
-    const skills = await withSkills(hub, options, scope, (doc) => readSkills(doc));
+    // A scope that never learned anything reads as empty.
+    const skills = await withPlanOrBlank(hub, options, skillsDocId(scope), (doc) => readSkills(doc));
     return jsonResponse({ scope, skills: skills.map(skillView) });
   });
 
@@ -57,7 +58,7 @@ export function registerLearningRoutes(
     const scope = c.req.param('scope');
     const skillId = c.req.param('skillId');
     await authorizeScope(hub, c.req.raw, scope, 'read');
-    const { skill, changes } = await withSkills(hub, options, scope, (doc) => ({
+    const { skill, changes } = await withPlanOrBlank(hub, options, skillsDocId(scope), (doc) => ({
       skill: requireSkill(doc, scope, skillId),
       changes: readChanges(doc, skillId),
     }));
@@ -149,25 +150,6 @@ async function authorizeScope(hub: SyncHub, request: Request, scope: string, nee
   }
   hub.validatePlanId(skillsDocId(scope));
   return hub.auth.authorizeScope(requestToken(hub, request), scope, needs);
-}
-
-/** Runs `fn` on the scope's skills document; a scope that never learned anything reads as empty. */
-async function withSkills<T>(
-  hub: SyncHub,
-  options: LearningRoutesOptions,
-  scope: string,
-  fn: (doc: Y.Doc) => T,
-): Promise<T> {
-  const docId = skillsDocId(scope);
-  if (!hub.isLoaded(docId) && options.planExists && !options.planExists(docId)) {
-    return fn(new Y.Doc());
-  }
-  const handle = await hub.openPlan(docId);
-  try {
-    return fn(handle.doc);
-  } finally {
-    handle.release();
-  }
 }
 
 const SkillPatchSchema = z.strictObject({
