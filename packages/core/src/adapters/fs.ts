@@ -148,7 +148,7 @@ class FilePersistenceImpl implements FilePersistence {
   private closing: Promise<void> | null = null;
   private closed = false;
   private readonly snapshotPath: string;
-  private snapshots: SnapshotWriter;
+  private readonly snapshots: SnapshotWriter;
   /** The valid snapshot found at open, when opened for a first read (openFilePlan). */
   readonly firstSnapshot: DecodedSnapshot | null = null;
   /** Updates appended since open: the quiet timer compares it to tell whether the plan was written meanwhile. */
@@ -242,8 +242,8 @@ class FilePersistenceImpl implements FilePersistence {
   /**
    * Writes the first-read snapshot of what the log holds now. Called where the doc and the log hold the same
    * state (every update is appended synchronously): after a compaction (once writes pause, for one the policy
-   * started) and at close. A failure is told to the
-   * onError listeners but rejects no flush(): the snapshot is a cache, and the stale one is never served.
+   * started) and at close. A failure is told to the onError listeners but rejects no flush(): the snapshot is a
+   * cache, and the stale one is never served.
    */
   private writeSnapshot(): void {
     const log = this.log;
