@@ -52,6 +52,25 @@ async function claimThroughFirst(planId: string, title: string) {
   return { instances, planId, conn, task };
 }
 
+/** Writes a task waiting until T0 + 1 h through `instance`, acknowledged, then closes that instance. */
+async function wakeUpOnInstanceThatGoes(instance: ClusterInstance, planId: string, title: string) {
+  const writer = await client(instance.url, planId);
+  const task = writer.plan.add({
+    title,
+    status: 'waiting_external',
+    wakeAt: new Date(T0 + HOUR).toISOString(),
+  });
+  await writer.conn.whenAcknowledged();
+  writer.conn.destroy();
+  await instance.server.close();
+  return task;
+}
+
+/** Every instance's wake sweep at once: the tasks woken, all together. */
+async function sweepAll(instances: ClusterInstance[]) {
+  return (await Promise.all(instances.map((i) => i.server.wake!.sweep()))).flat();
+}
+
 describe('background jobs across instances', () => {
   it('a due wake-up swept by three instances at once fires exactly once', async () => {
     const time = clock();
@@ -68,7 +87,7 @@ describe('background jobs across instances', () => {
     await clients[0]!.conn.whenAcknowledged();
     await Promise.all(clients.map((c) => until(c.plan, () => c.plan.get(task.id)?.wakeAt != null)));
     time.state.now = T0 + 2 * HOUR;
-    const woken = (await Promise.all(instances.map((i) => i.server.wake!.sweep()))).flat();
+    const woken = await sweepAll(instances);
     expect(woken.map((e) => e.taskId)).toEqual([task.id]);
     for (const c of clients) {
       await until(c.plan, () => c.plan.get(task.id)?.status === 'in_progress');
@@ -80,7 +99,7 @@ describe('background jobs across instances', () => {
         .list()
         .filter((m) => m.role === 'system');
     expect(notices()).toHaveLength(1);
-    const again = (await Promise.all(instances.map((i) => i.server.wake!.sweep()))).flat();
+    const again = await sweepAll(instances);
     expect(again).toEqual([]);
   });
 
@@ -88,22 +107,14 @@ describe('background jobs across instances', () => {
     const time = clock();
     const gone = await startInstance(services, { wake: { timer: false, now: time.now } });
     const planId = 'acme:wake-elsewhere';
-    const writer = await client(gone.url, planId);
-    const task = writer.plan.add({
-      title: 'Check the visa',
-      status: 'waiting_external',
-      wakeAt: new Date(T0 + HOUR).toISOString(),
-    });
-    await writer.conn.whenAcknowledged();
-    writer.conn.destroy();
-    await gone.server.close();
+    const task = await wakeUpOnInstanceThatGoes(gone, planId, 'Check the visa');
 
     time.state.now = T0 + 2 * HOUR;
     const [b, c] = (await Promise.all(
       [0, 1].map(() => startInstance(services, { wake: { timer: false, now: time.now } })),
     )) as [ClusterInstance, ClusterInstance];
     await Promise.all([b.server.wake!.ready, c.server.wake!.ready]);
-    const woken = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    const woken = await sweepAll([b, c]);
     expect(woken.map((e) => e.taskId)).toEqual([task.id]);
     const reader = await client(c.url, planId);
     await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
@@ -118,20 +129,12 @@ describe('background jobs across instances', () => {
     await Promise.all([gone, b, c].map((i) => i.server.wake!.ready));
     // The plan is loaded only where it is written; the others built their index before it existed.
     const planId = 'acme:wake-after-start';
-    const writer = await client(gone.url, planId);
-    const task = writer.plan.add({
-      title: 'Renew the lease',
-      status: 'waiting_external',
-      wakeAt: new Date(T0 + HOUR).toISOString(),
-    });
-    await writer.conn.whenAcknowledged();
-    writer.conn.destroy();
-    await gone.server.close();
+    const task = await wakeUpOnInstanceThatGoes(gone, planId, 'Renew the lease');
 
     time.state.now = T0 + 2 * HOUR;
-    const woken = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    const woken = await sweepAll([b, c]);
     expect(woken.map((e) => e.taskId)).toEqual([task.id]);
-    const again = (await Promise.all([b.server.wake!.sweep(), c.server.wake!.sweep()])).flat();
+    const again = await sweepAll([b, c]);
     expect(again).toEqual([]);
     const reader = await client(b.url, planId);
     await until(reader.plan, () => reader.plan.get(task.id)?.status === 'in_progress');
