@@ -81,9 +81,10 @@ export function wakeNotice(title: string, nextStep: string | null): string {
   return `Task wake-up: "${title}" is due. Next step: ${nextStep ?? 'none recorded'}`;
 }
 
-/** The wake time of one task map, or null when it is not a waiting task with a valid wakeAt. */
 /** The fields of a task its wake time is read from. */
 const WAKE_FIELDS = ['status', 'wakeAt'] as const;
+
+/** The wake time of one task map, or null when it is not a waiting task with a valid wakeAt. */
 
 function wakeTimeOf(task: unknown): number | null {
   if (!(task instanceof Y.Map)) return null;

@@ -676,7 +676,6 @@ function readPending(doc: Y.Doc): DistillJob[] {
   return out.sort((a, b) => a.queuedAt - b.queuedAt || (a.id < b.id ? -1 : 1));
 }
 
-/** The task, if it is a top-level task that is now done, failed or cancelled, with its steps at any depth. */
 /** The statuses a closed top-level task is learned from (not `skipped`). */
 const LEARNED_STATUSES: ReadonlySet<unknown> = new Set(['done', 'failed', 'cancelled']);
 
@@ -684,6 +683,7 @@ function isLearnedStatus(status: unknown): boolean {
   return LEARNED_STATUSES.has(status);
 }
 
+/** The task, if it is a top-level task that is now done, failed or cancelled, with its steps at any depth. */
 function closedTopLevel(doc: Y.Doc, taskId: string): { task: TaskSnapshot; steps: string[] } | null {
   const plan = createPlan({ doc, actor: 'learning' });
   try {
