@@ -143,6 +143,7 @@ export const updateTasks = defineTool({
     updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
   }),
   run({ updates }, { plan, actor }) {
+    const ops = updates.map(toUpdate);
     const affected = affectedBy(
       plan,
       updates.map((u) => u.id),
@@ -150,7 +151,7 @@ export const updateTasks = defineTool({
     const readyBefore = new Set(affected.filter((id) => plan.isReady(id, { actor })));
     const stepsAdded = new Map<string, string[]>();
     // One task twice in a call is two changes of it, applied in turn.
-    for (const [i, result] of plan.updateMany(updates.map(toUpdate), { repeats: 'in_turn' }).entries()) {
+    for (const [i, result] of plan.updateMany(ops, { repeats: 'in_turn' }).entries()) {
       stepsAdded.set(
         updates[i]!.id,
         result.stepsAdded.map((s) => s.id),
@@ -166,9 +167,7 @@ export const updateTasks = defineTool({
     });
     // Field changes leave every task's parent, steps and dependents where they were: the tasks affected before
     // are the ones affected now. A move or new steps change the tree, so the walk runs again.
-    const reshaped = updates.some(
-      (u) => u.addSteps?.length || u.parent !== undefined || u.after !== undefined,
-    );
+    const reshaped = ops.some((op) => op.move !== undefined || op.addSteps !== undefined);
     const ready = (reshaped ? affectedBy(plan, [...touched]) : affected).filter(
       (id) => !touched.has(id) && !readyBefore.has(id) && plan.isReady(id, { actor }),
     );
