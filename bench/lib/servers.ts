@@ -24,7 +24,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BUILT_CLI = join(root, 'packages/server/bin/cairn.js');
 const BUILT_PACKAGES = ['core', 'mcp', 'server'];
 
+/** Checked once per process: the sources do not change while a benchmark runs. */
+let buildChecked = false;
+
 function assertFreshBuild(): void {
+  if (buildChecked) return;
   const newest = (dir: string): number => {
     let max = 0;
     for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
@@ -39,6 +43,7 @@ function assertFreshBuild(): void {
         `packages/${name}/dist is missing or older than its sources: run \`pnpm build\` first.`,
       );
   }
+  buildChecked = true;
 }
 
 export interface RunningServer {
