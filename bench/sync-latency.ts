@@ -15,55 +15,62 @@ process.setMaxListeners(0); // each y-websocket provider adds an 'exit' listener
 
 const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
 
-async function measure(
-  kind: ServerKind,
-  samples: number,
-  warmup: number,
-): Promise<{ samples: number[]; connectS: number }> {
+/** One system set up for the measurement: its server, the crowd, and the two Plans that edit and watch. */
+interface Setup {
+  kind: ServerKind;
+  from: Plan;
+  to: Plan;
+  target: string;
+  connectS: number;
+  stop(): Promise<void>;
+}
+
+async function setUp(kind: ServerKind): Promise<Setup> {
   const server = await startServer(kind);
   const room = makeRoom('latency', CLIENTS);
-  try {
-    const t0 = now();
-    await seedRooms(server, [room]);
-    const crowd = await spawnClients(server, [room], (r) => r.clients.slice(2));
-    await crowd.next('ready');
-    const base = kind === 'floor' ? room.state : null;
-    const sender = connectClient(kind, server.wsBase, room.room, base);
-    const observer = connectClient(kind, server.wsBase, room.room, base);
-    await Promise.all([sender.ready, observer.ready]);
-    await Promise.all([untilTasks(sender.doc, CLIENTS), untilTasks(observer.doc, CLIENTS)]);
-    const connectS = (now() - t0) / 1000;
-    const from: Plan = createPlan({ doc: sender.doc, actor: 'agent:sender' });
-    const to: Plan = createPlan({ doc: observer.doc, actor: 'agent:observer' });
-    const target = room.clients[0]!.taskId;
-    const random = rng(11);
-    const out: number[] = [];
-    collectGarbage();
-    for (let i = 0; i < warmup + samples; i++) {
-      const seen = new Promise<number>((resolve) => {
-        const off = to.onChange((e) => {
-          if (e.changes.some((c) => c.id === target && c.fields.includes('status'))) {
-            off();
-            resolve(now());
-          }
-        });
-      });
-      const t = now();
-      from.update(target, { status: from.get(target)!.status === 'pending' ? 'in_progress' : 'pending' });
-      const at = await Promise.race([seen, sleep(10_000).then(() => Number.NaN)]);
-      if (Number.isNaN(at)) throw new Error(`${kind}: an edit was not seen within 10 s`);
-      if (i >= warmup) out.push(at - t);
-      await sleep(5 + random() * 10); // edits one at a time, spaced like an agent's
-    }
-    from.destroy();
-    to.destroy();
-    sender.close();
-    observer.close();
-    await crowd.stop();
-    return { samples: out, connectS };
-  } finally {
-    await server.stop();
-  }
+  const t0 = now();
+  await seedRooms(server, [room]);
+  const crowd = await spawnClients(server, [room], (r) => r.clients.slice(2));
+  await crowd.next('ready');
+  const base = kind === 'floor' ? room.state : null;
+  const sender = connectClient(kind, server.wsBase, room.room, base);
+  const observer = connectClient(kind, server.wsBase, room.room, base);
+  await Promise.all([sender.ready, observer.ready]);
+  await Promise.all([untilTasks(sender.doc, CLIENTS), untilTasks(observer.doc, CLIENTS)]);
+  const from = createPlan({ doc: sender.doc, actor: 'agent:sender' });
+  const to = createPlan({ doc: observer.doc, actor: 'agent:observer' });
+  return {
+    kind,
+    from,
+    to,
+    target: room.clients[0]!.taskId,
+    connectS: (now() - t0) / 1000,
+    async stop() {
+      from.destroy();
+      to.destroy();
+      sender.close();
+      observer.close();
+      await crowd.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** One edit by the sender; the ms until the observer's Plan reports it. */
+async function editOnce({ kind, from, to, target }: Setup): Promise<number> {
+  const seen = new Promise<number>((resolve) => {
+    const off = to.onChange((e) => {
+      if (e.changes.some((c) => c.id === target && c.fields.includes('status'))) {
+        off();
+        resolve(now());
+      }
+    });
+  });
+  const t = now();
+  from.update(target, { status: from.get(target)!.status === 'pending' ? 'in_progress' : 'pending' });
+  const at = await Promise.race([seen, sleep(10_000).then(() => Number.NaN)]);
+  if (Number.isNaN(at)) throw new Error(`${kind}: an edit was not seen within 10 s`);
+  return at - t;
 }
 
 export async function run({
@@ -73,22 +80,37 @@ export async function run({
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
   // A p99 of 1,200 edits is a dozen edits, and which system won it flipped from run to run; with 3,600 (36 behind
   // each p99) the bootstrap interval of the ratio was still about ±0.2 wide. 6,000 edits per system (60 behind each
-  // p99) in 6 shorter rounds, so a busy minute on this shared machine falls on every system.
+  // p99). This shared machine also changes pace by minutes (the same system's p50 moved between about 0.7 and 1.6 ms
+  // from one minute to the next): systems measured in turns, round by round, met different minutes. So the three
+  // run side by side, each with its own server, crowd and clients, and take turns edit by edit (rotating order):
+  // every system meets the same minutes. Three rounds, each on fresh servers and clients.
   const samples = quick ? 100 : 6_000;
   const warmup = quick ? 20 : 50;
-  // The systems take turns, in a rotating order, over several rounds, and each one's samples are pooled: one
-  // system measured in a quieter minute than another would otherwise decide it.
-  const rounds = quick ? 1 : 6;
+  const rounds = quick ? 1 : 3;
   const kinds: ServerKind[] = ['floor', 'reference', 'cairn'];
   const pooled = { floor: [], reference: [], cairn: [] } as Record<ServerKind, number[]>;
   const connects = { floor: [], reference: [], cairn: [] } as Record<ServerKind, number[]>;
+  const random = rng(11);
   for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < kinds.length; k++) {
-      const kind = kinds[(k + round) % kinds.length]!;
-      progress(`${SERVER_NAMES[kind]}, round ${round + 1} of ${rounds}`);
-      const { samples: out, connectS } = await measure(kind, Math.ceil(samples / rounds), warmup);
-      pooled[kind].push(...out);
-      connects[kind].push(connectS);
+    progress(`round ${round + 1} of ${rounds}: starting the three systems`);
+    const setups: Setup[] = [];
+    try {
+      for (const kind of kinds) setups.push(await setUp(kind));
+      for (const setup of setups) connects[setup.kind].push(setup.connectS);
+      collectGarbage();
+      const edits = Math.ceil(samples / rounds);
+      for (let i = 0; i < warmup + edits; i++) {
+        if (i === warmup)
+          progress(`round ${round + 1} of ${rounds}: ${edits} edits on each system, in turns`);
+        for (let k = 0; k < setups.length; k++) {
+          const setup = setups[(k + i) % setups.length]!;
+          const ms = await editOnce(setup);
+          if (i >= warmup) pooled[setup.kind].push(ms);
+          await sleep(5 + random() * 10); // edits one at a time, spaced like an agent's
+        }
+      }
+    } finally {
+      for (const setup of setups) await setup.stop();
     }
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -145,9 +167,10 @@ export async function run({
     method:
       `One room, ${CLIENTS} clients: a sender and an observer (each a y-websocket 3.1 client with a Plan on its doc) here, ` +
       `${CLIENTS - 2} more in a child process, the server in its own process, all on 127.0.0.1. The sender flips a task's status ` +
-      `with \`Plan.update\`; the time runs until the observer's \`onChange\` reports it. ${samples} edits one at a time, 5 to 15 ms apart, ` +
-      `in ${rounds} rounds in which the three systems take turns in a rotating order (each round on a fresh server and clients, ` +
-      `after ${warmup} warm-up edits), pooled per system. The same client code runs against Cairn's server and the reference; for the floor, which has no ` +
+      `with \`Plan.update\`; the time runs until the observer's \`onChange\` reports it. The three systems run side by side (each its own ` +
+      `server, clients and crowd process) and take turns edit by edit in a rotating order, one edit at a time, 5 to 15 ms apart, so ` +
+      `each meets the same moments of the machine: ${samples} edits per system in ${rounds} rounds on fresh servers and clients, ` +
+      `after ${warmup} warm-up edits each, pooled per system. The same client code runs against Cairn's server and the reference; for the floor, which has no ` +
       'sync protocol, clients send and apply the same Update messages themselves, from the same starting state.',
     rows,
     notes: [
