@@ -174,8 +174,9 @@ export async function run({
       'sync protocol, clients send and apply the same Update messages themselves, from the same starting state.',
     rows,
     notes: [
-      "Cairn's server relays every update, then appends it to its disk log at the end of the event loop's turn, together with the others of that turn " +
-        '(an acknowledgement waits until the log is fsynced); the reference server keeps documents in memory only.',
+      "Cairn's server relays a client's update as soon as it has integrated it, before its own observers run (decisions/029), and appends it to its " +
+        "disk log at the end of the event loop's turn, together with the others of that turn (an acknowledgement waits until the log is fsynced); " +
+        "the reference server relays from the document's 'update' event and keeps documents in memory only.",
       `How sure the comparison is: Cairn's p99 over the reference's, resampled 1,000 times from the pooled edits (bootstrap), lies between ` +
         `${p99Ratio.low.toFixed(2)} and ${p99Ratio.high.toFixed(2)} in 90% of the resamples (median ratio: ${medianRatio.low.toFixed(2)} to ` +
         `${medianRatio.high.toFixed(2)}); below 1 is Cairn faster. Each round's p99 ratio: ${perRound(pooled, rounds)}.`,

@@ -140,4 +140,13 @@ describe('checkWholeUpdate', () => {
     expect(() => Y.applyUpdate(replica, cut)).toThrow();
     expect(replica.getMap('tasks').toJSON()).toEqual({ a: 3, b: 2 });
   });
+
+  it('refuses a deletion of length 0, which Yjs never encodes and a replica lacking the deleted structs cannot hold back', () => {
+    // No structs; one client (id 7) with one deleted range: clock 3, length 0.
+    const empty = Uint8Array.of(0, 1, 7, 1, 3, 0);
+    expect(() => Y.decodeUpdate(empty)).not.toThrow();
+    expect(() => Y.applyUpdate(new Y.Doc(), empty)).toThrow();
+    expect(() => checkWholeUpdate(empty)).toThrow(/length 0/);
+    expect(() => checkWholeUpdate(Uint8Array.of(0, 1, 7, 1, 3, 1))).not.toThrow();
+  });
 });

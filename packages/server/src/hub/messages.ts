@@ -30,8 +30,8 @@ import { checkWholeUpdate } from './whole-update.js';
 export interface MessageRoom extends PlanRoom {
   /** Whether an update of `bytes` keeps the plan under `maxDocBytes`. */
   fits(bytes: number): boolean;
-  /** Applies a client's update (throws on a malformed one). */
-  applyFrom(conn: Connection, update: Uint8Array): void;
+  /** Applies a client's update (throws on a malformed one); `relayFirst` for its own edits (see Room.applyFrom). */
+  applyFrom(conn: Connection, update: Uint8Array, relayFirst?: boolean): void;
   /** Applies the entries of an awareness update `conn` may speak for. */
   receiveAwareness(conn: Connection, update: Uint8Array, entries: readonly AwarenessEntry[]): void;
 }
@@ -174,7 +174,9 @@ function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder:
     conn.close(CloseCode.PlanTooLarge, `Update refused: the plan would exceed ${maxDocBytes} bytes.`);
     return;
   }
-  read('update', () => room.applyFrom(conn, payload));
+  // A SyncStep2 answers the server's state vector (and repeats the client's whole delete set): only what it adds
+  // is relayed, from the 'update' event. An Update is the client's edit, relayed as it came.
+  read('update', () => room.applyFrom(conn, payload, step === SyncMessageType.Update));
 }
 
 function refuseReadOnly(

@@ -2,10 +2,14 @@
 // reads every struct of an update before it integrates any (a cut there changes nothing), but applies the delete
 // set as it reads it: an update cut inside its delete set would be applied in part. So this walks the update (Yjs'
 // V1 encoding, the one y-websocket sends) the way Yjs reads it, skipping over each struct's content, to the end of
-// its delete set. It throws where Yjs' decoding would (a lib0 "unexpected end of array").
+// its delete set. It throws where Yjs' decoding would (a lib0 "unexpected end of array"), and at a deletion of length
+// 0, which Yjs never encodes and a replica lacking the deleted structs fails to hold back (so it is never relayed).
 import * as decoding from 'lib0/decoding';
 
-/** Throws unless `update` reads to the end of its delete set, as Y.applyUpdate would read it. */
+/**
+ * Throws unless `update` reads to the end of its delete set, as Y.applyUpdate would read it, and deletes no empty
+ * range.
+ */
 export function checkWholeUpdate(update: Uint8Array): void {
   const decoder = decoding.createDecoder(update);
   const clients = decoding.readVarUint(decoder);
@@ -21,7 +25,9 @@ export function checkWholeUpdate(update: Uint8Array): void {
     const ranges = decoding.readVarUint(decoder);
     for (let j = 0; j < ranges; j++) {
       decoding.readVarUint(decoder); // clock
-      decoding.readVarUint(decoder); // length
+      // Yjs never encodes an empty range, and a replica that holds it back (it lacks the deleted structs) fails
+      // to store it: refused here, it can never be relayed.
+      if (decoding.readVarUint(decoder) === 0) throw new Error('a deletion of length 0');
     }
   }
 }
