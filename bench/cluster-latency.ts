@@ -3,8 +3,8 @@
 // `cairn serve` (disk store) and on one instance of the cluster; redis-server and PostgreSQL run locally.
 import { createPlan, type Plan } from '@cairn/core';
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
-import { connectClient, untilTasks } from './lib/clients.js';
-import { collectGarbage, now, progress, rng, type Summary, summarize } from './lib/measure.js';
+import { connectClient, timeStatusFlip, untilTasks } from './lib/clients.js';
+import { collectGarbage, progress, rng, type Summary, summarize } from './lib/measure.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
 import { type RunningServer, startServer } from './lib/servers.js';
 
@@ -30,19 +30,8 @@ async function measure(
   const out: number[] = [];
   collectGarbage();
   for (let i = 0; i < warmup + samples; i++) {
-    const seen = new Promise<number>((resolve) => {
-      const off = b.onChange((e) => {
-        if (e.changes.some((c) => c.id === target && c.fields.includes('status'))) {
-          off();
-          resolve(now());
-        }
-      });
-    });
-    const t = now();
-    a.update(target, { status: a.get(target)!.status === 'pending' ? 'in_progress' : 'pending' });
-    const at = await Promise.race([seen, sleep(10_000).then(() => Number.NaN)]);
-    if (Number.isNaN(at)) throw new Error(`${room}: an edit was not seen within 10 s`);
-    if (i >= warmup) out.push(at - t);
+    const took = await timeStatusFlip(a, b, target, room);
+    if (i >= warmup) out.push(took);
     await sleep(5 + random() * 10);
   }
   a.destroy();

@@ -3,7 +3,7 @@
 // reference y-websocket server and a bare `ws` broadcast server (the floor). The sender and the observer run
 // here; the other 48 clients run in a child process, so the server fans every edit out to 49 sockets.
 import { createPlan, type Plan } from '@cairn/core';
-import { connectClient, untilTasks } from './lib/clients.js';
+import { connectClient, timeStatusFlip, untilTasks } from './lib/clients.js';
 import { collectGarbage, now, progress, rng, type Summary, summarize } from './lib/measure.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
 import { makeRoom, seedRooms, spawnClients } from './lib/rooms.js';
@@ -56,23 +56,6 @@ async function setUp(kind: ServerKind): Promise<Setup> {
   };
 }
 
-/** One edit by the sender; the ms until the observer's Plan reports it. */
-async function editOnce({ kind, from, to, target }: Setup): Promise<number> {
-  const seen = new Promise<number>((resolve) => {
-    const off = to.onChange((e) => {
-      if (e.changes.some((c) => c.id === target && c.fields.includes('status'))) {
-        off();
-        resolve(now());
-      }
-    });
-  });
-  const t = now();
-  from.update(target, { status: from.get(target)!.status === 'pending' ? 'in_progress' : 'pending' });
-  const at = await Promise.race([seen, sleep(10_000).then(() => Number.NaN)]);
-  if (Number.isNaN(at)) throw new Error(`${kind}: an edit was not seen within 10 s`);
-  return at - t;
-}
-
 export async function run({
   quick,
 }: {
@@ -104,8 +87,8 @@ export async function run({
           progress(`round ${round + 1} of ${rounds}: ${edits} edits on each system, in turns`);
         for (let k = 0; k < setups.length; k++) {
           const setup = setups[(k + i) % setups.length]!;
-          const ms = await editOnce(setup);
-          if (i >= warmup) pooled[setup.kind].push(ms);
+          const took = await timeStatusFlip(setup.from, setup.to, setup.target, setup.kind);
+          if (i >= warmup) pooled[setup.kind].push(took);
           await sleep(5 + random() * 10); // edits one at a time, spaced like an agent's
         }
       }

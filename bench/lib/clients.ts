@@ -2,11 +2,13 @@
 // WebsocketProvider (the same client for Cairn's server and the reference one, so only the server differs).
 // Against the bare-ws floor, which speaks no sync protocol: the same Update messages y-websocket would send,
 // sent and applied by hand, on docs that start from the same state.
+import type { Plan } from '@cairn/core';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
+import { now } from './measure.js';
 import type { ServerKind } from './servers.js';
 
 export interface SyncClient {
@@ -124,4 +126,29 @@ export function untilTasks(doc: Y.Doc, n: number): Promise<void> {
     tasks.observe(check);
     check();
   });
+}
+
+/**
+ * Flips a task's status through `from` (pending ↔ in_progress) and resolves with the ms until `to`'s onChange
+ * reports it; `label` names the system in the error when it is not seen within 10 s.
+ */
+export async function timeStatusFlip(from: Plan, to: Plan, target: string, label: string): Promise<number> {
+  const seen = new Promise<number>((resolve) => {
+    const off = to.onChange((e) => {
+      if (e.changes.some((c) => c.id === target && c.fields.includes('status'))) {
+        off();
+        resolve(now());
+      }
+    });
+  });
+  const t = now();
+  from.update(target, { status: from.get(target)!.status === 'pending' ? 'in_progress' : 'pending' });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<number>((resolve) => {
+    timer = setTimeout(() => resolve(Number.NaN), 10_000);
+  });
+  const at = await Promise.race([seen, timeout]);
+  clearTimeout(timer);
+  if (Number.isNaN(at)) throw new Error(`${label}: an edit was not seen within 10 s`);
+  return at - t;
 }
