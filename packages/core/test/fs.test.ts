@@ -273,6 +273,26 @@ describe('fs: compaction and durability', () => {
     await again.p.close();
   });
 
+  it('compacts after a burst of writes that never lets the event loop turn, from the whole state', async () => {
+    const dir = await freshDir();
+    const { doc, p } = await openLoaded(dir, 'p');
+    // An agent loop whose awaits never reach I/O: only microtasks run between the writes.
+    for (let i = 0; i < 3_000; i++) {
+      edit(doc, `k${i % 100}`, i);
+      await Promise.resolve();
+    }
+    // The policy asked for a compaction after the first few hundred writes; it waits for the loop to turn.
+    expect(p.stats()!.compactions).toBe(0);
+    await p.flush();
+    // Started inside the burst, it snapshotted those first writes and carried every later one into the new file
+    // (held in memory twice meanwhile); started after it, the new file is the whole state and nothing more.
+    expect(p.stats()).toMatchObject({ compactions: 1, tailRecords: 0 });
+    await p.close();
+    const again = await openLoaded(dir, 'p');
+    expect(json(again.doc)).toEqual(json(doc));
+    await again.p.close();
+  });
+
   it('carries over the updates appended while a compaction runs', async () => {
     const dir = await freshDir();
     const path = join(dir, 'raw.log');

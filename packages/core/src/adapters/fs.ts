@@ -154,6 +154,8 @@ class FilePersistenceImpl implements FilePersistence {
   /** Updates appended since open: the quiet timer compares it to tell whether the plan was written meanwhile. */
   private appends = 0;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A compaction the policy asked for during a write, waiting for the next turn of the event loop. */
+  private compactionTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(dir: string, name: string, doc: Y.Doc, options: FilePersistenceOptions, firstRead: boolean) {
     const files = planFiles(dir, name); // bad input throws here, before anything changes
@@ -265,8 +267,28 @@ class FilePersistenceImpl implements FilePersistence {
     } catch (error) {
       this.report(error);
     }
-    if (log.shouldCompact()) this.scheduleCompaction();
+    if (log.shouldCompact()) this.compactSoon();
   };
+
+  /**
+   * Starts the compaction the policy asks for on the next turn of the event loop, not inside the write. A compaction
+   * waits for an fsync that completes only when the loop turns, and carries every write made meanwhile into the
+   * new file: started inside a burst of writes that never yields (a script adding thousands of tasks), it held the
+   * whole burst in memory a second time and ended with a snapshot of the burst's first moments. Started after the
+   * burst, it takes the whole state at once. flush() starts a waiting one itself.
+   */
+  private compactSoon(): void {
+    if (this.compactionTimer || this.compacting) return;
+    this.compactionTimer = setTimeout(() => this.startWaitingCompaction(), 0);
+    this.compactionTimer.unref?.();
+  }
+
+  private startWaitingCompaction(): void {
+    if (!this.compactionTimer) return;
+    clearTimeout(this.compactionTimer);
+    this.compactionTimer = null;
+    if (this.log?.shouldCompact()) this.scheduleCompaction(); // an explicit compact() may have done it meanwhile
+  }
 
   /** Writes the snapshot once no update was appended for `snapshotQuietMs` (see the option). */
   private snapshotWhenQuiet(): void {
@@ -296,6 +318,7 @@ class FilePersistenceImpl implements FilePersistence {
     await this.whenLoaded;
     const log = this.log;
     if (log && !this.closed) {
+      this.startWaitingCompaction();
       if (this.compacting) await this.compacting;
       if (log.needsRewrite) {
         this.retryAt = 0; // flush() always retries a failed write now
@@ -330,6 +353,8 @@ class FilePersistenceImpl implements FilePersistence {
     this.closed = true;
     if (this.quietTimer) clearTimeout(this.quietTimer);
     this.quietTimer = null;
+    if (this.compactionTimer) clearTimeout(this.compactionTimer);
+    this.compactionTimer = null;
     this.detach();
     try {
       await this.log?.close();
