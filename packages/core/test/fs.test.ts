@@ -419,7 +419,9 @@ describe('fs: first-read snapshot', () => {
     writer.write(plan.doc, at(20));
     expect(renames).toBe(2);
     // One that knows the snapshot found on disk skips it too.
-    new SnapshotWriter(counting, path, at(20)).write(plan.doc, at(20));
+    const reopened = new SnapshotWriter(counting, path);
+    reopened.found(at(20));
+    reopened.write(plan.doc, at(20));
     expect(renames).toBe(2);
   });
 

@@ -177,8 +177,7 @@ class FilePersistenceImpl implements FilePersistence {
       const fs = this.options.fs ?? nodeFs;
       // The lock is ours, so nothing can be appended between this check and the load.
       this.firstSnapshot = readValidSnapshot(fs, this.snapshotPath, this.path);
-      if (this.firstSnapshot)
-        this.snapshots = new SnapshotWriter(fs, this.snapshotPath, this.firstSnapshot.at);
+      if (this.firstSnapshot) this.snapshots.found(this.firstSnapshot.at);
       // After the caller's first read: a load of a long history takes hundreds of ms of synchronous work.
       this.whenLoaded = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
         if (this.closed) return;

@@ -54,15 +54,16 @@ export function saveSnapshot(fs: typeof nodeFs, path: string, doc: Y.Doc, positi
  * at open): every writer of `.snap` files (the fs adapter, the server's disk store) skips the same rewrites.
  */
 export class SnapshotWriter {
-  private writtenAt: string | null;
+  private writtenAt: string | null = null;
 
   constructor(
     private readonly fs: typeof nodeFs,
     private readonly path: string,
-    /** Where a valid snapshot already on disk stands (its `at`), if one was found. */
-    known: unknown = null,
-  ) {
-    this.writtenAt = known === null ? null : JSON.stringify(known);
+  ) {}
+
+  /** The file already holds a valid snapshot at `at` (found at open): a write at that position is skipped. */
+  found(at: unknown): void {
+    this.writtenAt = JSON.stringify(at);
   }
 
   /** Writes the snapshot of `doc` at `position` (see saveSnapshot) unless the file already holds it. */
