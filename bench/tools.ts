@@ -536,7 +536,7 @@ export async function run({
   notes.push(
     `Wall time for all ${CALLS.toLocaleString('en-US')} calls: Cairn ${c.seconds.toFixed(2)} s, seed 000 ${s0.seconds.toFixed(2)} s, ` +
       `seed 004 ${s4.seconds.toFixed(2)} s, Automerge ${am.seconds.toFixed(2)} s, bare Yjs floor ${floor.seconds.toFixed(2)} s, ` +
-      `floor with Cairn's fields ${schemaFloor.seconds.toFixed(2)} s. Cairn: ${cairnStats}; its final flush (fsync) is inside the time.`,
+      `floor with Cairn's fields ${schemaFloor.seconds.toFixed(2)} s. Cairn: ${cairnStats}; its final flush (the compaction its policy asked for during the run, and the fsync) is inside the time.`,
     `Every system ends with the same ${c.ready} ready tasks (checked).`,
   );
   if (profiled) {

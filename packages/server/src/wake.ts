@@ -85,7 +85,6 @@ export function wakeNotice(title: string, nextStep: string | null): string {
 const WAKE_FIELDS = ['status', 'wakeAt'] as const;
 
 /** The wake time of one task map, or null when it is not a waiting task with a valid wakeAt. */
-
 function wakeTimeOf(task: unknown): number | null {
   if (!(task instanceof Y.Map)) return null;
   const status = task.get('status');
