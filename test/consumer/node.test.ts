@@ -52,6 +52,14 @@ describe('Node 20 with the installed packages', () => {
     expect(copies).toEqual([join(app, 'node_modules/yjs')]);
   });
 
+  it('names both copies when the app hands Cairn a Y.Doc from a second copy of yjs', async () => {
+    const result = JSON.parse((await node(['two-copies.mjs'])).stdout);
+    expect(result).toMatchObject({ name: 'CairnError', code: 'two_yjs_copies' });
+    expect(result.theirs).toMatch(/node_modules\/yjs\/dist\/yjs\.cjs$/);
+    expect(result.ours).toMatch(/node_modules\/yjs\/dist\/yjs\.mjs$/);
+    expect(result.message).toContain(result.theirs);
+  });
+
   it('persists a plan with @cairn/core/fs, and a second process loads it', async () => {
     const dir = tempDir();
     expect((await node(['persist-write.mjs', dir])).stdout.trim()).toBe('stored');

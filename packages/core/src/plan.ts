@@ -53,6 +53,7 @@ import {
 import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
 import { parseOnce, parseOrThrow } from './validate.js';
+import { assertCairnsYjs } from './yjs-copy.js';
 
 export interface CreatePlanOptions {
   /** The document to work on; a new one by default. Several Plans (one per actor) may share one doc. */
@@ -130,6 +131,7 @@ export class Plan {
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
 
   constructor(options: CreatePlanOptions = {}) {
+    if (options.doc !== undefined) assertCairnsYjs(options.doc, 'createPlan');
     this.doc = options.doc ?? new Y.Doc();
     this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
