@@ -29,6 +29,7 @@ import { PlanIndex } from './plan-index.js';
 
 export type { PlanChangeEvent, TaskChange } from './events.js';
 
+import { assertCairnsYjs, newDoc } from './new-doc.js';
 import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from './planning.js';
 import { freshRanks, type Ranked, ranksAt } from './rank.js';
 import {
@@ -53,7 +54,6 @@ import {
 import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
 import { parseOnce, parseOrThrow } from './validate.js';
-import { assertCairnsYjs } from './yjs-copy.js';
 
 export interface CreatePlanOptions {
   /** The document to work on; a new one by default. Several Plans (one per actor) may share one doc. */
@@ -132,7 +132,7 @@ export class Plan {
 
   constructor(options: CreatePlanOptions = {}) {
     if (options.doc !== undefined) assertCairnsYjs(options.doc, 'createPlan');
-    this.doc = options.doc ?? new Y.Doc();
+    this.doc = options.doc ?? newDoc();
     this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
     this.random = options.random ?? cryptoRandom;

@@ -1,8 +1,31 @@
-// Two copies of yjs in one program (a `.cjs` file requiring yjs beside an ES import, an npm alias, a bundler that
-// resolved two versions) break Yjs's `instanceof` checks: the first write ends in yjs's own "Unexpected content
-// type" with nothing saying why. A Y.Doc from another copy is caught here, where it enters Cairn, and named.
+// Where a plan's Y.Doc comes from, and the two ways that goes wrong outside plain Node with a clear error instead of
+// a foreign one. Two copies of yjs in one program (a `.cjs` file requiring yjs beside an ES import, an npm alias, a
+// bundler that resolved two versions) break Yjs's `instanceof` checks: the first write ends in yjs's own "Unexpected
+// content type", saying nothing of why. And a Worker's top level forbids the random client id every new doc draws.
 import * as Y from 'yjs';
 import { CairnError } from './errors.js';
+
+/**
+ * A new Y.Doc, or a CairnError saying where to create it when the runtime forbids random numbers here: a Worker's
+ * global scope (workerd), where Yjs cannot draw the document's random client id.
+ */
+export function newDoc(): Y.Doc {
+  try {
+    return new Y.Doc();
+  } catch (error) {
+    if (error instanceof Error && /within global scope/i.test(error.message)) {
+      throw new CairnError(
+        'invalid_argument',
+        "A plan cannot be created at a Worker's top level (global scope): the runtime forbids random numbers " +
+          'there, and every plan document draws a random client id. Create plans inside a handler: in fetch() for ' +
+          "a plan per request, or in a Durable Object's constructor or methods.",
+        { scope: 'global' },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
 
 /** Throws CairnError('two_yjs_copies') when `doc` is a Y.Doc built by another copy of yjs than Cairn's. */
 export function assertCairnsYjs(doc: unknown, where: string): asserts doc is Y.Doc {
