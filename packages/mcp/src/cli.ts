@@ -11,9 +11,9 @@ import {
   RENDER_FORMATS,
   type RenderFormat,
 } from '@cairn/core';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openLivePlan } from './live-plan.js';
 import { defaultOutboxRoot } from './outbox.js';
+import { LineTransport } from './stdio.js';
 
 export { MCP_USAGE } from './usage.js';
 
@@ -51,10 +51,7 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
     confirmWrites: () => live.confirmWrites(),
   });
   const stdin = (io.stdin ?? process.stdin) as NodeJS.ReadableStream;
-  const transport = new StdioServerTransport(
-    io.stdin as NodeJS.ReadStream | undefined,
-    io.stdout as NodeJS.WriteStream | undefined,
-  );
+  const transport = new LineTransport(stdin, io.stdout ?? process.stdout);
   const gone = new Promise<void>((resolve) => {
     mcp.server.onclose = () => resolve();
     stdin.once('end', () => resolve());

@@ -15,6 +15,7 @@ import {
   traceRecorder,
 } from '@cairn/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -29,6 +30,7 @@ import * as Y from 'yjs';
 import { contextTool, planChangesTool } from './context.js';
 import { createConversation } from './conversation.js';
 import type { WriteStatus } from './live-plan.js';
+import { guardSession } from './session.js';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -90,7 +92,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     ],
   });
   const uri = planResourceUri(planId);
-  const server = new Server(
+  const server = new SessionServer(
     { name: 'cairn', title: 'Cairn shared plan', version: VERSION },
     {
       capabilities: { tools: {}, resources: { subscribe: true } },
@@ -179,6 +181,13 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       await server.close();
     },
   };
+}
+
+/** An SDK Server that holds every transport it connects to the session rules (`session.ts`). */
+class SessionServer extends Server {
+  override connect(transport: Transport): Promise<void> {
+    return super.connect(guardSession(transport));
+  }
 }
 
 /** What the server tells a client about itself, naming only the tools of the families it offers. */
