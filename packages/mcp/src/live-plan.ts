@@ -139,7 +139,8 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
   } catch (error) {
     destroy();
-    await outbox?.close(false);
+    // Nothing was written yet: the copy is kept only if an earlier run left edits in it.
+    await outbox?.close(!outbox.carried);
     throw error;
   }
   const kept = outbox ? `kept in ${outbox.path}` : 'kept in memory only, lost if this process ends';
