@@ -258,7 +258,13 @@ describe('cairn mcp', () => {
     expect(ann.list().map((t) => t.title)).toEqual(['Online']);
     const c = await mcpClient([...args, '--actor', 'agent:c']);
     await until(ann, () => ann.list().length === 3);
-    expect(ann.list().map((t) => [t.title, t.createdBy])).toEqual([
+    // a and b wrote concurrently, so their order in the plan is the ranks' tie-break: compare sorted.
+    expect(
+      ann
+        .list()
+        .map((t) => [t.title, t.createdBy])
+        .sort(),
+    ).toEqual([
       ['Online', 'agent:a'],
       ['Written by a while the server is away', 'agent:a'],
       ['Written by b while the server is away', 'agent:b'],
