@@ -1,7 +1,7 @@
 // `cairn mcp` driven by the MCP SDK's own Client over stdio: it lists the toolkit's tools, runs them on the live
 // plan (claims arbitrated by the real server), serves the rendered plan as a resource and notifies a subscriber
 // when another client edits the plan. On local disk the edits land in the plan's log.
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlan, learnSkill, type Plan, readCalls, traceDocId } from '@cairn/core';
@@ -251,6 +251,10 @@ describe('cairn mcp', () => {
     expect(a.stderr()).toMatch(/waiting up to 10 s for the server/);
     expect(a.stderr()).toMatch(/left pending: edits the server has not acknowledged .*kept in /);
     process.kill(b.transport.pid!, 'SIGKILL');
+    // A copy of the plan waits there, for this user's eyes only.
+    const kept = await readdir(outbox);
+    expect(kept).toHaveLength(1);
+    expect((await stat(join(outbox, kept[0]!))).mode & 0o777).toBe(0o700);
 
     // The server is back (same address, same data): the edits are not there until the next run.
     const second = await startServer(undefined, { dataDir: first.dataDir, port: first.port });

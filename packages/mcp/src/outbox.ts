@@ -2,7 +2,7 @@
 // edit reaches before a tool answers, so an edit the server has not acknowledged outlives this process. The next
 // `cairn mcp` for the same server and plan loads it before it syncs, which sends the server what it lacks; once the
 // server has acknowledged everything, the copy is removed at exit.
-import { existsSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CairnError } from '@cairn/core';
@@ -55,6 +55,8 @@ export function outboxDir(root: string, server: string): string {
 
 /** Loads what earlier processes left for `planId` into `doc`, and keeps every later update of `doc`. */
 export async function openOutbox(dir: string, planId: string, doc: Y.Doc): Promise<Outbox> {
+  // A copy of the plan: only this user may read it (the log files inherit nothing, the directory guards them).
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   let mine: { persistence: FilePersistence; slotDir: string } | null = null;
   let carried = false;
   for (let slot = 1; slot <= SLOTS && !mine; slot++) {
