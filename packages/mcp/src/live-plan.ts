@@ -215,9 +215,11 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
         // A trace the server refuses (a read-only token) must not keep the plan's edits from closing.
         traceConnection.whenAcknowledged(waitMs).catch(() => undefined),
       ]);
-      if (!connection.synced) {
-        notice(`waiting up to ${waitMs / 1000} s for the server at ${url} to store this plan's edits`);
-      }
+      // Said at once while the server is away; while connected, only if the answer is slow to come.
+      const waiting = setTimeout(
+        () => notice(`waiting up to ${waitMs / 1000} s for the server at ${url} to store this plan's edits`),
+        connection.synced ? 1000 : 0,
+      );
       let left: Error | null = null;
       try {
         await Promise.race([
@@ -230,6 +232,7 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
         left = error as Error;
         acknowledged.catch(() => undefined);
       } finally {
+        clearTimeout(waiting);
         destroy();
       }
       if (!outbox) {
