@@ -557,6 +557,14 @@ export class Plan {
 
   /** Claims the first ready, unclaimed task (in plan order), optionally among the steps of one task. */
   claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
+    // A parent that is not in this plan (a typo, another plan's id) is not_found, not "nothing ready".
+    if (filter.parent) {
+      try {
+        this.require(filter.parent);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     return this.arbiter.claimNext(this.actor, filter);
   }
 
