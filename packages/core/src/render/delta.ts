@@ -77,7 +77,8 @@ function describe(delta: TaskDelta, ids: 'num' | 'id'): string {
   const by = `by ${inline(delta.actor)}`;
   if (delta.kind === 'added') return `${name}${title} added ${by}`;
   if (delta.kind === 'removed') return `${name}${title} removed ${by}`;
-  const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? f);
+  // A field outside the schema is a key another writer put in the task's map: it cannot add lines either.
+  const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? inline(f));
   if (delta.fields.includes('status') && delta.task) {
     const also = others.length > 0 ? ` (also changed: ${others.join(', ')})` : '';
     return `${name}${title} ${STATUS_VERBS[delta.task.status]} ${by}${also}`;
