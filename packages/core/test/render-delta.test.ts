@@ -169,11 +169,15 @@ describe('createContextFeed for a reader whose history is trimmed', () => {
     const [second] = mine.addMany([{ title: 'Send invites' }]);
     theirs.update(first!.id, { status: 'done' });
     sync(mine.doc, theirs.doc);
+    const paid = theirs.add({ title: 'Pay the deposit', status: 'done' });
+    sync(mine.doc, theirs.doc);
     expect(feed.turn().delta).toBe(
       [
         'Changes since your last turn:',
         `- task 1 [${first!.id}] "Book the venue" done by Ann`,
         `- task 2 [${second!.id}] "Send invites" added by you`,
+        // One line per task: a task added and closed since says how it stands.
+        `- task 3 [${paid.id}] "Pay the deposit" added by Ann (done)`,
       ].join('\n'),
     );
   });

@@ -83,7 +83,11 @@ function describe(delta: TaskDelta, ids: 'num' | 'id' | 'both', nameOf: (actor: 
         : `task ${delta.num}`;
   const title = task ? ` ${JSON.stringify(inline(task.title))}` : '';
   const by = `by ${inline(nameOf(delta.actor))}`;
-  if (delta.kind === 'added') return `${name}${title} added ${by}`;
+  // A task added as anything but pending says so: one line per task, so "added" alone would hide a later "done".
+  if (delta.kind === 'added') {
+    const status = delta.task && delta.task.status !== 'pending' ? ` (${delta.task.status})` : '';
+    return `${name}${title} added ${by}${status}`;
+  }
   if (delta.kind === 'removed') return `${name}${title} removed ${by}`;
   const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? f);
   if (delta.fields.includes('status') && delta.task) {
