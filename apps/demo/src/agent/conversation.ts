@@ -71,8 +71,6 @@ export class Conversation {
   private readonly learned = new Map<string, string>();
   /** Tokens of the plan changes told since the last full render. */
   private noted = 0;
-  /** Full renders (the first included) so far. */
-  resets = 0;
 
   constructor(private readonly options: ConversationOptions) {}
 
@@ -113,6 +111,8 @@ export class Conversation {
     if (trim) window = this.trimmed(history);
     const before = this.compose(window);
     if (before.messages.at(-1)?.role !== 'user' && before.messages.at(-1)?.role !== 'tool') return null;
+    // The window moves only with a fresh render: the notes it drops are in the new plan text.
+    if (trim) this.start = window[0]?.id ?? null;
     if (this.options.planText === 'every-call') this.renderEveryCall();
     else if (trim || !this.feed) this.reset();
     else {
@@ -120,13 +120,6 @@ export class Conversation {
       if (turn.delta && before.lastId) this.attach(before.lastId, 'after', turn.delta);
     }
     return [{ role: 'system', content: this.system }, ...this.compose(window).messages];
-  }
-
-  /** Forgets the window and the plan render: the next request renders the plan again (another tool family). */
-  clear(): void {
-    this.feed = null;
-    this.start = null;
-    this.changes.clear();
   }
 
   private renderOptions() {
@@ -148,16 +141,13 @@ export class Conversation {
   }
 
   private renderEveryCall(): void {
-    const system = systemPrompt(this.options.intro(), renderPlan(this.options.plan, this.renderOptions()));
-    if (system !== this.system) this.resets++;
-    this.system = system;
+    this.system = systemPrompt(this.options.intro(), renderPlan(this.options.plan, this.renderOptions()));
   }
 
   private absorb(turn: ContextTurn): void {
     this.system = systemPrompt(this.options.intro(), turn.plan);
     this.changes.clear();
     this.noted = 0;
-    this.resets++;
   }
 
   private attach(entryId: string, where: 'before' | 'after', delta: string): void {
@@ -185,7 +175,6 @@ export class Conversation {
         0,
         told.findLastIndex((e) => e.role === 'user'),
       );
-    this.start = told[at]?.id ?? null;
     return told.slice(at);
   }
 
