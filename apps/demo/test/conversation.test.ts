@@ -96,4 +96,21 @@ describe('the agent conversation', () => {
     agent.append({ role: 'assistant', text: 'Forty tasks.' });
     expect(talk.messages(said.list())).toBeNull();
   });
+
+  it('offers learned procedures with the message they fit, never in the system prompt', () => {
+    const { said, agent, talk } = setup();
+    said.append({ role: 'user', text: 'hello' });
+    const first = request(talk, said);
+    agent.append({ role: 'assistant', text: 'Hi.' });
+    const ask = said.append({ role: 'user', text: 'book a table' });
+    talk.offerLearned(ask.id, 'Learned procedures: call the restaurant, then confirm.');
+    const second = request(talk, said);
+    expect(second.messages[0]!.content).toBe(first.messages[0]!.content);
+    expect(second.messages.at(-1)!.content).toBe(
+      '<learned_procedures>\nLearned procedures: call the restaurant, then confirm.\n</learned_procedures>\n\nbook a table',
+    );
+    // A message already sent keeps its bytes: a later offer for it is not added.
+    talk.offerLearned(said.list()[0]!.id, 'Learned procedures: something else.');
+    expect(request(talk, said).messages).toEqual(second.messages);
+  });
 });

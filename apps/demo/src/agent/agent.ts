@@ -160,15 +160,6 @@ export class BrowserAgent {
     // next turn's, so two turns never answer it both.
     const seen = new Set(chat.list().map((e) => e.id));
     const request = chat.list().findLast((e) => e.role === 'user');
-    if (request) {
-      const learned = learnedProcedures(
-        plan,
-        { skills: this.options.skills(), traces: this.options.traces },
-        actor,
-        Date.now(),
-      );
-      talk.offerLearned(request.id, learned);
-    }
     let end: string | null = null;
     const stop = toolkit.plan.onChange((event) => {
       const mine = event.changes.filter((c) => c.actor === actor && c.kind !== 'removed');
@@ -177,6 +168,15 @@ export class BrowserAgent {
     });
     try {
       for (let step = 0; step < MAX_STEPS; step++) {
+        // Asked at every step, since an offer is noted on the newest open task, which the first step may make;
+        // the text goes with the person's message once, so the requests that follow keep their prefix.
+        const learned = learnedProcedures(
+          plan,
+          { skills: this.options.skills(), traces: this.options.traces },
+          actor,
+          Date.now(),
+        );
+        if (step === 0 && request) talk.offerLearned(request.id, learned);
         const messages = talk.messages(chat.list().filter((e) => seen.has(e.id)));
         if (!messages) return; // nothing new to answer (an earlier turn read this message too)
         const reply = await this.call(messages, tools);

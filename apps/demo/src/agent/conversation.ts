@@ -67,6 +67,8 @@ export class Conversation {
   private readonly changes = new Map<string, { before: string[]; after: string[] }>();
   /** People's messages sent while a turn ran, with the entry that ended that turn: they are read after it. */
   private readonly late = new Map<string, string>();
+  /** Messages some request has carried. */
+  private readonly sent = new Set<string>();
   /** Learned procedures offered with a message; kept across renders, since they are not plan state. */
   private readonly learned = new Map<string, string>();
   /** Tokens of the plan changes told since the last full render. */
@@ -96,9 +98,9 @@ export class Conversation {
     }
   }
 
-  /** Offers learned procedures with a message (once: the text stays as first sent). */
+  /** Offers learned procedures with a message not yet sent (a message sent already keeps its bytes). */
   offerLearned(entryId: string, text: string): void {
-    if (text && !this.learned.has(entryId)) this.learned.set(entryId, text);
+    if (text && !this.learned.has(entryId) && !this.sent.has(entryId)) this.learned.set(entryId, text);
   }
 
   /**
@@ -119,6 +121,7 @@ export class Conversation {
       const turn = this.feed.turn();
       if (turn.delta && before.lastId) this.attach(before.lastId, 'after', turn.delta);
     }
+    for (const entry of window) if (entry.role === 'user') this.sent.add(entry.id);
     return [{ role: 'system', content: this.system }, ...this.compose(window).messages];
   }
 
