@@ -114,7 +114,14 @@ export class Conversation {
     const before = this.compose(window);
     if (before.messages.at(-1)?.role !== 'user' && before.messages.at(-1)?.role !== 'tool') return null;
     // The window moves only with a fresh render: the notes it drops are in the new plan text.
-    if (trim) this.start = window[0]?.id ?? null;
+    if (trim) {
+      this.start = window[0]?.id ?? null;
+      // What is known of entries that left the window is needed no more.
+      const kept = new Set(window.map((e) => e.id));
+      for (const map of [this.late, this.learned])
+        for (const id of map.keys()) if (!kept.has(id)) map.delete(id);
+      for (const id of this.sent) if (!kept.has(id)) this.sent.delete(id);
+    }
     if (this.options.planText === 'every-call') this.renderEveryCall();
     else if (trim || !this.feed) this.reset();
     else {
