@@ -198,7 +198,8 @@ describe('the agent over a 40-turn session with a real endpoint', () => {
     // A change made before a message is told ahead of it, in the message itself, by name (unless that request
     // rendered the plan afresh, with the change in it, as a trim of the history does).
     const told = editedTurns.filter(
-      ({ request }) => requests[request]!.messages[0]!.content === requests[request - 1]!.messages[0]!.content,
+      ({ request }) =>
+        requests[request]!.messages[0]!.content === requests[request - 1]!.messages[0]!.content,
     );
     expect(told.length).toBeGreaterThanOrEqual(editedTurns.length - 3);
     for (const { request, said } of told) {
