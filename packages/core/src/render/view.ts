@@ -25,12 +25,27 @@ export class PlanView {
   /** The render clock: the time asked for, rounded down to its quarter hour (see `renderClock`). */
   readonly now: number;
   readonly presence: Presence[] | null;
+  /** How actors are named in the text (see RenderOptions.nameOf). */
+  readonly nameOf: (actor: Actor) => string;
+  /** Whether the native format shows task numbers (RenderOptions.numbers). */
+  readonly showNumbers: boolean;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
   private numbers: TaskNumbers | undefined;
 
-  constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
+  constructor(
+    plan: Plan,
+    options: {
+      actor?: Actor;
+      now?: number;
+      presence?: Iterable<Presence> | null;
+      nameOf?: (actor: Actor) => string;
+      numbers?: boolean;
+    },
+  ) {
     this.plan = plan;
+    this.nameOf = options.nameOf ?? ((actor) => actor);
+    this.showNumbers = options.numbers ?? false;
     this.actor = options.actor ?? plan.actor;
     this.now = renderClock(options.now ?? Date.now());
     this.presence = options.presence ? [...options.presence] : null;
