@@ -9,12 +9,12 @@ import {
   type ContextFeed,
   createContextFeed,
   createToolkit,
+  FAMILY_FORMATS,
   type FamilyName,
   isToolError,
   learnedProcedures,
   learnedProcedureTool,
   type Plan,
-  type RenderFormat,
   type Presence as RenderPresence,
   type Skill,
   type Toolkit,
@@ -22,15 +22,6 @@ import {
 } from '@cairn/core';
 import type * as Y from 'yjs';
 import type { Model, ModelMessage } from './model.js';
-
-/** The context format that goes with each family: the one its seed's agents read. */
-export const FORMAT_OF: Record<FamilyName, RenderFormat> = {
-  cairn: 'native',
-  task_manage: 'checklist',
-  todo: 'reminder',
-  task_graph: 'native',
-  ongoing_task: 'open-tasks',
-};
 
 const MAX_STEPS = 8;
 const MAX_HISTORY = 30;
@@ -149,7 +140,7 @@ export class BrowserAgent {
     // Presence is read again at each full render, not frozen when the feed is made.
     const presence = { [Symbol.iterator]: () => this.options.presence()[Symbol.iterator]() };
     this.feed ??= createContextFeed(plan, {
-      format: FORMAT_OF[this.family],
+      format: FAMILY_FORMATS[this.family],
       actor,
       presence,
       maxTokens: 4000,
