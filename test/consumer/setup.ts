@@ -50,8 +50,16 @@ export default async function setup(project: TestProject): Promise<() => void> {
     JSON.stringify({ name: 'consumer-nopeer', private: true, type: 'module' }),
   );
   await Promise.all([
-    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket and Node's types.
-    npm(app, ['install', ...Object.values(tarballs), 'yjs@^13.6.0', 'ws@^8', '@types/node@^20']),
+    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket and Node's types,
+    // and the AI SDK, the optional peer of the @cairn/core/ai adapter.
+    npm(app, [
+      'install',
+      ...Object.values(tarballs),
+      'yjs@^13.6.0',
+      'ws@^8',
+      '@types/node@^20',
+      'ai@7.0.173',
+    ]),
     npm(nopeer, ['install', '--legacy-peer-deps', ...Object.values(tarballs)]),
   ]);
   step('installed');
