@@ -15,7 +15,14 @@ const entries = {
   '@cairn/core/mastra': 'packages/core/src/agents/mastra.ts',
   '@cairn/core/anthropic': 'packages/core/src/agents/anthropic.ts',
 };
-const FRAMEWORKS = ['ai', '@openai/agents', '@langchain/core', 'langchain', '@mastra/core', '@anthropic-ai/sdk'];
+const FRAMEWORKS = [
+  'ai',
+  '@openai/agents',
+  '@langchain/core',
+  'langchain',
+  '@mastra/core',
+  '@anthropic-ai/sdk',
+];
 const frameworkOf = (path) =>
   FRAMEWORKS.find((f) => path === f || path.startsWith(`${f}/`) || path.includes(`node_modules/${f}/`));
 let failed = false;
@@ -41,7 +48,9 @@ for (const [name, entry] of Object.entries(entries)) {
       .map((i) => frameworkOf(i.path))
       .filter(Boolean);
     if (!entry.includes('/agents/') && imported.length > 0) {
-      throw new Error(`imports an agent framework (${[...new Set(imported)].join(', ')}); only its adapter may`);
+      throw new Error(
+        `imports an agent framework (${[...new Set(imported)].join(', ')}); only its adapter may`,
+      );
     }
     const code = result.outputFiles[0].contents;
     console.log(
