@@ -4,6 +4,7 @@
 // `{ error: true, message }` when a call does not match; a call the toolkit refuses comes back the same way, with
 // the toolkit's code and message. `instructions` is the plan for the system prompt; `prepareStep` adds what
 // others changed as a message before each step (the run's message list keeps it where it was told).
+import type { ProcessInputStepArgs, ProcessInputStepResult } from '@mastra/core/processors';
 import { createTool } from '@mastra/core/tools';
 import type { Plan } from '../plan.js';
 import type { Toolkit } from '../tools/toolkit.js';
@@ -16,9 +17,8 @@ import {
 } from './session.js';
 
 type MastraTool = ReturnType<typeof createTool>;
-type PrepareStep = NonNullable<
-  NonNullable<Parameters<import('@mastra/core/agent').Agent['generate']>[1]>['prepareStep']
->;
+/** Mastra's `prepareStep` (the options of `generate` and `stream`): called before each step. */
+type PrepareStep = (args: ProcessInputStepArgs) => Promise<ProcessInputStepResult | undefined>;
 
 export interface CairnMastra {
   /** For `new Agent({ tools })`. */
