@@ -67,10 +67,7 @@ describe('@cairn/core/mastra', () => {
       model,
       tools: cairn.tools,
     });
-    const result = await agent.generate('Plan the blog post and start on it.', {
-      maxSteps: 10,
-      prepareStep: cairn.prepareStep,
-    });
+    const result = await agent.generate('Plan the blog post and start on it.', { maxSteps: 10 });
     expect(result.text).toBe(FINAL_TEXT);
     // Mastra checks a JSON Schema before the tool runs, and tells the model in its own words.
     session.check(seen, /Tool input validation failed for add_tasks/);

@@ -31,14 +31,6 @@ export function cairnAnthropic(
 ): CairnAnthropic {
   const session = createAgentSession(source, options);
   let system: string | null = null;
-  /** What to tell after this result: others' changes, or (a thread's system prompt being fixed) the plan anew. */
-  const news = async (): Promise<string> => {
-    if (system === null) return '';
-    const turn = await session.turn();
-    if (turn.system === system) return turn.delta;
-    system = turn.system;
-    return `The plan as it is now:\n${turn.plan}`;
-  };
   const tools = session.tools.map((t) =>
     betaTool({
       name: t.name,
@@ -46,7 +38,7 @@ export function cairnAnthropic(
       inputSchema: t.parameters as Parameters<typeof betaTool>[0]['inputSchema'],
       run: async (input: unknown) => {
         const outcome = await session.run(t.name, input);
-        const told = await news();
+        const told = await session.news();
         const text = told === '' ? outcome.text : `${outcome.text}\n\n${told}`;
         if (!outcome.ok) throw new ToolError(text);
         return text;

@@ -1,10 +1,10 @@
-// @cairn/core/mastra: Cairn in a Mastra agent (`new Agent({ tools, instructions })`, `agent.generate(input,
-// { prepareStep })`). The tools are `createTool()`s over the toolkit's JSON Schemas, keyed by name (the record
-// keys are the names the model sees). Mastra validates a JSON Schema itself and hands the model
-// `{ error: true, message }` when a call does not match; a call the toolkit refuses comes back the same way, with
-// the toolkit's code and message. `instructions` is the plan for the system prompt; `prepareStep` adds what
-// others changed as a message before each step (the run's message list keeps it where it was told).
-import type { ProcessInputStepArgs, ProcessInputStepResult } from '@mastra/core/processors';
+// @cairn/core/mastra: Cairn in a Mastra agent (`new Agent({ tools, instructions })`). The tools are
+// `createTool()`s over the toolkit's JSON Schemas, keyed by name (the record keys are the names the model sees).
+// Mastra validates a JSON Schema itself and hands the model `{ error: true, message }` when a call does not
+// match; a call the toolkit refuses comes back the same way, with the toolkit's code and message.
+// `instructions` is the plan for the system prompt. What others changed comes with the next tool result
+// (`{ result, sinceLastCall }`, as the HTTP API says it): Mastra's message list regroups messages added between
+// steps (user messages after every response), so a delta message would move and break the cached prefix.
 import { createTool } from '@mastra/core/tools';
 import type { Plan } from '../plan.js';
 import type { Toolkit } from '../tools/toolkit.js';
@@ -17,16 +17,11 @@ import {
 } from './session.js';
 
 type MastraTool = ReturnType<typeof createTool>;
-/** Mastra's `prepareStep` (the options of `generate` and `stream`): called before each step. */
-type PrepareStep = (args: ProcessInputStepArgs) => Promise<ProcessInputStepResult | undefined>;
-
 export interface CairnMastra {
   /** For `new Agent({ tools })`. */
   tools: Record<string, MastraTool>;
   /** For `new Agent({ instructions })`: the system prompt with the plan. */
   instructions: () => Promise<string>;
-  /** For `agent.generate(input, { prepareStep })` (or `stream`): others' changes before each step. */
-  prepareStep: PrepareStep;
   session: AgentSession;
 }
 
@@ -46,34 +41,19 @@ export function cairnMastra(
       inputSchema: t.parameters as any,
       execute: async (input: unknown) => {
         const outcome = await session.run(t.name, input);
-        if (outcome.ok) return outcome.result;
+        const news = await session.news();
+        if (outcome.ok) return news === '' ? outcome.result : { result: outcome.result, sinceLastCall: news };
         const { error } = outcome.result as { error: { code: string; message: string } };
-        return { error: true, code: error.code, message: error.message };
+        return { error: true, code: error.code, message: error.message, ...(news ? { sinceLastCall: news } : {}) };
       },
     }) as MastraTool;
   }
-  const prepareStep: PrepareStep = async ({ messageList, systemMessages }) => {
-    const before = system;
-    const turn = await session.turn();
-    system = turn.system;
-    if (turn.delta !== '') messageList.add({ role: 'user', content: turn.delta }, 'input');
-    // Rendered again: the new plan replaces the old one in the system prompt.
-    if (before !== null && before !== system) {
-      return {
-        systemMessages: systemMessages.map((m) =>
-          m.content === before ? { role: 'system', content: system } : m,
-        ),
-      } as Awaited<ReturnType<PrepareStep>>;
-    }
-    return undefined;
-  };
   return {
     tools,
     instructions: async () => {
       system ??= (await session.turn()).system;
       return system;
     },
-    prepareStep,
     session,
   };
 }

@@ -45,6 +45,8 @@ export interface AgentSessionOptions {
   format?: RenderFormat;
   /** What the system prompt says before the plan. Default: a few lines on how the plan and its changes come. */
   instructions?: string;
+  /** As createContextFeed's (with a Plan or Toolkit; an HTTP toolkit takes its own). Default 3. */
+  reRenderShare?: number;
 }
 
 export const DEFAULT_INSTRUCTIONS =
@@ -89,8 +91,14 @@ export interface AgentSession {
    * the deltas told so far spliced in at the points they were told, this call's (if any) at the end.
    */
   prepare<M>(history: readonly M[], toMessage: (delta: string) => M): Promise<PreparedCall<M>>;
-  /** The next context turn alone, for a framework that cannot place a message (its delta rides a tool result). */
+  /** The next context turn alone (the first renders the plan for the system prompt). */
   turn(): Promise<ContextTurn & { system: string }>;
+  /**
+   * For a framework whose history Cairn cannot add a message to, or whose system prompt cannot change once sent:
+   * what to tell with the next tool result. Others' changes since the previous call, or, when the plan is
+   * rendered again, the whole plan as it is now; '' before the first turn or when nothing changed.
+   */
+  news(): Promise<string>;
   /** Stops the toolkit this session made (with a Plan); a toolkit passed in is the caller's to destroy. */
   destroy(): void;
 }
@@ -120,7 +128,11 @@ export function createAgentSession(
   const feed = isContextSource(toolkit)
     ? toolkit.contextFeed({ format })
     : (() => {
-        const local = createContextFeed(toolkit.plan, { format, actor: toolkit.actor });
+        const local = createContextFeed(toolkit.plan, {
+          format,
+          actor: toolkit.actor,
+          ...(options.reRenderShare !== undefined ? { reRenderShare: options.reRenderShare } : {}),
+        });
         return { turn: async () => local.turn() };
       })();
 
@@ -164,6 +176,12 @@ export function createAgentSession(
       return { system: next.system, messages, delta: next.delta };
     },
     turn,
+    async news() {
+      if (system === '') return '';
+      const before = system;
+      const next = await turn();
+      return next.system === before ? next.delta : `The plan as it is now:\n${next.plan}`;
+    },
     destroy() {
       if (own) (toolkit as Toolkit).destroy();
     },
