@@ -1,6 +1,6 @@
 // Benchmark 12: the agent-framework adapters. (1) Tokens the model reads over a 20-call scripted session in each
 // framework's own loop, with Cairn's context (the plan once, byte-identical, then deltas) against the same
-// session with the plan rendered again on every call it changed (the adapter with reRenderShare 0). A provider
+// session with the plan rendered again into the system prompt on every call it changed. A provider
 // caches a prompt's unchanged prefix, so what a model call reads anew is what follows the longest prefix it
 // shares with the call before; both that and everything sent are counted (cl100k). (2) What each adapter adds
 // to a browser bundle beside Cairn's root entry (min+gzip, esbuild), beside the size of its framework.
@@ -50,12 +50,10 @@ function sharedPrefix(a: string, b: string): number {
   return i;
 }
 
-async function session(framework: Framework, reRenderShare: number | undefined) {
+async function session(framework: Framework, reRender: boolean) {
   const plan = createPlan({ actor: 'agent:bench', random: rng(7) });
   plan.withActor('user:ann').addMany(tasks(TASKS));
-  const sent = await runLoop(framework, plan, script(plan, 11), CALLS, {
-    ...(reRenderShare !== undefined ? { reRenderShare } : {}),
-  });
+  const sent = await runLoop(framework, plan, script(plan, 11), CALLS, reRender);
   let total = 0;
   let fresh = 0;
   sent.forEach((text, i) => {
@@ -102,13 +100,13 @@ export async function run(_options: {
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
   const rows: Row[] = [];
   for (const framework of FRAMEWORKS) {
-    const cairn = await session(framework, undefined);
-    const every = await session(framework, 0);
+    const cairn = await session(framework, false);
+    const every = await session(framework, true);
     const share = cairn.fresh / every.fresh;
     rows.push({
       measure: `@cairn/core/${framework}: tokens read anew over ${cairn.calls} calls (${TASKS} tasks, one change by someone else a call)`,
       cairn: count(cairn.fresh, 'tokens'),
-      baselineName: 'the plan rendered again on every call it changed',
+      baselineName: 'the plan rendered into the system prompt on every call it changed',
       baseline: count(every.fresh, 'tokens'),
       ratio: pct(share),
       target: `≤ ${pct(TARGET_SHARE)}`,
@@ -153,15 +151,17 @@ export async function run(_options: {
     method:
       `Each framework's own loop (generateText, run(agent), createAgent, Mastra's Agent, the Anthropic tool runner) ` +
       `driven by its test model for ${CALLS} calls on a ${TASKS}-task plan; before each call another actor moves a ` +
-      'task on, and the agent claims and closes tasks. The baseline is the same adapter with reRenderShare 0: the ' +
-      'plan rendered whole again whenever it changed. A call reads anew what follows the longest prefix it shares ' +
+      'task on, and the agent claims and closes tasks. The baseline renders the plan whole into the system prompt ' +
+      'before every call it changed (the adapter with reRenderShare 0; for Mastra and the Anthropic runner, the ' +
+      'same tools in a loop that sets the system prompt anew each call, without a thread). A call reads anew what ' +
+      'follows the longest prefix it shares ' +
       "with the call before (a provider's prompt cache), in the order tools, system prompt, messages; cl100k. " +
       `Sizes: esbuild from the sources, bundle + minify, ESM, browser, es2022, gzip 9, root entry = ${typeof root === 'number' ? bytes(root) : root}.`,
     rows,
     notes: [
       'Token counts are deterministic (seeded plan and script): one run is the figure, no interval is needed.',
-      'Anthropic: the tool runner keeps a server-held thread whose system prompt cannot change, so a re-render ' +
-        'is told in the next tool result; the baseline then carries the whole plan in every result.',
+      "Mastra and Anthropic: the adapters tell others' changes with the next tool result (Mastra regroups added " +
+        "messages; a runner thread's system prompt is fixed); the other three place them as messages.",
     ],
   };
 }

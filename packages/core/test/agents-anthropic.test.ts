@@ -39,8 +39,8 @@ async function messagesApi(session: ScriptedSession, seen: SeenCall[], errors: b
     const conversation = previous
       ? { ...previous, messages: [...previous.messages, ...p.messages] }
       : { system: p.system, messages: p.messages };
-    const blocks = conversation.messages.flatMap((m) =>
-      typeof m.content === 'string' ? [m.content] : m.content,
+    const blocks: Array<string | Block> = conversation.messages.flatMap(
+      (m): Array<string | Block> => (typeof m.content === 'string' ? [m.content] : m.content),
     );
     seen.push({ system: conversation.system, rest: blocks.map(blockText).join('\n') });
     const results = blocks.filter((b): b is Block => typeof b !== 'string' && b.type === 'tool_result');

@@ -64,7 +64,8 @@ describe('@cairn/core/mastra', () => {
       id: 'planner',
       name: 'planner',
       instructions: cairn.instructions,
-      model,
+      // The AI SDK's mock, which Mastra runs; its types come from Mastra's own copy of the provider interface.
+      model: model as never,
       tools: cairn.tools,
     });
     const result = await agent.generate('Plan the blog post and start on it.', { maxSteps: 10 });
