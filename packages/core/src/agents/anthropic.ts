@@ -30,7 +30,6 @@ export function cairnAnthropic(
   options: AgentSessionOptions = {},
 ): CairnAnthropic {
   const session = createAgentSession(source, options);
-  let system: string | null = null;
   const tools = session.tools.map((t) =>
     betaTool({
       name: t.name,
@@ -47,10 +46,7 @@ export function cairnAnthropic(
   );
   return {
     tools,
-    system: async () => {
-      system ??= (await session.turn()).system;
-      return system;
-    },
+    system: () => session.systemPrompt(),
     session,
   };
 }

@@ -31,7 +31,6 @@ export function cairnMastra(
   options: AgentSessionOptions = {},
 ): CairnMastra {
   const session = createAgentSession(source, options);
-  let system: string | null = null;
   const tools: Record<string, MastraTool> = {};
   for (const t of session.tools) {
     tools[t.name] = createTool({
@@ -44,16 +43,18 @@ export function cairnMastra(
         const news = await session.news();
         if (outcome.ok) return news === '' ? outcome.result : { result: outcome.result, sinceLastCall: news };
         const { error } = outcome.result as { error: { code: string; message: string } };
-        return { error: true, code: error.code, message: error.message, ...(news ? { sinceLastCall: news } : {}) };
+        return {
+          error: true,
+          code: error.code,
+          message: error.message,
+          ...(news ? { sinceLastCall: news } : {}),
+        };
       },
     }) as MastraTool;
   }
   return {
     tools,
-    instructions: async () => {
-      system ??= (await session.turn()).system;
-      return system;
-    },
+    instructions: () => session.systemPrompt(),
     session,
   };
 }

@@ -34,7 +34,6 @@ export function cairnAgentTools(
   options: AgentSessionOptions = {},
 ): CairnAgents {
   const session = createAgentSession(source, options);
-  let system: string | null = null;
   const tools = session.tools.map((t) =>
     tool({
       name: t.name,
@@ -56,15 +55,11 @@ export function cairnAgentTools(
       role: 'user' as const,
       content: delta,
     }));
-    system = prepared.system;
     return { instructions: prepared.system, input: prepared.messages };
   };
   return {
     tools,
-    instructions: async () => {
-      system ??= (await session.turn()).system;
-      return system;
-    },
+    instructions: () => session.systemPrompt(),
     callModelInputFilter,
     session,
   };

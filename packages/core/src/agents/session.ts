@@ -51,7 +51,7 @@ export interface AgentSessionOptions {
 
 export const DEFAULT_INSTRUCTIONS =
   'You work on a shared task plan, with others who change it too. The plan as it stood when you last read it ' +
-  'whole is below; what others changed since comes in messages headed "Changes since your last turn". Read and ' +
+  'whole is below; what others changed since comes headed "Changes since your last turn". Read and ' +
   'change the plan only through the tools.';
 
 export interface AgentTool {
@@ -91,6 +91,8 @@ export interface AgentSession {
    * the deltas told so far spliced in at the points they were told, this call's (if any) at the end.
    */
   prepare<M>(history: readonly M[], toMessage: (delta: string) => M): Promise<PreparedCall<M>>;
+  /** The system prompt as it stands (the first call renders the plan), for frameworks that ask for it apart. */
+  systemPrompt(): Promise<string>;
   /** The next context turn alone (the first renders the plan for the system prompt). */
   turn(): Promise<ContextTurn & { system: string }>;
   /**
@@ -176,6 +178,9 @@ export function createAgentSession(
       return { system: next.system, messages, delta: next.delta };
     },
     turn,
+    async systemPrompt() {
+      return system === '' ? (await turn()).system : system;
+    },
     async news() {
       if (system === '') return '';
       const before = system;
