@@ -486,7 +486,9 @@ describe('tools over HTTP', () => {
     );
     expect(mcp.body.tools[0].inputSchema).toMatchObject({ type: 'object' });
     // The compact native tools are a family of their own.
-    const compact = await call(server, 'GET', '/api/plans/acme%3A1/tools?families=cairn_compact', { token: reader });
+    const compact = await call(server, 'GET', '/api/plans/acme%3A1/tools?families=cairn_compact', {
+      token: reader,
+    });
     expect(compact.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual([
       'read_tasks',
       'write_tasks',
