@@ -1,6 +1,7 @@
 // Two agents on two frameworks share one plan through a real `cairn serve`: an AI SDK agent holding the live
 // plan (@cairn/core/websocket) and a LangChain agent over the HTTP API (createHttpToolkit). Each adds a task; each
 // is told of the other's in its next model call, as a delta after a system prompt that stays byte-identical.
+// Then the HTTP toolkit alone: its actor, its refusals, its families, and a server that does not answer.
 import { createHttpToolkit, createPlan } from '@cairn/core';
 import { cairnTools } from '@cairn/core/ai';
 import { cairnLangChain } from '@cairn/core/langchain';
@@ -179,5 +180,43 @@ describe('two agents, two frameworks, one live plan', () => {
     handle.release();
     writer.session.destroy();
     live.destroy();
+  });
+});
+
+describe('createHttpToolkit', () => {
+  it('runs calls as its actor, refuses a malformed one with the toolkit’s error, and offers cairn_compact', async () => {
+    const server = await startServer();
+    const planId = 'http-only';
+    await seedPlan(server, planId, [{ title: 'Existing task' }]);
+    const http = createHttpToolkit({
+      url: server.http,
+      plan: planId,
+      actor: 'agent:remote',
+      families: ['cairn_compact'],
+    });
+    expect(http.names).toEqual(['read_tasks', 'write_tasks', 'claim_task']);
+    const added = (await http.dispatch('write_tasks', { tasks: [{ title: 'Over HTTP' }] })) as {
+      added: Array<{ title: string }>;
+    };
+    expect(added.added[0]!.title).toBe('Over HTTP');
+    const handle = await server.server.hub.openPlan(planId);
+    const onServer = createPlan({ doc: handle.doc, actor: 'agent:check' });
+    const count = onServer.list().length;
+    // A malformed call (raw JSON text, as a model sends it) is the toolkit's refusal, and writes nothing.
+    const refused = await http.dispatch('write_tasks', '{"tasks":[{"title":5}]}');
+    expect(refused).toMatchObject({ error: { code: 'invalid_argument' } });
+    expect((refused as { error: { message: string } }).error.message).toMatch(/tasks\.0\.title/);
+    // A tool outside the families it was given is refused by the server.
+    const outside = await http.dispatch('add_tasks', { tasks: [{ title: 'x' }] });
+    expect(outside).toMatchObject({ error: { code: 'unknown_tool' } });
+    expect(onServer.list()).toHaveLength(count);
+    expect(onServer.list().find((t) => t.title === 'Over HTTP')?.createdBy).toBe('agent:remote');
+    onServer.destroy();
+    handle.release();
+    // A server that does not answer is an error the model can read, never a throw.
+    const gone = createHttpToolkit({ url: 'http://127.0.0.1:1', plan: planId, actor: 'agent:remote' });
+    const unreachable = await gone.dispatch('list_tasks', {});
+    expect(unreachable).toMatchObject({ error: { code: 'internal' } });
+    expect((unreachable as { error: { message: string } }).error.message).toMatch(/did not answer/);
   });
 });
