@@ -23,6 +23,7 @@ export const BENCHMARKS = [
   'cluster-latency',
   'cluster-fanout',
   'agent-context',
+  'agent-adapters',
 ] as const;
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */

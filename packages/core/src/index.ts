@@ -8,6 +8,18 @@
  * `renderDelta` and `resolveContext`. The plan's conversation: `createChat(doc, { actor })` (docs/SCHEMA.md, "Chat").
  */
 
+export type { HttpToolkit, HttpToolkitOptions } from './agents/http.js';
+export { createHttpToolkit } from './agents/http.js';
+export type {
+  AgentSession,
+  AgentSessionOptions,
+  AgentTool,
+  AgentToolkit,
+  ContextSource,
+  PreparedCall,
+  ToolOutcome,
+} from './agents/session.js';
+export { createAgentSession, DEFAULT_INSTRUCTIONS, FAMILY_FORMATS } from './agents/session.js';
 export type { ChangePoint, TaskDelta } from './changes.js';
 export { changesSince } from './changes.js';
 export type {

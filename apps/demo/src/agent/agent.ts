@@ -7,13 +7,13 @@
 import {
   type Chat,
   createToolkit,
+  FAMILY_FORMATS,
   type FamilyName,
   isToolError,
   learnedProcedures,
   learnedProcedureTool,
   type OpenAIToolDefinition,
   type Plan,
-  type RenderFormat,
   type Presence as RenderPresence,
   type Skill,
   type Toolkit,
@@ -22,15 +22,6 @@ import {
 import type * as Y from 'yjs';
 import { Conversation } from './conversation.js';
 import type { Model, ModelMessage } from './model.js';
-
-/** The context format that goes with each family: the one its seed's agents read. */
-export const FORMAT_OF: Record<FamilyName, RenderFormat> = {
-  cairn: 'native',
-  task_manage: 'checklist',
-  todo: 'reminder',
-  task_graph: 'native',
-  ongoing_task: 'open-tasks',
-};
 
 const MAX_STEPS = 8;
 /** How long one model call may take before the turn is stopped, unless the page says otherwise. */
@@ -138,7 +129,7 @@ export class BrowserAgent {
       plan,
       actor,
       owner,
-      format: FORMAT_OF[this.family],
+      format: FAMILY_FORMATS[this.family],
       nameOf,
       presence,
       ...(planText ? { planText } : {}),

@@ -34,7 +34,10 @@ const FAMILY_LABELS: Record<FamilyName, string> = {
   todo: 'todo (TodoWrite style)',
   task_graph: 'task_graph (create, complete, list ready)',
   ongoing_task: 'ongoing_task (conversation tasks)',
+  cairn_compact: 'compact native (read, write, claim)',
 };
+/** The offline planner speaks the five seed families; the compact one is offered to models that need no script. */
+const OFFERED_FAMILIES = FAMILY_NAMES.filter((f) => f !== 'cairn_compact');
 
 export class App {
   readonly el: HTMLElement;
@@ -147,7 +150,7 @@ export class App {
           },
         },
       },
-      ...FAMILY_NAMES.map((f) => h('option', { text: FAMILY_LABELS[f], attrs: { value: f } })),
+      ...OFFERED_FAMILIES.map((f) => h('option', { text: FAMILY_LABELS[f], attrs: { value: f } })),
     );
     familySelect.value = this.agent.currentFamily;
     const toolbar = h(

@@ -8,6 +8,7 @@ import { type Actor, ActorSchema } from '../schema.js';
 import { parseOrThrow } from '../validate.js';
 import { errorInAliases } from './aliases.js';
 import { cairnFamily } from './cairn.js';
+import { cairnCompactFamily } from './cairn-compact.js';
 import {
   acceptsNull,
   DEFINITION_FORMATS,
@@ -33,6 +34,7 @@ export const FAMILIES: Readonly<Record<FamilyName, ToolFamily>> = {
   todo: todoFamily,
   task_graph: taskGraphFamily,
   ongoing_task: ongoingTaskFamily,
+  cairn_compact: cairnCompactFamily,
 };
 
 export interface ToolkitOptions {

@@ -149,7 +149,8 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const grant = await authorizeRequest(hub, c.req.raw, planId, 'read');
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
-    const reader = agentActor(hub, grant, null);
+    // `as`: the agent reading (its own changes are left out of a delta), as a tool call names it.
+    const reader = agentActor(hub, grant, url.searchParams.get('as'));
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
     const json = /\bapplication\/json\b/.test(c.req.header('accept') ?? '');
