@@ -178,13 +178,17 @@ export class PostgresStore implements PlanStore {
       plan.tail = plan.tail.then(() => this.insertQueued(planId, plan));
       await plan.tail;
     }
-    if (plan.failed.length > 0) {
-      throw new CairnError(
-        'storage',
-        `Could not store updates of plan "${planId}" in PostgreSQL at ${redactUrl(this.url)}: ${plan.lastError?.message}`,
-        { planId },
-      );
-    }
+    if (plan.failed.length > 0) throw this.notStored(planId, plan);
+  }
+
+  /**
+   * Resolves once every update appended so far is committed; rejects when an insert failed. Unlike `flush` it
+   * never retries, so a caller per update (the relay) adds no inserts while the database is away.
+   */
+  async committed(planId: string): Promise<void> {
+    const plan = this.loadedPlan(planId);
+    await plan.tail;
+    if (plan.failed.length > 0) throw this.notStored(planId, plan);
   }
 
   compact(planId: string): Promise<void> {
@@ -291,6 +295,14 @@ export class PostgresStore implements PlanStore {
     } finally {
       client.release();
     }
+  }
+
+  private notStored(planId: string, plan: LoadedPlan): CairnError {
+    return new CairnError(
+      'storage',
+      `Could not store updates of plan "${planId}" in PostgreSQL at ${redactUrl(this.url)}: ${plan.lastError?.message}`,
+      { planId },
+    );
   }
 
   private async query<R extends pg.QueryResultRow>(planId: string, text: string, values: unknown[]) {
