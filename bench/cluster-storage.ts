@@ -1,4 +1,4 @@
-// Benchmark 12: rows written per edit and PostgreSQL's CPU on a three-instance cluster, each update stored once
+// Benchmark 13: rows written per edit and PostgreSQL's CPU on a three-instance cluster, each update stored once
 // (now) against every instance storing every update it relays (the behaviour before decision 030, reproduced by
 // an extension that also stores what arrives from Redis). Runs interleave the two, on one redis-server and one
 // PostgreSQL; the ratio's interval is a bootstrap over the runs.
@@ -171,7 +171,7 @@ export async function run({
   ];
   return {
     id: 'cluster-storage',
-    number: 12,
+    number: 13,
     title: 'Rows and PostgreSQL CPU per edit on three cluster instances',
     method:
       `Three in-process instances on one redis-server and one PostgreSQL, one Cairn client on each making ${editsPerClient.toLocaleString('en-US')} edits ` +

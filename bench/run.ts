@@ -22,6 +22,7 @@ export const BENCHMARKS = [
   'tool-definitions',
   'cluster-latency',
   'cluster-fanout',
+  'agent-context',
   'cluster-storage',
 ] as const;
 

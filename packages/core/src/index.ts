@@ -41,7 +41,8 @@ export type { LearnedContext } from './learning/context.js';
 export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
-export { assertPlanDocId, isPlanDocId } from './learning/documents.js';
+export { assertPlanDocId, isPlanDocId, ownerOfDerivedDoc } from './learning/documents.js';
+export { knownTools, learnableCalls } from './learning/known-tools.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
 export {
   learnSkill,
@@ -130,7 +131,7 @@ export {
 } from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
-export { type Presence, RENDER_CLOCK_STEP_MS, renderClock } from './render/view.js';
+export { inline, type Presence, RENDER_CLOCK_STEP_MS, renderClock } from './render/view.js';
 export type {
   Actor,
   ClosedStatus,
@@ -162,6 +163,7 @@ export {
   StatusSchema,
   TaskInputSchema,
   TaskPatchSchema,
+  TEXT_LIMITS,
   WAITING_STATUSES,
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';

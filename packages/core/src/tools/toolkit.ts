@@ -180,8 +180,11 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
   return observeCalls(toolkit, options.onCall, ctx.now, (name) => tools.get(name)?.family.ids === 'num');
 }
 
-/** Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape. */
-function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
+/**
+ * Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape: what a
+ * dispatch runs with, and how a trace's recorded arguments are checked before they are learned from.
+ */
+export function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
   let value = raw;
   if (typeof value === 'string') {
     const text = value.trim();

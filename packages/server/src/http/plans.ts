@@ -136,6 +136,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(c.req.raw, false));
     return withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
+      hub.assertFits(planId, jsonBytes(body));
       const task = taskOf(plan, c.req.param('taskId'));
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
       // Closing the task skips its open steps in the same write (the plan's rule).
@@ -254,6 +255,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         },
       });
       try {
+        if (!offered.readOnly) hub.assertFits(planId, jsonBytes(args));
         const result = await toolkit.dispatch(name, args);
         // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
         await Promise.all([
@@ -551,6 +553,14 @@ export function parseBody<T extends z.ZodType>(
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
+/**
+ * Bytes of a request's JSON body as read: what a write from it adds to a plan, about (the server refuses a write
+ * that would grow the plan past its limit: `SyncHub.assertFits`).
+ */
+export function jsonBytes(body: unknown): number {
+  return body === undefined ? 0 : Buffer.byteLength(JSON.stringify(body));
+}
+
 export function readBody(request: Request, optional: boolean): Promise<unknown> {
   return readJson(request, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
 }
