@@ -24,6 +24,7 @@ export const BENCHMARKS = [
   'cluster-fanout',
   'agent-context',
   'agent-adapters',
+  'cluster-storage',
 ] as const;
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
