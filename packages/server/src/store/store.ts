@@ -73,6 +73,11 @@ export interface DamagedLog {
   recordsAfter: number;
   /** Bytes that hold no intact record: what is lost unless a client still holds those edits. */
   damagedBytes: number;
+  /**
+   * Set when the log lacks what the plan's first-read snapshot saw (emptied, deleted, cut): the snapshot file and
+   * the operations (of how many writers) it reflects that the log does not hold.
+   */
+  snapshot?: { path: string; clients: number; operations: number };
   /** When this store first refused it (ISO 8601). */
   since: string;
 }

@@ -2,7 +2,13 @@
 // it was when the snapshot was written (same size, same first and last record), so any later append makes it stale.
 import type * as nodeFs from 'node:fs';
 import type * as Y from 'yjs';
-import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot } from '../../snapshot.js';
+import {
+  type DecodedSnapshot,
+  decodeSnapshot,
+  encodeSnapshot,
+  type SnapshotAhead,
+  snapshotAheadOf,
+} from '../../snapshot.js';
 import { checkHeader, FRAME_BYTES, parseRecords } from './format.js';
 
 /** "CYS1" + u32 version 1, then the snapshot (see snapshot.ts: u32 crc32, JSON). */
@@ -87,6 +93,14 @@ export function readValidSnapshot(
   logPath: string,
   check: 'frames' | 'log' = 'frames',
 ): DecodedSnapshot | null {
+  const decoded = readSnapshotFile(fs, path);
+  if (!decoded || !logMatches(fs, logPath, decoded.at as LogPosition)) return null;
+  if (check === 'log' && !logIntact(fs, logPath, decoded.at as LogPosition)) return null;
+  return decoded;
+}
+
+/** The snapshot file at `path` whatever the log holds now; null if it is missing, corrupt or of another version. */
+export function readSnapshotFile(fs: typeof nodeFs, path: string): DecodedSnapshot | null {
   let file: Uint8Array;
   try {
     file = fs.readFileSync(path);
@@ -97,10 +111,36 @@ export function readValidSnapshot(
   if (file.byteLength < SNAP_HEADER_BYTES) return null;
   if (new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(4, true) !== SNAP_VERSION)
     return null;
-  const decoded = decodeSnapshot(file.subarray(SNAP_HEADER_BYTES));
-  if (!decoded || !logMatches(fs, logPath, decoded.at as LogPosition)) return null;
-  if (check === 'log' && !logIntact(fs, logPath, decoded.at as LogPosition)) return null;
-  return decoded;
+  return decodeSnapshot(file.subarray(SNAP_HEADER_BYTES));
+}
+
+/**
+ * Whether the intact records of a log, `bytes` up to `end`, still hold everything the snapshot `at` saw: the
+ * same bytes up to its size (its first and last frames where it saw them) or, when the log was rewritten since
+ * (a compaction; never a cut, which loses what the snapshot counts), every operation of its state vector.
+ */
+export function logHoldsSnapshot(
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+  snapshot: DecodedSnapshot,
+): SnapshotAhead | null {
+  const at = snapshot.at as Partial<LogPosition> | null;
+  if (
+    typeof at?.bytes === 'number' &&
+    end >= at.bytes &&
+    frameAt(bytes, at.first ?? null) &&
+    frameAt(bytes, at.last ?? null)
+  )
+    return null;
+  return snapshotAheadOf(snapshot.stateVector, records);
+}
+
+function frameAt(bytes: Uint8Array, mark: FrameMark | null): boolean {
+  if (mark === null) return true;
+  if (typeof mark.offset !== 'number' || mark.offset + FRAME_BYTES > bytes.byteLength) return false;
+  const view = new DataView(bytes.buffer, bytes.byteOffset + mark.offset, FRAME_BYTES);
+  return view.getUint32(0, true) === mark.length && view.getUint32(4, true) === mark.crc;
 }
 
 function logIntact(fs: typeof nodeFs, logPath: string, at: LogPosition): boolean {

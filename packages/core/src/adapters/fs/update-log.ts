@@ -3,6 +3,7 @@
 import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CairnError } from '../../errors.js';
+import type { DecodedSnapshot, SnapshotAhead } from '../../snapshot.js';
 import {
   checkHeader,
   encodeHeader,
@@ -13,7 +14,7 @@ import {
   parseRecords,
   scanLog,
 } from './format.js';
-import type { FrameMark, LogPosition } from './snapshot-file.js';
+import { type FrameMark, type LogPosition, logHoldsSnapshot, readSnapshotFile } from './snapshot-file.js';
 
 /**
  * - `batched` (default): each append is written with `writeSync` before `append` returns, so it is in the OS page
@@ -49,6 +50,11 @@ export interface UpdateLogOptions {
   onError?: (error: CairnError) => void;
   /** The file system calls to use; node:fs by default. Tests wrap it to inject failures. */
   fs?: typeof nodeFs;
+  /**
+   * The plan's first-read snapshot file (`<name>.snap`). When it is intact, `open` checks the log against it
+   * before changing anything: a log that lacks what the snapshot saw (emptied, deleted, cut) is damage.
+   */
+  snapshotPath?: string;
 }
 
 /** What `open` cut off the end of the file: an incomplete last record (a write a crash cut short). */
@@ -74,8 +80,13 @@ export interface LogDamage {
   keptRecords: number;
   /** Intact records found after the damage (they may depend on what the damage destroyed). */
   recordsAfter: number;
-  /** Bytes that hold no intact record. */
+  /** Bytes that hold no intact record (for a log behind its snapshot: the bytes the snapshot saw beyond it). */
   damagedBytes: number;
+  /**
+   * Set when the log lacks what its first-read snapshot saw (it was emptied, deleted or cut at a record boundary
+   * or inside a record): the snapshot file, and the operations it reflects that no intact record holds.
+   */
+  snapshot?: SnapshotAhead & { path: string };
 }
 
 export interface UpdateLogStats {
@@ -161,6 +172,7 @@ export class UpdateLog {
   static open(path: string, options: UpdateLogOptions = {}): UpdateLog {
     const fs = options.fs ?? nodeFs;
     removeLeftoverTemps(fs, path);
+    const existed = fs.existsSync(path);
     let fd: number;
     try {
       fd = fs.openSync(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
@@ -182,6 +194,7 @@ export class UpdateLog {
         );
       }
       if (header === 'empty') {
+        refuseIfBehindSnapshot(fs, path, options.snapshotPath, bytes, bytes.byteLength, []);
         writeAll(fs, fd, encodeHeader(), 0);
         fs.ftruncateSync(fd, HEADER_BYTES);
         return new UpdateLog(path, fs, fd, options, [], HEADER_BYTES, null, true);
@@ -191,6 +204,8 @@ export class UpdateLog {
       // cutting there would drop data, so the file is refused untouched and an operator decides.
       const scan = parsed.bad ? scanLog(bytes) : null;
       if (scan?.bad?.kind === 'corrupt') throw damagedError(describeDamage(path, scan));
+      // Before a torn tail is cut: a cut that took records the snapshot saw is damage, not a torn last write.
+      refuseIfBehindSnapshot(fs, path, options.snapshotPath, bytes, parsed.end, parsed.records);
       let recovery: LogRecovery | null = null;
       if (parsed.bad) {
         fs.ftruncateSync(fd, parsed.end);
@@ -205,6 +220,7 @@ export class UpdateLog {
       return new UpdateLog(path, fs, fd, options, parsed.records, parsed.end, recovery, false);
     } catch (error) {
       fs.closeSync(fd);
+      if (!existed) fs.rmSync(path, { force: true }); // a refused open leaves no log it created behind
       throw error instanceof CairnError ? error : storageError('read', path, error);
     }
   }
@@ -503,7 +519,60 @@ export function describeDamage(path: string, scan: LogScan): LogDamage {
   };
 }
 
+/** Throws the damage of a log whose intact records (`bytes` up to `end`) lack what its snapshot file saw. */
+function refuseIfBehindSnapshot(
+  fs: typeof nodeFs,
+  path: string,
+  snapshotPath: string | undefined,
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+): void {
+  if (!snapshotPath) return;
+  const damage = behindSnapshot(path, snapshotPath, readSnapshotFile(fs, snapshotPath), bytes, end, records);
+  if (damage) throw damagedError(damage);
+}
+
+/**
+ * The damage of a log whose intact records (`bytes` up to `end`) lack what its snapshot saw, or null when they
+ * hold all of it (or there is no intact snapshot to check against).
+ */
+export function behindSnapshot(
+  path: string,
+  snapshotPath: string,
+  snapshot: DecodedSnapshot | null,
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+): LogDamage | null {
+  const ahead = snapshot ? logHoldsSnapshot(bytes, end, records, snapshot) : null;
+  if (!ahead || !snapshot) return null;
+  const seen = (snapshot.at as Partial<LogPosition> | null)?.bytes;
+  return {
+    path,
+    offset: Math.min(end, bytes.byteLength),
+    keptRecords: records.length,
+    recordsAfter: 0,
+    damagedBytes: typeof seen === 'number' ? Math.max(0, seen - end) : 0,
+    snapshot: { path: snapshotPath, ...ahead },
+  };
+}
+
 function damagedError(damage: LogDamage): CairnError {
+  if (damage.snapshot) {
+    const { snapshot } = damage;
+    return new CairnError(
+      'storage',
+      `${damage.path} is damaged: it holds less than its snapshot ${snapshot.path} saw ` +
+        `(${snapshot.operations} operations of ${snapshot.clients} writers are in no intact record; the log has ` +
+        `${damage.keptRecords} intact records ending at byte ${damage.offset}` +
+        `${damage.damagedBytes > 0 ? `, ${damage.damagedBytes} bytes short of what the snapshot saw` : ''}). ` +
+        'The plan is not opened, so nothing overwrites the snapshot or the log. See what is left with ' +
+        `"cairn log inspect ${damage.path}"; "cairn log repair ${damage.path}" keeps the snapshot aside and serves ` +
+        'the log, and "--from-snapshot" also writes the snapshot\'s content back into the plan.',
+      { path: damage.path, damage },
+    );
+  }
   return new CairnError(
     'storage',
     `${damage.path} is damaged: ${damage.offset === 0 ? 'its header does not match' : `the record at byte ${damage.offset} fails its checksum`} ` +
