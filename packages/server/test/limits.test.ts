@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { CloseCode } from '@cairn/core/websocket';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { MemoryStore } from '../src/index.js';
+import { MemoryStore, signToken } from '../src/index.js';
 import { cairnClient, rawClient, startServer, type TestServer } from './helpers.js';
 
 /** A healthy client that keeps editing and getting acks while the others misbehave. */
@@ -58,7 +58,7 @@ describe('bad frames', () => {
     handle.release();
   });
 
-  it('closes a frame over the message limit with 4413, and far over it at the socket layer (1009)', async () => {
+  it('closes a frame over the message limit with 4413, far over it too, before it is buffered', async () => {
     const server = await startServer({ limits: { maxMessageBytes: 1024 } });
     const healthy = await healthyPair(server.url, 'room');
     const big = rawClient(server.url, 'room');
@@ -71,8 +71,60 @@ describe('bad frames', () => {
     const huge = rawClient(server.url, 'room');
     await huge.opened;
     huge.send(new Uint8Array(10_000));
-    expect((await huge.closed).code).toBe(CloseCode.MessageTooBig);
+    expect(await huge.closed).toEqual({
+      code: CloseCode.MessageTooLarge,
+      reason: expect.stringContaining('the limit is 1024'),
+    });
     await healthy.stillSyncing();
+  });
+});
+
+describe('unfinished fragmented messages (issue 29)', () => {
+  const secret = 'test-secret-with-at-least-thirty-two-bytes';
+
+  /** A read-only socket that starts a message in fragments of `size` bytes and never finishes it. */
+  async function reader(server: TestServer) {
+    const token = await signToken(secret, { plan: 'room', role: 'read', sub: 'reader' });
+    const socket = rawClient(server.url, 'room', { token });
+    await socket.opened;
+    return {
+      closed: socket.closed,
+      fragment(size: number) {
+        socket.ws.send(new Uint8Array(size).fill(1), { binary: true, fin: false });
+      },
+    };
+  }
+
+  it('closes a socket whose unfinished message passes the message limit (4413, naming the limit)', async () => {
+    const server = await startServer({ secret, limits: { maxMessageBytes: 256 * 1024 } });
+    const bad = await reader(server);
+    for (let i = 0; i < 8; i++) bad.fragment(48 * 1024); // 384 KiB, never finished: below ws's 512 KiB
+    expect(await bad.closed).toEqual({
+      code: CloseCode.MessageTooLarge,
+      reason: expect.stringContaining('the limit is 262144'),
+    });
+  });
+
+  it('closes a socket whose message stays unfinished past the time limit (4408), others carry on', async () => {
+    const server = await startServer({ secret, limits: { maxMessageMs: 300 } });
+    const bad = await reader(server);
+    const started = performance.now();
+    bad.fragment(100 * 1024);
+    const closed = await bad.closed;
+    expect(closed).toEqual({ code: CloseCode.MessageTimeout, reason: expect.stringContaining('300 ms') });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+    // A small unfinished message (below 64 KiB) and finished ones are not timed.
+    const calm = await reader(server);
+    calm.fragment(1024);
+    const writer = await signToken(secret, { plan: 'room', role: 'write', sub: 'writer' });
+    const doc = new Y.Doc();
+    const client = cairnClient(server.url, 'room', doc, { token: writer });
+    await client.whenSynced();
+    doc.getMap('tasks').set('k', 1);
+    await client.whenAcknowledged();
+    const outcome = await Promise.race([calm.closed, new Promise((r) => setTimeout(() => r('open'), 600))]);
+    expect(outcome).toBe('open');
+    client.destroy();
   });
 });
 

@@ -2,8 +2,16 @@
 // connection only, with a named close code (docs/PROTOCOL.md).
 
 export interface Limits {
-  /** Largest frame accepted, in bytes. Default 8 MiB (a fresh client's first sync can carry a whole plan). */
+  /**
+   * Largest message accepted, in bytes, whole or while its fragments arrive (the socket layer holds them until
+   * the last one). Default 8 MiB (a fresh client's first sync can carry a whole plan).
+   */
   maxMessageBytes: number;
+  /**
+   * Time a message holding more than 64 KiB may take to arrive, from its first bytes to its last fragment; a
+   * message still unfinished then closes the connection (4408), so no socket holds memory with it. Default 15 s.
+   */
+  maxMessageMs: number;
   /** Largest plan, in bytes of its encoded state. Default 64 MiB. */
   maxDocBytes: number;
   /** Sustained messages per second per connection. Default 200. */
@@ -34,6 +42,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = {
   maxMessageBytes: 8 * 1024 * 1024,
+  maxMessageMs: 15_000,
   maxDocBytes: 64 * 1024 * 1024,
   messagesPerSecond: 200,
   messageBurst: 2000,
