@@ -49,6 +49,8 @@ export const CloseCode = {
   MessageTooLarge: 4413,
   /** An update that would grow the plan past the server's document limit. */
   PlanTooLarge: 4414,
+  /** Updates waiting for dependencies that never arrived passed the server's bound (they are dropped, never stored). */
+  MissingDependencies: 4424,
   /** Too many messages or bytes per second, or too many queued before the plan loaded. */
   RateLimited: 4429,
   /** A bug on the server side. */

@@ -2,7 +2,9 @@
 // half-open sockets. Each closes only its own connection; the server and every other client carry on.
 import { connect } from 'node:net';
 import { CloseCode } from '@cairn/core/websocket';
+import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
+import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { MemoryStore, signToken } from '../src/index.js';
 import { cairnClient, rawClient, startServer, type TestServer } from './helpers.js';
@@ -76,6 +78,68 @@ describe('bad frames', () => {
       reason: expect.stringContaining('the limit is 1024'),
     });
     await healthy.stillSyncing();
+  });
+});
+
+describe('updates whose dependencies never arrive (issue 29)', () => {
+  /** Updates of one writer that all build on an edit the server never gets: each stays pending there. */
+  function orphans(count: number, bytes: number): Uint8Array[] {
+    const doc = new Y.Doc();
+    doc.getMap('tasks').set('never-sent', 1);
+    const base = Y.encodeStateVector(doc);
+    return Array.from({ length: count }, (_, i) => {
+      const before = Y.encodeStateVector(doc);
+      doc.getMap('tasks').set(`orphan${i}`, 'x'.repeat(bytes));
+      expect(Y.encodeStateVector(doc)).not.toEqual(base);
+      return Y.encodeStateAsUpdate(doc, before);
+    });
+  }
+
+  function updateMessage(update: Uint8Array): Uint8Array {
+    const encoder = encoding.createEncoder();
+    encoding.writeVarUint(encoder, 0);
+    syncProtocol.writeUpdate(encoder, update);
+    return encoding.toUint8Array(encoder);
+  }
+
+  it('closes a connection past its bound (4424, naming the limit), drops what waits, stores nothing of it', async () => {
+    const server = await startServer({ limits: { maxPendingBytesPerConnection: 256 * 1024 } });
+    const healthy = await healthyPair(server.url, 'room');
+    const bad = rawClient(server.url, 'room');
+    await bad.opened;
+    for (const update of orphans(4, 100 * 1024)) bad.send(updateMessage(update));
+    expect(await bad.closed).toEqual({
+      code: CloseCode.MissingDependencies,
+      reason: expect.stringMatching(/^This connection holds \d+ bytes .* the limit is 262144\. Dropped\.$/),
+    });
+    const handle = await server.server.hub.openPlan('room');
+    expect(handle.doc.store.pendingStructs).toBeNull();
+    // A joiner gets the plan, not the orphans.
+    expect(Y.encodeStateAsUpdate(handle.doc).byteLength).toBeLessThan(10_000);
+    handle.release();
+    await healthy.stillSyncing();
+    expect(await fetch(`${server.http}/metrics`).then((r) => r.text())).toMatch(
+      /cairn_updates_refused_total\{reason="missing_dependencies"\} 1/,
+    );
+  });
+
+  it('bounds a plan too, whoever sends: many connections under their own bound', async () => {
+    const server = await startServer({
+      limits: { maxPendingBytesPerConnection: 1024 * 1024, maxPendingBytesPerPlan: 300 * 1024 },
+    });
+    const [first, second, third, fourth] = orphans(4, 100 * 1024);
+    const sockets = [first, second, third, fourth].map(() => rawClient(server.url, 'room'));
+    await Promise.all(sockets.map((s) => s.opened));
+    for (const [i, update] of [first, second, third, fourth].entries())
+      sockets[i]!.send(updateMessage(update!));
+    const closes = await Promise.race([
+      Promise.any(sockets.map((s) => s.closed)),
+      new Promise((r) => setTimeout(() => r('none'), 5000)),
+    ]);
+    expect(closes).toEqual({
+      code: CloseCode.MissingDependencies,
+      reason: expect.stringMatching(/^This plan holds \d+ bytes .* the limit is 307200\. Dropped\.$/),
+    });
   });
 });
 

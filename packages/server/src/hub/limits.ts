@@ -26,6 +26,14 @@ export interface Limits {
   maxQueuedMessages: number;
   /** Bytes queued before the plan has loaded. Default 16 MiB. */
   maxQueuedBytes: number;
+  /**
+   * Bytes of updates one connection sent that wait for dependencies the server does not have (Yjs holds them in
+   * memory, merges each new one into them, and sends them to every joiner; they are not stored). Past it, or past
+   * `maxPendingBytesPerPlan` for the plan, what waits is dropped and the connection closed (4424). Default 1 MiB.
+   */
+  maxPendingBytesPerConnection: number;
+  /** Bytes of updates waiting for missing dependencies in one plan, whoever sent them. Default 4 MiB. */
+  maxPendingBytesPerPlan: number;
   /** Acknowledgement requests awaiting the store per connection. Default 64. */
   maxPendingAcks: number;
   /** Awareness client ids one connection may speak for. Default 8. */
@@ -50,6 +58,8 @@ export const DEFAULT_LIMITS: Limits = {
   byteBurst: 32 * 1024 * 1024,
   maxQueuedMessages: 256,
   maxQueuedBytes: 16 * 1024 * 1024,
+  maxPendingBytesPerConnection: 1024 * 1024,
+  maxPendingBytesPerPlan: 4 * 1024 * 1024,
   maxPendingAcks: 64,
   maxAwarenessClients: 8,
   maxAwarenessEntries: 64,
