@@ -35,6 +35,12 @@ export interface PlanStore {
    * so a read can answer before the plan loads.
    */
   firstRead?(planId: string): DecodedSnapshot | null;
+  /**
+   * Checks a plan once its stored updates are applied to `doc` (for a store that keeps nothing to check them
+   * against before): throws CairnError `storage` with `details.damage` to refuse the plan (the store then holds
+   * nothing of it, and lists it in `damagedLogs` until a load succeeds).
+   */
+  verifyLoaded?(planId: string, doc: Y.Doc): void;
   /** Counters and gauges for /metrics. */
   metrics(): StoreMetrics;
   /** Plans whose log was found damaged and refused (until an operator repairs it); /healthz shows the count. */
