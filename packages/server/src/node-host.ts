@@ -217,8 +217,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   });
   const wss = new WebSocketServer({
     noServer: true,
-    // Frames up to twice the limit reach the hub, which closes with a named code (4413); anything larger is cut
-    // by ws before it is buffered (1009).
+    // A backstop: boundUnfinishedMessages closes a message past the limit (4413) as its bytes arrive, before ws
+    // buffers them; ws itself cuts one past twice the limit (1009).
     maxPayload: hub.limits.maxMessageBytes * 2,
     perMessageDeflate: false,
     // Never the token's own subprotocol: echoing it would put the token in the response headers.
