@@ -7,8 +7,8 @@ import { CairnError } from '../../errors.js';
 import { type DecodedSnapshot, snapshotAheadOf } from '../../snapshot.js';
 import { checkHeader, encodeHeader, encodeRecord, type LogScan, scanLog } from './format.js';
 import { acquireLock } from './lock.js';
-import { readSnapshotFile } from './snapshot-file.js';
-import { behindSnapshot, describeDamage, fsyncDirSync, type LogDamage } from './update-log.js';
+import { behindSnapshot, readSnapshotFile } from './snapshot-file.js';
+import { describeDamage, fsyncDirSync, type LogDamage } from './update-log.js';
 
 export interface LogInspection {
   path: string;

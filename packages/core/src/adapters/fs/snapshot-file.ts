@@ -9,7 +9,7 @@ import {
   type SnapshotAhead,
   snapshotAheadOf,
 } from '../../snapshot.js';
-import { checkHeader, FRAME_BYTES, parseRecords } from './format.js';
+import { checkHeader, FRAME_BYTES, type LogDamage, parseRecords } from './format.js';
 
 /** "CYS1" + u32 version 1, then the snapshot (see snapshot.ts: u32 crc32, JSON). */
 const SNAP_MAGIC = Uint8Array.of(0x43, 0x59, 0x53, 0x31);
@@ -177,4 +177,29 @@ function frameMatches(fs: typeof nodeFs, fd: number, mark: FrameMark | null): bo
   if (fs.readSync(fd, frame, 0, FRAME_BYTES, mark.offset) !== FRAME_BYTES) return false;
   const view = new DataView(frame.buffer);
   return view.getUint32(0, true) === mark.length && view.getUint32(4, true) === mark.crc;
+}
+
+/**
+ * The damage of a log whose intact records (`bytes` up to `end`) lack what its snapshot saw, or null when they
+ * hold all of it (or there is no intact snapshot to check against).
+ */
+export function behindSnapshot(
+  path: string,
+  snapshotPath: string,
+  snapshot: DecodedSnapshot | null,
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+): LogDamage | null {
+  const ahead = snapshot ? logHoldsSnapshot(bytes, end, records, snapshot) : null;
+  if (!ahead || !snapshot) return null;
+  const seen = (snapshot.at as Partial<LogPosition> | null)?.bytes;
+  return {
+    path,
+    offset: Math.min(end, bytes.byteLength),
+    keptRecords: records.length,
+    recordsAfter: 0,
+    damagedBytes: typeof seen === 'number' ? Math.max(0, seen - end) : 0,
+    snapshot: { path: snapshotPath, ...ahead },
+  };
 }

@@ -3,18 +3,18 @@
 import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CairnError } from '../../errors.js';
-import type { DecodedSnapshot, SnapshotAhead } from '../../snapshot.js';
 import {
   checkHeader,
   encodeHeader,
   encodeRecord,
   FRAME_BYTES,
   HEADER_BYTES,
+  type LogDamage,
   type LogScan,
   parseRecords,
   scanLog,
 } from './format.js';
-import { type FrameMark, type LogPosition, logHoldsSnapshot, readSnapshotFile } from './snapshot-file.js';
+import { behindSnapshot, type FrameMark, type LogPosition, readSnapshotFile } from './snapshot-file.js';
 
 /**
  * - `batched` (default): each append is written with `writeSync` before `append` returns, so it is in the OS page
@@ -67,27 +67,7 @@ export interface LogRecovery {
   keptRecords: number;
 }
 
-/**
- * What a damaged log (a record that fails its checksum, with bytes after it) still holds. `open` refuses such a
- * file with CairnError('storage') carrying this as `details.damage`, and leaves it untouched for `inspectLog` /
- * `repairLog` (the `cairn log` command).
- */
-export interface LogDamage {
-  path: string;
-  /** Offset of the first damaged byte. */
-  offset: number;
-  /** Intact records before the damage. */
-  keptRecords: number;
-  /** Intact records found after the damage (they may depend on what the damage destroyed). */
-  recordsAfter: number;
-  /** Bytes that hold no intact record (for a log behind its snapshot: the bytes the snapshot saw beyond it). */
-  damagedBytes: number;
-  /**
-   * Set when the log lacks what its first-read snapshot saw (it was emptied, deleted or cut at a record boundary
-   * or inside a record): the snapshot file, and the operations it reflects that no intact record holds.
-   */
-  snapshot?: SnapshotAhead & { path: string };
-}
+export type { LogDamage } from './format.js';
 
 export interface UpdateLogStats {
   path: string;
@@ -531,31 +511,6 @@ function refuseIfBehindSnapshot(
   if (!snapshotPath) return;
   const damage = behindSnapshot(path, snapshotPath, readSnapshotFile(fs, snapshotPath), bytes, end, records);
   if (damage) throw damagedError(damage);
-}
-
-/**
- * The damage of a log whose intact records (`bytes` up to `end`) lack what its snapshot saw, or null when they
- * hold all of it (or there is no intact snapshot to check against).
- */
-export function behindSnapshot(
-  path: string,
-  snapshotPath: string,
-  snapshot: DecodedSnapshot | null,
-  bytes: Uint8Array,
-  end: number,
-  records: readonly Uint8Array[],
-): LogDamage | null {
-  const ahead = snapshot ? logHoldsSnapshot(bytes, end, records, snapshot) : null;
-  if (!ahead || !snapshot) return null;
-  const seen = (snapshot.at as Partial<LogPosition> | null)?.bytes;
-  return {
-    path,
-    offset: Math.min(end, bytes.byteLength),
-    keptRecords: records.length,
-    recordsAfter: 0,
-    damagedBytes: typeof seen === 'number' ? Math.max(0, seen - end) : 0,
-    snapshot: { path: snapshotPath, ...ahead },
-  };
 }
 
 function damagedError(damage: LogDamage): CairnError {
