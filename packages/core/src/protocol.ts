@@ -43,10 +43,14 @@ export const CloseCode = {
   Unauthorized: 4401,
   /** A valid token without the right to this plan. */
   Forbidden: 4403,
-  /** A frame larger than the server's message limit. */
+  /** A message whose fragments did not all arrive within the server's time limit for one message. */
+  MessageTimeout: 4408,
+  /** A message larger than the server's message limit (finished, or still arriving in fragments). */
   MessageTooLarge: 4413,
   /** An update that would grow the plan past the server's document limit. */
   PlanTooLarge: 4414,
+  /** Updates waiting for dependencies that never arrived passed the server's bound (they are dropped, never stored). */
+  MissingDependencies: 4424,
   /** Too many messages or bytes per second, or too many queued before the plan loaded. */
   RateLimited: 4429,
   /** A bug on the server side. */

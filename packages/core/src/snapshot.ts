@@ -82,6 +82,52 @@ export function decodeSnapshot(bytes: Uint8Array): DecodedSnapshot | null {
   };
 }
 
+/**
+ * What a snapshot reflects that a store no longer holds: the snapshot was taken of what the store held, and a
+ * store only ever gains operations (compaction keeps every one), so a writer whose operations the snapshot counts
+ * beyond what the store holds proves that stored data was lost (a log emptied, deleted or cut, rows gone).
+ */
+export interface SnapshotAhead {
+  /** Writers (Yjs client ids) with operations the snapshot reflects and the store lacks. */
+  clients: number;
+  /** Operations (Yjs clock ticks: characters, values, tasks) the snapshot reflects and the store lacks. */
+  operations: number;
+}
+
+/**
+ * Compares a snapshot's state vector with the state vector of what the store holds (the document after applying
+ * every stored update): null when the store holds everything the snapshot reflects.
+ */
+export function snapshotAhead(
+  snapshotStateVector: Uint8Array,
+  storedStateVector: Uint8Array,
+): SnapshotAhead | null {
+  const stored = Y.decodeStateVector(storedStateVector);
+  let clients = 0;
+  let operations = 0;
+  for (const [client, clock] of Y.decodeStateVector(snapshotStateVector)) {
+    const have = stored.get(client) ?? 0;
+    if (clock <= have) continue;
+    clients++;
+    operations += clock - have;
+  }
+  return clients === 0 ? null : { clients, operations };
+}
+
+/** snapshotAhead of a snapshot against stored updates, applied to a scratch document (their order does not matter). */
+export function snapshotAheadOf(
+  snapshotStateVector: Uint8Array,
+  stored: readonly Uint8Array[],
+): SnapshotAhead | null {
+  const doc = new Y.Doc();
+  try {
+    for (const update of stored) Y.applyUpdate(doc, update);
+    return snapshotAhead(snapshotStateVector, Y.encodeStateVector(doc));
+  } finally {
+    doc.destroy();
+  }
+}
+
 function toNode(value: unknown): Node | null {
   if (value instanceof Y.Map) {
     const m: Record<string, Node> = {};

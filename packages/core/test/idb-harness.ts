@@ -1,7 +1,9 @@
 // The storage suite's harness for the IndexedDB adapter, on any IDBFactory: fake-indexeddb in Node, the real
 // one in Chromium. Platform-neutral, so the browser run imports it too.
+
+import * as Y from 'yjs';
 import { openIndexedDBPersistence, openIndexedDBPlan, SNAPSHOT_KEY } from '../src/adapters/indexeddb.js';
-import type { StorageHarness } from '../src/testing/index.js';
+import type { DamageHarness, StorageDamage, StorageHarness } from '../src/testing/index.js';
 
 /** The records stored under `name`, read with a connection of our own; [] if there is no such database. */
 export async function readRecords(factory: IDBFactory, name: string): Promise<Uint8Array[]> {
@@ -92,6 +94,100 @@ export function idbHarness(factory: IDBFactory, prefix = ''): StorageHarness {
         close: () => p.close(),
         onError: (listener) => p.onError(listener),
       };
+    },
+  };
+}
+
+/** The damage an IndexedDB plan can suffer: its records (no bytes to cut or flip unnoticed: no checksums) and snapshot. */
+export const IDB_DAMAGE: readonly StorageDamage[] = [
+  'log-empty',
+  'cut-at-boundary',
+  'row-missing',
+  'snapshot-newer',
+  'snapshot-missing',
+];
+
+/** Reads the updates' keys of `db` inside `fn`'s transaction and lets it delete some. */
+function deleteKeys(pick: (keys: IDBValidKey[]) => IDBValidKey[]) {
+  return (updates: IDBObjectStore) => {
+    const keys = updates.getAllKeys();
+    keys.onsuccess = () => {
+      for (const key of pick(keys.result)) updates.delete(key);
+    };
+  };
+}
+
+/** The storage damage suite's harness for the IndexedDB adapter, on any IDBFactory. */
+export function idbDamageHarness(factory: IDBFactory, prefix = ''): DamageHarness {
+  const open = openIndexedDBPersistence({ indexedDB: factory, prefix });
+  const halfway = new Map<string, number>();
+  const session = async (
+    name: string,
+  ): Promise<{ refused: unknown } | { doc: Y.Doc; close(): Promise<void>; flush(): Promise<void> }> => {
+    const doc = new Y.Doc();
+    const p = open(name, doc);
+    try {
+      await p.whenLoaded;
+    } catch (refused) {
+      return { refused };
+    }
+    return { doc, close: () => p.close(), flush: () => p.flush() };
+  };
+  const db = (name: string) => `${prefix}${name}`;
+  return {
+    async store(name, edits) {
+      const s = await session(name);
+      if ('refused' in s) throw s.refused;
+      for (const [i, edit] of edits.entries()) {
+        edit(s.doc);
+        await s.flush();
+        if (i === edits.length >> 1) halfway.set(name, (await readRecords(factory, db(name))).length);
+      }
+      await s.close();
+    },
+    async damage(name, kind) {
+      const keep = halfway.get(name) ?? 0;
+      const edits: Partial<Record<StorageDamage, (updates: IDBObjectStore, custom: IDBObjectStore) => void>> =
+        {
+          'log-empty': (updates) => updates.clear(),
+          'cut-at-boundary': deleteKeys((keys) => keys.slice(-5)),
+          'row-missing': deleteKeys((keys) => keys.slice(keys.length >> 1, (keys.length >> 1) + 1)),
+          'snapshot-newer': deleteKeys((keys) => keys.slice(keep)),
+          'snapshot-missing': (_, custom) => custom.delete(SNAPSHOT_KEY),
+        };
+      const edit = edits[kind];
+      if (!edit) throw new Error(`IndexedDB has no ${kind} damage`);
+      await withStores(factory, db(name), edit);
+    },
+    async open(name) {
+      const s = await session(name);
+      if ('refused' in s) return s;
+      await s.close();
+      return { served: s.doc };
+    },
+    async write(name, edit) {
+      const s = await session(name);
+      if ('refused' in s) return 'refused';
+      edit(s.doc);
+      await s.close();
+      return 'written';
+    },
+    async reported(name) {
+      const s = await session(name);
+      if ('refused' in s) return (s.refused as { details?: { damage?: unknown } }).details?.damage ?? null;
+      await s.close();
+      return null;
+    },
+    async fingerprint(name) {
+      const records = await readRecords(factory, db(name));
+      let snapshot = '';
+      await withStores(factory, db(name), (_, custom) => {
+        const get = custom.get(SNAPSHOT_KEY);
+        get.onsuccess = () => {
+          snapshot = get.result instanceof Uint8Array ? get.result.join(',') : 'none';
+        };
+      });
+      return `${records.map((r) => r.join(',')).join(';')}|${snapshot}`;
     },
   };
 }

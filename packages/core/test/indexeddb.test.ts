@@ -7,8 +7,8 @@ import { IndexeddbPersistence } from 'y-indexeddb';
 import * as Y from 'yjs';
 import { openIndexedDBPersistence } from '../src/adapters/indexeddb.js';
 import { CairnError } from '../src/errors.js';
-import { runStorageAdapterTests } from '../src/testing/index.js';
-import { deleteDatabase, idbHarness, readRecords } from './idb-harness.js';
+import { runStorageAdapterTests, runStorageDamageTests } from '../src/testing/index.js';
+import { deleteDatabase, IDB_DAMAGE, idbDamageHarness, idbHarness, readRecords } from './idb-harness.js';
 
 /** A factory whose connections throw QuotaExceededError from transaction() while `armed`: the browser's edge. */
 function quotaFactory(): { factory: IDBFactory; arm(on: boolean): void } {
@@ -36,6 +36,7 @@ function quotaFactory(): { factory: IDBFactory; arm(on: boolean): void } {
 }
 
 runStorageAdapterTests('indexeddb', () => idbHarness(new IDBFactory()));
+runStorageDamageTests('indexeddb', IDB_DAMAGE, () => idbDamageHarness(new IDBFactory()));
 
 function json(doc: Y.Doc): unknown {
   return doc.getMap('m').toJSON();

@@ -82,6 +82,10 @@ export function createOnFirstWrite(store: PlanStore, exists: (planId: string) =>
   if (store.validatePlanId) wrapped.validatePlanId = (planId) => store.validatePlanId?.(planId);
   if (store.firstRead)
     wrapped.firstRead = (planId) => (unborn.has(planId) ? null : (store.firstRead?.(planId) ?? null));
+  if (store.verifyLoaded)
+    wrapped.verifyLoaded = (planId, doc) => {
+      if (!unborn.has(planId)) store.verifyLoaded?.(planId, doc);
+    };
   if (store.damagedLogs) wrapped.damagedLogs = () => store.damagedLogs?.() ?? [];
   wrapped.onError = (listener) => {
     listeners.add(listener);

@@ -33,6 +33,7 @@ import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
 import { DiskStore } from './store/disk.js';
 import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
 import type { PlanStore } from './store/store.js';
+import { boundUnfinishedMessages } from './unfinished-messages.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
 import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
 
@@ -217,8 +218,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   });
   const wss = new WebSocketServer({
     noServer: true,
-    // Frames up to twice the limit reach the hub, which closes with a named code (4413); anything larger is cut
-    // by ws before it is buffered (1009).
+    // A backstop: boundUnfinishedMessages closes a message past the limit (4413) as its bytes arrive, before ws
+    // buffers them; ws itself cuts one past twice the limit (1009).
     maxPayload: hub.limits.maxMessageBytes * 2,
     perMessageDeflate: false,
     // Never the token's own subprotocol: echoing it would put the token in the response headers.
@@ -269,13 +270,14 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
         ws.close(decision.code, clipReason(decision.reason));
         return;
       }
-      attach(ws, decision.grant);
+      attach(ws, decision.grant, socket);
     });
   }
 
-  function attach(ws: WebSocket, grant: Parameters<SyncHub['connect']>[1]): void {
+  function attach(ws: WebSocket, grant: Parameters<SyncHub['connect']>[1], socket: Duplex): void {
     alive.set(ws, true);
     const conn = hub.connect(new WsHubSocket(ws), grant);
+    boundUnfinishedMessages(ws, socket, hub.limits, (code, reason) => conn.close(code, reason));
     ws.on('pong', () => alive.set(ws, true));
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {

@@ -137,6 +137,65 @@ describe('a damaged plan log on the server', () => {
     expect(back.body.tasks).toHaveLength(23);
   });
 
+  it('a log lost beside its snapshot is damage, not an unknown plan: 503, reported, never overwritten', async () => {
+    // Issue 29: a deleted, emptied or header-only log next to an intact snapshot was served as "nothing was
+    // ever written" (404), and one write then replaced the snapshot: 30 tasks became one.
+    for (const loss of ['deleted', 'emptied', 'header only'] as const) {
+      const dir = await tempDir();
+      const first = await startServer({ dataDir: dir });
+      await seedPlan(
+        first,
+        PLAN,
+        Array.from({ length: 30 }, (_, i) => ({ title: `Task ${i}` })),
+      );
+      await first.server.close();
+      const files = planFiles(dir, PLAN);
+      if (loss === 'deleted') nodeFs.rmSync(files.log);
+      else
+        nodeFs.writeFileSync(
+          files.log,
+          nodeFs.readFileSync(files.log).subarray(0, loss === 'emptied' ? 0 : 8),
+        );
+      const snapshot = nodeFs.readFileSync(files.snapshot);
+
+      const server = await startServer({ dataDir: dir });
+      const read = await tasksOf(server);
+      expect(read.status, loss).toBe(503);
+      expect(read.body.error.message).toMatch(/holds less than its snapshot/);
+      const write = await fetch(`${server.http}/api/plans/${encodeURIComponent(PLAN)}/tools/add_tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tasks: [{ title: 'Over the top' }] }),
+      });
+      expect(write.status).toBe(503);
+      expect(nodeFs.readFileSync(files.snapshot).equals(snapshot)).toBe(true);
+      expect(nodeFs.existsSync(files.log)).toBe(loss !== 'deleted');
+      expect((await get(server, '/healthz')).body.damagedLogs).toBe(1);
+      expect((await get(server, '/metrics')).text).toMatch(/^cairn_store_damaged_logs 1$/m);
+      expect(server.server.hub.store.damagedLogs?.()).toEqual([
+        expect.objectContaining({
+          planId: PLAN,
+          keptRecords: 0,
+          snapshot: expect.objectContaining({ clients: 1 }),
+        }),
+      ]);
+      const logged = server.logger.lines.find((line) => line.level === 'error');
+      expect(String(logged?.fields?.error)).toContain(files.snapshot);
+
+      const inspect = await cli(['log', 'inspect', PLAN, '--data', dir]);
+      expect(inspect.code).toBe(1);
+      expect(inspect.out).toMatch(/holds less than its snapshot/);
+      const repair = await cli(['log', 'repair', PLAN, '--data', dir, '--from-snapshot']);
+      expect(repair).toMatchObject({ code: 0, err: '' });
+      expect(repair.out).toMatch(/snapshot.* kept at .*\.snap\.damaged-\d+.*content written back/s);
+      const back = await tasksOf(server);
+      expect(back.status).toBe(200);
+      expect(back.body.tasks).toHaveLength(30);
+      expect((await get(server, '/healthz')).body.damagedLogs).toBe(0);
+      await server.server.close();
+    }
+  });
+
   it('cuts a torn tail, logs it with the file and what was cut, and counts it', async () => {
     const dir = await tempDir();
     const first = await startServer({ dataDir: dir });

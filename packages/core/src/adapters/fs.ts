@@ -222,6 +222,7 @@ class FilePersistenceImpl implements FilePersistence {
       fsyncDelayMs: this.options.fsyncDelayMs,
       compaction: this.options.compaction,
       fs,
+      snapshotPath: this.snapshotPath,
       onError: (error) => this.report(error),
     });
     try {

@@ -4,7 +4,7 @@ import * as Y from 'yjs';
 import { CairnError } from '../errors.js';
 import { type StoredPlan, storedPlan } from '../first-read.js';
 import type { CreatePlanOptions } from '../plan.js';
-import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot } from '../snapshot.js';
+import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot, snapshotAhead } from '../snapshot.js';
 import { applyStored, type DocPersistence } from '../storage.js';
 
 /** y-indexeddb 9's layout: one database per plan, updates in an auto-increment store, a key-value store beside. */
@@ -164,9 +164,11 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       const tx = db.transaction(hasCustom ? [UPDATES, CUSTOM] : [UPDATES], 'readonly');
       // Requests complete in order: the snapshot, then the record keys (the snapshot is checked against the last
       // and the first read served), then the records. One transaction, so all see the same stored state.
-      const snapshot = hasCustom && this.wantSnapshot ? tx.objectStore(CUSTOM).get(SNAPSHOT_KEY) : null;
+      // Read at every open, not only for a first read: the records are checked against it before they load.
+      const snapshot = hasCustom ? tx.objectStore(CUSTOM).get(SNAPSHOT_KEY) : null;
       const keys = tx.objectStore(UPDATES).getAllKeys();
-      if (snapshot) keys.addEventListener('success', () => this.checkSnapshot(snapshot.result, keys.result));
+      if (snapshot && this.wantSnapshot)
+        keys.addEventListener('success', () => this.checkSnapshot(snapshot.result, keys.result));
       const request = tx.objectStore(UPDATES).getAll();
       await done(tx);
       const stored = request.result as Uint8Array[];
@@ -178,12 +180,17 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       // Our listener is off while the stored state is applied (see applyStored); what others wrote in reaction
       // to the load is queued like any edit.
       this.doc.off('update', this.onUpdate);
+      let reaction: Uint8Array | null;
       try {
-        const reaction = applyStored(this.doc, stored, this);
-        if (reaction) this.pending.push(reaction);
+        reaction = applyStored(this.doc, stored, this);
+        this.refuseIfBehindSnapshot(snapshot?.result, stored.length);
+      } catch (error) {
+        db.close(); // refused: hold no connection (it would block another tab's upgrade or delete)
+        throw error;
       } finally {
         this.doc.on('update', this.onUpdate);
       }
+      if (reaction) this.pending.push(reaction);
       this.records = stored.length;
       this.bytes = stored.reduce((sum, update) => sum + update.byteLength, 0);
       this.snapshotBytes = stored[0]?.byteLength ?? 0;
@@ -195,6 +202,32 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
       this.detach();
       throw this.loadFailure;
     }
+  }
+
+  /**
+   * Refuses records that lack what the stored snapshot saw (every record cleared, the newest or one in the middle
+   * deleted): loaded, they would pass for the whole plan, and the next compaction would make it so for good.
+   * Checked on the loaded doc (its state vector, which leaves out updates waiting for a lost one), so it costs no
+   * second load; the doc then holds what the records gave, and nothing is ever stored from it.
+   */
+  private refuseIfBehindSnapshot(bytes: unknown, records: number): void {
+    const decoded = bytes instanceof Uint8Array ? decodeSnapshot(bytes) : null;
+    if (!decoded) return;
+    const ahead = snapshotAhead(decoded.stateVector, Y.encodeStateVector(this.doc));
+    if (!ahead) return;
+    const damage = {
+      database: this.dbName,
+      keptRecords: records,
+      snapshot: { key: SNAPSHOT_KEY, ...ahead },
+    };
+    throw new CairnError(
+      'storage',
+      `The IndexedDB database "${this.dbName}" is damaged: its ${records} records lack what its first-read ` +
+        `snapshot saw (${ahead.operations} operations of ${ahead.clients} writers). The plan is not opened, so ` +
+        'nothing overwrites the snapshot or the records; the snapshot stays in the "custom" store under ' +
+        `"${SNAPSHOT_KEY}" (its content as plain data). A client that still holds the plan can sync it back.`,
+      { database: this.dbName, damage },
+    );
   }
 
   /** Tells the first read the stored snapshot, if it sits at the last stored record (else null). */

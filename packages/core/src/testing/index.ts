@@ -1,5 +1,13 @@
 // @cairn/core/testing: acceptance suites that adapters run with vitest (storage now; sync later), and helpers
 // for tests that wait on a plan.
+export type {
+  DamageHarness,
+  DamageOpen,
+  DamageSetup,
+  PlanFileBytes,
+  StorageDamage,
+} from './damage-suite.js';
+export { damageFiles, runStorageDamageTests } from './damage-suite.js';
 export type { StorageHarness, StorageSetup, StorageSuiteOptions } from './storage-suite.js';
 export { runStorageAdapterTests } from './storage-suite.js';
 export { until } from './until.js';

@@ -1,11 +1,14 @@
 // The shared storage suite on real IndexedDB, in Debian's Chromium (vitest's browser mode): the same tests the
 // fake-indexeddb run passes in Node, against the browser's own implementation and its on-disk store.
 import { describe, expect, it } from 'vitest';
-import { runStorageAdapterTests } from '../../src/testing/index.js';
-import { idbHarness } from '../idb-harness.js';
+import { runStorageAdapterTests, runStorageDamageTests } from '../../src/testing/index.js';
+import { IDB_DAMAGE, idbDamageHarness, idbHarness } from '../idb-harness.js';
 
 let run = 0;
 runStorageAdapterTests('indexeddb (Chromium)', () => idbHarness(indexedDB, `suite-${Date.now()}-${run++}:`));
+runStorageDamageTests('indexeddb (Chromium)', IDB_DAMAGE, () =>
+  idbDamageHarness(indexedDB, `damage-${Date.now()}-${run++}:`),
+);
 
 describe('where this runs', () => {
   it('is Chromium with its own IndexedDB, not Node with a stand-in', () => {

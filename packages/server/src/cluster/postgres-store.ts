@@ -4,7 +4,8 @@
 // One instance at a time compacts a plan (a PostgreSQL advisory lock), on a worker thread (compaction-worker.ts).
 import { CairnError } from '@cairn/core';
 import pg from 'pg';
-import type { PlanStore, StoreMetrics } from '../store/store.js';
+import type * as Y from 'yjs';
+import type { DamagedLog, PlanStore, StoreMetrics } from '../store/store.js';
 import { type CompactionOutcome, CompactionWorker } from './compaction-worker.js';
 import { redactUrl } from './urls.js';
 
@@ -57,6 +58,8 @@ interface LoadedPlan {
 
 export class PostgresStore implements PlanStore {
   private readonly plans = new Map<string, LoadedPlan>();
+  /** Plans refused because rows they need are gone (see verifyLoaded); a load that passes removes its entry. */
+  private readonly damaged = new Map<string, DamagedLog>();
   private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0 };
   private readonly errorListeners = new Set<(error: Error, planId: string) => void>();
   private readonly compactor: CompactionWorker;
@@ -152,6 +155,37 @@ export class PostgresStore implements PlanStore {
     return updates;
   }
 
+  /**
+   * A plan whose applied rows leave updates waiting for a dependency lost rows: the server stores only what its
+   * document integrated, so every dependency of a stored update was stored before it. Such a plan is refused
+   * (served, it would pass for the whole plan and take writes over the gap), forgotten here, and reported.
+   */
+  verifyLoaded(planId: string, doc: Y.Doc): void {
+    const { pendingStructs, pendingDs } = doc.store;
+    if (pendingStructs === null && pendingDs === null) {
+      this.damaged.delete(planId);
+      return;
+    }
+    const rows = this.plans.get(planId)?.rows ?? 0;
+    this.plans.delete(planId);
+    const waiting = (pendingStructs?.update.byteLength ?? 0) + (pendingDs?.byteLength ?? 0);
+    const path = `cairn_updates where plan_id = '${planId}'`;
+    const damage = { path, offset: 0, keptRecords: rows, recordsAfter: 0, damagedBytes: waiting };
+    if (!this.damaged.has(planId))
+      this.damaged.set(planId, { planId, ...damage, since: new Date().toISOString() });
+    throw new CairnError(
+      'storage',
+      `Plan "${planId}" is damaged in PostgreSQL: after its ${rows} rows were applied, ${waiting} bytes of ` +
+        'updates still wait for rows that are gone. The plan is not opened, so nothing is written over it; ' +
+        'restore the rows from a backup (or delete them to start the plan again).',
+      { planId, damage },
+    );
+  }
+
+  damagedLogs(): DamagedLog[] {
+    return [...this.damaged.values()];
+  }
+
   /** Every plan with stored rows (the wake-up sweeper reads them to build its index at start). */
   async listPlans(): Promise<string[]> {
     const result = await this.pool.query<{ plan_id: string }>('SELECT DISTINCT plan_id FROM cairn_updates');
@@ -244,7 +278,7 @@ export class PostgresStore implements PlanStore {
   metrics(): StoreMetrics {
     let bytes = 0;
     for (const plan of this.plans.values()) bytes += plan.bytes;
-    return { plans: this.plans.size, bytes, damagedLogs: 0, tornTails: 0, ...this.counters };
+    return { plans: this.plans.size, bytes, damagedLogs: this.damaged.size, tornTails: 0, ...this.counters };
   }
 
   onError(listener: (error: Error, planId: string) => void): () => void {

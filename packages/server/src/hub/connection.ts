@@ -55,6 +55,8 @@ export class Connection implements HubConnection {
   /** Set once a write from this connection was refused: every later acknowledgement request reports it. */
   refusal: CairnError | null = null;
   pendingAcks = 0;
+  /** Bytes of this connection's updates still waiting in its plan for missing dependencies (see Limits). */
+  pendingUpdateBytes = 0;
   lastSentAt = 0;
   /** Until the room has loaded: messages wait here, in order. */
   private queue: Uint8Array[] | null = [];

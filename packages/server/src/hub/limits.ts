@@ -3,8 +3,16 @@
 import { CairnError } from '@cairn/core';
 
 export interface Limits {
-  /** Largest frame accepted, in bytes. Default 8 MiB (a fresh client's first sync can carry a whole plan). */
+  /**
+   * Largest message accepted, in bytes, whole or while its fragments arrive (the socket layer holds them until
+   * the last one). Default 8 MiB (a fresh client's first sync can carry a whole plan).
+   */
   maxMessageBytes: number;
+  /**
+   * Time a message holding more than 64 KiB may take to arrive, from its first bytes to its last fragment; a
+   * message still unfinished then closes the connection (4408), so no socket holds memory with it. Default 15 s.
+   */
+  maxMessageMs: number;
   /** Largest plan, in bytes of its encoded state. Default 64 MiB. */
   maxDocBytes: number;
   /** Sustained messages per second per connection. Default 200. */
@@ -19,6 +27,14 @@ export interface Limits {
   maxQueuedMessages: number;
   /** Bytes queued before the plan has loaded. Default 16 MiB. */
   maxQueuedBytes: number;
+  /**
+   * Bytes of updates one connection sent that wait for dependencies the server does not have (Yjs holds them in
+   * memory, merges each new one into them, and sends them to every joiner; they are not stored). Past it, or past
+   * `maxPendingBytesPerPlan` for the plan, what waits is dropped and the connection closed (4424). Default 1 MiB.
+   */
+  maxPendingBytesPerConnection: number;
+  /** Bytes of updates waiting for missing dependencies in one plan, whoever sent them. Default 4 MiB. */
+  maxPendingBytesPerPlan: number;
   /** Acknowledgement requests awaiting the store per connection. Default 64. */
   maxPendingAcks: number;
   /** Awareness client ids one connection may speak for. Default 8. */
@@ -35,6 +51,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = {
   maxMessageBytes: 8 * 1024 * 1024,
+  maxMessageMs: 15_000,
   maxDocBytes: 64 * 1024 * 1024,
   messagesPerSecond: 200,
   messageBurst: 2000,
@@ -42,6 +59,8 @@ export const DEFAULT_LIMITS: Limits = {
   byteBurst: 32 * 1024 * 1024,
   maxQueuedMessages: 256,
   maxQueuedBytes: 16 * 1024 * 1024,
+  maxPendingBytesPerConnection: 1024 * 1024,
+  maxPendingBytesPerPlan: 4 * 1024 * 1024,
   maxPendingAcks: 64,
   maxAwarenessClients: 8,
   maxAwarenessEntries: 64,

@@ -33,6 +33,10 @@ export interface MessageRoom extends PlanRoom {
   fits(bytes: number): boolean;
   /** Applies a client's update (throws on a malformed one); `relayFirst` for its own edits (see Room.applyFrom). */
   applyFrom(conn: Connection, update: Uint8Array, relayFirst?: boolean): void;
+  /** Bytes of updates held back for missing dependencies. */
+  pendingBytes(): number;
+  /** Forgets them (see Room.dropPending). */
+  dropPending(): void;
   /** Applies the entries of an awareness update `conn` may speak for. */
   receiveAwareness(conn: Connection, update: Uint8Array, entries: readonly AwarenessEntry[]): void;
 }
@@ -185,7 +189,40 @@ function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder:
   }
   // A SyncStep2 answers the server's state vector (and repeats the client's whole delete set): only what it adds
   // is relayed, from the 'update' event. An Update is the client's edit, relayed as it came.
+  const before = room.pendingBytes();
+  if (before === 0) conn.pendingUpdateBytes = 0; // nothing waits: what this connection sent all got in
   read('update', () => room.applyFrom(conn, payload, step === SyncMessageType.Update));
+  boundPending(ctx, room, conn, before);
+}
+
+/**
+ * Updates whose dependencies never arrive are held whole in memory, merged again with each new one, and sent to
+ * every joiner: a writer could make the server hold, re-merge and send megabytes it never stores. Past either
+ * bound, what waits is dropped (it was never stored nor acknowledged; an honest sender still holds it and sends
+ * it again with its dependencies on its next sync) and the connection closed.
+ */
+function boundPending(ctx: MessageContext, room: MessageRoom, conn: Connection, before: number): void {
+  const after = room.pendingBytes();
+  if (after === 0) {
+    conn.pendingUpdateBytes = 0;
+    return;
+  }
+  conn.pendingUpdateBytes += Math.max(0, after - before);
+  const { maxPendingBytesPerConnection: perConnection, maxPendingBytesPerPlan: perPlan } = ctx.limits;
+  if (conn.pendingUpdateBytes <= perConnection && after <= perPlan) return;
+  const [scope, held, limit] =
+    after > perPlan
+      ? ['This plan', after, perPlan]
+      : ['This connection', conn.pendingUpdateBytes, perConnection];
+  const reason = `${scope} holds ${held} bytes of updates waiting for missing dependencies; the limit is ${limit}. Dropped.`;
+  room.dropPending();
+  conn.pendingUpdateBytes = 0;
+  ctx.metrics.refusedUpdatesTotal.inc({ reason: 'missing_dependencies' });
+  conn.refusal = new CairnError('limit', `${reason} They were never stored.`, {
+    maxPendingBytesPerConnection: perConnection,
+    maxPendingBytesPerPlan: perPlan,
+  });
+  conn.close(CloseCode.MissingDependencies, reason);
 }
 
 function refuseReadOnly(

@@ -163,6 +163,18 @@ export class Room implements MessageRoom {
     return this.docBytes + bytes <= maxDocBytes;
   }
 
+  /** Bytes of updates the doc holds back for missing dependencies (Yjs keeps them merged, outside the doc). */
+  pendingBytes(): number {
+    const { pendingStructs, pendingDs } = this.doc.store;
+    return (pendingStructs?.update.byteLength ?? 0) + (pendingDs?.byteLength ?? 0);
+  }
+
+  /** Forgets the updates waiting for missing dependencies: never integrated, so never stored nor acknowledged. */
+  dropPending(): void {
+    this.doc.store.pendingStructs = null;
+    this.doc.store.pendingDs = null;
+  }
+
   applyRemote(update: Uint8Array, via: string, stored = false): void {
     if (this.current !== 'ready') {
       throw new CairnError('conflict', `Plan "${this.planId}" is not loaded here any more.`, {

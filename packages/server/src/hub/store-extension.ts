@@ -34,6 +34,7 @@ export class StoreExtension implements Extension {
     room.apply(
       await this.timed('load', () => this.planStore.load(room.planId, () => room.snapshot(), room.doc)),
     );
+    this.planStore.verifyLoaded?.(room.planId, room.doc);
   }
 
   change({ room, update, origin }: RoomChange): void {

@@ -24,10 +24,14 @@ export async function listDiskDocuments(dir: string): Promise<string[]> {
   return ids.sort();
 }
 
-/** Whether `dir` holds a log for the plan. An invalid id has none. */
+/**
+ * Whether `dir` holds a log or a first-read snapshot for the plan (an invalid id has none). A snapshot without its
+ * log is a plan whose log was lost: it must load (and be refused as damaged), not start again empty.
+ */
 export function diskPlanExists(dir: string, planId: string): boolean {
   try {
-    return existsSync(planFiles(dir, planId).log);
+    const files = planFiles(dir, planId);
+    return existsSync(files.log) || existsSync(files.snapshot);
   } catch {
     return false;
   }

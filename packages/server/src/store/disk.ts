@@ -143,6 +143,7 @@ export class DiskStore implements PlanStore {
         fsyncDelayMs: this.options.fsyncDelayMs ?? FSYNC_DELAY_MS,
         compaction: this.options.compaction ?? COMPACTION,
         fs: this.fs,
+        snapshotPath: files.snapshot,
         onError: (error) => this.report(error, planId),
       });
     } catch (error) {
@@ -159,7 +160,7 @@ export class DiskStore implements PlanStore {
       lock,
       snapshot,
       doc: doc ?? null,
-      snapshots: new SnapshotWriter(this.fs, planFiles(this.dir, planId).snapshot),
+      snapshots: new SnapshotWriter(this.fs, files.snapshot),
       pending: [],
       compacting: null,
       retryAt: 0,
@@ -339,9 +340,11 @@ export class DiskStore implements PlanStore {
   // The hub logs each refused load (the error names the file and what is left); this keeps it for /healthz.
   private refuseDamaged(planId: string, damage: LogDamage): void {
     if (this.damaged.has(planId)) return;
-    const { path, offset, keptRecords, recordsAfter, damagedBytes } = damage;
+    const { path, offset, keptRecords, recordsAfter, damagedBytes, snapshot } = damage;
     const since = new Date().toISOString();
-    this.damaged.set(planId, { planId, path, offset, keptRecords, recordsAfter, damagedBytes, since });
+    const entry: DamagedLog = { planId, path, offset, keptRecords, recordsAfter, damagedBytes, since };
+    if (snapshot) entry.snapshot = snapshot;
+    this.damaged.set(planId, entry);
   }
 
   private tellRecovery(planId: string, recovery: LogRecovery): void {

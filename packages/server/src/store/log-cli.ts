@@ -7,9 +7,11 @@ import { usage } from '../cli-args.js';
 export const LOG_USAGE = `  cairn log inspect <FILE.log | PLAN --data DIR> [--json]
       Shows what a plan's log holds without changing it: intact records, where it is damaged, how many intact
       records follow the damage. Exits 0 for an intact log, 1 for a damaged or torn one.
-  cairn log repair <FILE.log | PLAN --data DIR> [--drop-after-damage] [--json]
+  cairn log repair <FILE.log | PLAN --data DIR> [--drop-after-damage] [--from-snapshot] [--json]
       Rewrites a damaged log with every intact record (or only those before the damage), keeping the original
       whole as <log>.damaged-<ms>; the server then opens the plan again. Refused while a process has it open.
+      A log that lacks what its first-read snapshot saw: the snapshot is moved to <snap>.damaged-<ms>, and
+      --from-snapshot also writes its content (the tasks as it shows them) back into the log.
 `;
 
 export interface LogCliIO {
@@ -38,7 +40,10 @@ export async function runLogCli(args: string[], io: LogCliIO): Promise<number> {
     io.stdout(values.json ? `${JSON.stringify(inspection)}\n` : describe(inspection));
     return inspection.damage || inspection.tornBytes > 0 || inspection.header === 'bad' ? 1 : 0;
   }
-  const repair = repairLog(path, { dropAfterDamage: values['drop-after-damage'] === true });
+  const repair = repairLog(path, {
+    dropAfterDamage: values['drop-after-damage'] === true,
+    fromSnapshot: values['from-snapshot'] === true,
+  });
   io.stdout(values.json ? `${JSON.stringify(repair)}\n` : describeRepair(repair));
   return 0;
 }
@@ -50,6 +55,7 @@ function parse(args: string[]) {
       data: { type: 'string' },
       json: { type: 'boolean' },
       'drop-after-damage': { type: 'boolean' },
+      'from-snapshot': { type: 'boolean' },
     },
     strict: true,
     allowPositionals: true,
@@ -63,7 +69,14 @@ function describe(log: LogInspection): string {
     return `${lines.join('\n')}\n`;
   }
   lines.push(`intact records: ${log.records}${log.damage ? ' (before the damage)' : ''}`);
-  if (log.damage) {
+  if (log.damage?.snapshot) {
+    const { snapshot, offset, damagedBytes } = log.damage;
+    lines.push(
+      `damaged: the log holds less than its snapshot ${snapshot.path} saw: ${snapshot.operations} operations ` +
+        `of ${snapshot.clients} writers are in no intact record (the log ends at byte ${offset}` +
+        `${damagedBytes > 0 ? `, ${damagedBytes} bytes short of what the snapshot saw` : ''}).`,
+    );
+  } else if (log.damage) {
     const { offset, damagedBytes, recordsAfter } = log.damage;
     lines.push(
       `damaged: from byte ${offset}, ${damagedBytes} bytes hold no intact record; ` +
@@ -92,9 +105,18 @@ function describe(log: LogInspection): string {
 function describeRepair(repair: LogRepair): string {
   if (!repair.repaired) return `${repair.path}: intact, nothing to repair (the file is untouched).\n`;
   const dropped = repair.droppedRecords > 0 ? `, left out ${repair.droppedRecords} after the damage` : '';
-  return (
-    `${repair.path}: repaired. Kept ${repair.keptRecords} intact records${dropped}; ` +
-    `${repair.damage?.damagedBytes ?? repair.tornBytes} damaged bytes dropped. ` +
-    `The original is kept whole at ${repair.backup}.\n`
-  );
+  const lost = repair.damage?.snapshot
+    ? `the log was ${repair.damage.damagedBytes} bytes short of what its snapshot saw.`
+    : `${repair.damage?.damagedBytes ?? repair.tornBytes} damaged bytes dropped.`;
+  const lines = [`${repair.path}: repaired. Kept ${repair.keptRecords} intact records${dropped}; ${lost}`];
+  if (repair.backup) lines.push(`The original is kept whole at ${repair.backup}.`);
+  if (repair.snapshotBackup) {
+    lines.push(
+      `The snapshot, which saw more than the log holds, is kept at ${repair.snapshotBackup}` +
+        (repair.restoredFromSnapshot
+          ? '; its content written back into the log as one update.'
+          : '; run again with --from-snapshot on that name restored to write its content back.'),
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }

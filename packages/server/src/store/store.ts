@@ -35,6 +35,12 @@ export interface PlanStore {
    * so a read can answer before the plan loads.
    */
   firstRead?(planId: string): DecodedSnapshot | null;
+  /**
+   * Checks a plan once its stored updates are applied to `doc` (for a store that keeps nothing to check them
+   * against before): throws CairnError `storage` with `details.damage` to refuse the plan (the store then holds
+   * nothing of it, and lists it in `damagedLogs` until a load succeeds).
+   */
+  verifyLoaded?(planId: string, doc: Y.Doc): void;
   /** Counters and gauges for /metrics. */
   metrics(): StoreMetrics;
   /** Plans whose log was found damaged and refused (until an operator repairs it); /healthz shows the count. */
@@ -73,6 +79,11 @@ export interface DamagedLog {
   recordsAfter: number;
   /** Bytes that hold no intact record: what is lost unless a client still holds those edits. */
   damagedBytes: number;
+  /**
+   * Set when the log lacks what the plan's first-read snapshot saw (emptied, deleted, cut): the snapshot file and
+   * the operations (of how many writers) it reflects that the log does not hold.
+   */
+  snapshot?: { path: string; clients: number; operations: number };
   /** When this store first refused it (ISO 8601). */
   since: string;
 }

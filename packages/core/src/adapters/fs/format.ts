@@ -2,6 +2,7 @@
 // Pure functions over bytes, so the parser can be tested on any buffer and read by other languages.
 import { Buffer } from 'node:buffer';
 import { crc32 } from 'node:zlib';
+import type { SnapshotAhead } from '../../snapshot.js';
 
 /** "CYL1" + format version 1 (little-endian u32). */
 export const LOG_MAGIC = Uint8Array.of(0x43, 0x59, 0x4c, 0x31);
@@ -176,4 +177,26 @@ function nextIntactFrame(bytes: Uint8Array, view: DataView, from: number): numbe
 function badAt(bytes: Uint8Array, offset: number): BadTail {
   for (let i = offset; i < bytes.byteLength; i++) if (bytes[i] !== 0) return { offset, kind: 'corrupt' };
   return { offset, kind: 'torn' };
+}
+
+/**
+ * What a damaged log (a record that fails its checksum, with bytes after it) still holds. `open` refuses such a
+ * file with CairnError('storage') carrying this as `details.damage`, and leaves it untouched for `inspectLog` /
+ * `repairLog` (the `cairn log` command).
+ */
+export interface LogDamage {
+  path: string;
+  /** Offset of the first damaged byte. */
+  offset: number;
+  /** Intact records before the damage. */
+  keptRecords: number;
+  /** Intact records found after the damage (they may depend on what the damage destroyed). */
+  recordsAfter: number;
+  /** Bytes that hold no intact record (for a log behind its snapshot: the bytes the snapshot saw beyond it). */
+  damagedBytes: number;
+  /**
+   * Set when the log lacks what its first-read snapshot saw (it was emptied, deleted or cut at a record boundary
+   * or inside a record): the snapshot file, and the operations it reflects that no intact record holds.
+   */
+  snapshot?: SnapshotAhead & { path: string };
 }

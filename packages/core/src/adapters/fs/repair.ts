@@ -1,10 +1,13 @@
 // What an operator does with a damaged update log, which `UpdateLog.open` refuses: see what it still holds
-// (`inspectLog`), then keep every intact record in a new log, the original kept beside it (`repairLog`).
+// (`inspectLog`), then keep every intact record in a new log, the original kept beside it (`repairLog`). A log
+// that lacks what its first-read snapshot saw is damage too: the repair keeps the snapshot aside, never deletes it.
 import * as nodeFs from 'node:fs';
 import * as Y from 'yjs';
 import { CairnError } from '../../errors.js';
+import { type DecodedSnapshot, snapshotAheadOf } from '../../snapshot.js';
 import { checkHeader, encodeHeader, encodeRecord, type LogScan, scanLog } from './format.js';
 import { acquireLock } from './lock.js';
+import { behindSnapshot, readSnapshotFile } from './snapshot-file.js';
 import { describeDamage, fsyncDirSync, type LogDamage } from './update-log.js';
 
 export interface LogInspection {
@@ -36,19 +39,35 @@ export interface LogRepair extends LogInspection {
   keptRecords: number;
   /** Intact records after the damage that were left out (`dropAfterDamage`). */
   droppedRecords: number;
-  /** The original file, kept whole under this name; null if nothing was repaired. */
+  /** The original file, kept whole under this name; null if nothing was repaired (or there was no log). */
   backup: string | null;
+  /**
+   * The first-read snapshot, moved to this name because the repaired log lacks what it saw (it stays there,
+   * readable, until an operator deletes it); null when it was left in place.
+   */
+  snapshotBackup: string | null;
+  /** The snapshot's content was written back into the log as one update (`fromSnapshot`). */
+  restoredFromSnapshot: boolean;
 }
 
 export interface RepairOptions {
   /** Keep only the records before the damage (default: every intact record, those after it too). */
   dropAfterDamage?: boolean;
+  /**
+   * When the log lacks what its snapshot saw, also write the snapshot's content into the log as one new update
+   * (the tasks as the snapshot shows them, by a new writer). For a plan no client holds any more: a client that
+   * still holds the lost history merges it task by task, the later write of a field winning.
+   */
+  fromSnapshot?: boolean;
   fs?: typeof nodeFs;
 }
 
-/** Reads a log without changing it (no lock needed). Throws CairnError('not_found') if there is no such file. */
+/**
+ * Reads a log (and its snapshot) without changing them (no lock needed). Throws CairnError('not_found') if there
+ * is neither a log nor a snapshot.
+ */
 export function inspectLog(path: string, fs: typeof nodeFs = nodeFs): LogInspection {
-  return inspectBytes(path, readLog(path, fs)).inspection;
+  return inspectBytes(path, readLog(path, fs), readSnapshotFile(fs, snapshotPathOf(path))).inspection;
 }
 
 /**
@@ -65,7 +84,9 @@ export function repairLog(path: string, options: RepairOptions = {}): LogRepair 
   }
   const lock = acquireLock(`${path.slice(0, -'.log'.length)}.lock`, fs);
   try {
-    const { inspection, scan } = inspectBytes(path, readLog(path, fs));
+    const snapshotPath = snapshotPathOf(path);
+    const snapshot = readSnapshotFile(fs, snapshotPath);
+    const { inspection, scan } = inspectBytes(path, readLog(path, fs), snapshot);
     if (inspection.header === 'bad' && !inspection.damage) {
       throw new CairnError(
         'storage',
@@ -73,44 +94,86 @@ export function repairLog(path: string, options: RepairOptions = {}): LogRepair 
         { path },
       );
     }
-    const unchanged = { ...inspection, repaired: false, keptRecords: inspection.records, droppedRecords: 0 };
-    if (!scan?.bad) return { ...unchanged, backup: null };
-    const kept = options.dropAfterDamage ? scan.before : [...scan.before, ...scan.after];
+    const unchanged = {
+      ...inspection,
+      repaired: false,
+      keptRecords: inspection.records,
+      droppedRecords: 0,
+      backup: null,
+      snapshotBackup: null,
+      restoredFromSnapshot: false,
+    };
+    if (!scan?.bad && !inspection.damage) return unchanged;
+    const kept = (!scan ? [] : options.dropAfterDamage ? scan.before : [...scan.before, ...scan.after]).map(
+      (r) => r.payload,
+    );
+    // The snapshot goes aside whenever the repaired log lacks what it saw: left in place, it would refuse the
+    // repaired log again (and a later write would replace it, the one copy of what was lost).
+    const setAside = snapshot !== null && snapshotAheadOf(snapshot.stateVector, kept) !== null;
+    const restored = setAside && options.fromSnapshot === true;
+    if (restored && snapshot) kept.push(contentAsUpdate(snapshot));
     const tmp = `${path}.repair-${process.pid}`;
     const fd = fs.openSync(tmp, 'w', 0o644);
     try {
-      fs.writeFileSync(fd, Buffer.concat([encodeHeader(), ...kept.map((r) => encodeRecord(r.payload))]));
+      fs.writeFileSync(fd, Buffer.concat([encodeHeader(), ...kept.map(encodeRecord)]));
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
-    const backup = `${path}.damaged-${Date.now()}`;
-    fs.linkSync(path, backup); // the original's bytes stay whole under the new name
+    const stamp = Date.now();
+    const backup = fs.existsSync(path) ? `${path}.damaged-${stamp}` : null;
+    if (backup) fs.linkSync(path, backup); // the original's bytes stay whole under the new name
+    const snapshotBackup = setAside ? `${snapshotPath}.damaged-${stamp}` : null;
+    if (snapshotBackup) fs.renameSync(snapshotPath, snapshotBackup);
     fs.renameSync(tmp, path);
     fsyncDirSync(fs, path);
     return {
       ...unchanged,
       repaired: true,
-      keptRecords: kept.length,
-      droppedRecords: scan.before.length + scan.after.length - kept.length,
+      keptRecords: kept.length - (restored ? 1 : 0),
+      droppedRecords: scan ? scan.before.length + scan.after.length - kept.length + (restored ? 1 : 0) : 0,
       backup,
+      snapshotBackup,
+      restoredFromSnapshot: restored,
     };
   } finally {
     lock.release();
   }
 }
 
+/** `<name>.snap` beside `<name>.log`. */
+function snapshotPathOf(path: string): string {
+  return `${path.endsWith('.log') ? path.slice(0, -'.log'.length) : path}.snap`;
+}
+
+/** The snapshot's content as one update of a fresh writer. */
+function contentAsUpdate(snapshot: DecodedSnapshot): Uint8Array {
+  const doc = snapshot.doc();
+  try {
+    return Y.encodeStateAsUpdate(doc);
+  } finally {
+    doc.destroy();
+  }
+}
+
+/** The log's bytes; none when it is missing beside a snapshot (a lost log: damage, not "no plan"). */
 function readLog(path: string, fs: typeof nodeFs): Uint8Array {
   try {
     return fs.readFileSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (fs.existsSync(snapshotPathOf(path))) return new Uint8Array(0);
       throw new CairnError('not_found', `There is no log at ${path}.`, { path });
+    }
     throw new CairnError('storage', `Could not read ${path}: ${(error as Error).message}`, { path });
   }
 }
 
-function inspectBytes(path: string, bytes: Uint8Array): { inspection: LogInspection; scan: LogScan | null } {
+function inspectBytes(
+  path: string,
+  bytes: Uint8Array,
+  snapshot: DecodedSnapshot | null,
+): { inspection: LogInspection; scan: LogScan | null } {
   const header = checkHeader(bytes);
   const inspection: LogInspection = {
     path,
@@ -121,13 +184,21 @@ function inspectBytes(path: string, bytes: Uint8Array): { inspection: LogInspect
     tornBytes: 0,
     pending: false,
   };
-  if (header === 'empty') return { inspection, scan: null };
+  if (header === 'empty') {
+    inspection.damage = behindSnapshot(path, snapshotPathOf(path), snapshot, bytes, bytes.byteLength, []);
+    return { inspection, scan: null };
+  }
   const scan = scanLog(bytes);
   // A file with a foreign header and no intact record is not a log at all: nothing here to inspect or repair.
   if (header === 'bad' && scan.after.length === 0) return { inspection, scan: null };
   inspection.records = scan.before.length;
   if (scan.bad?.kind === 'corrupt') inspection.damage = describeDamage(path, scan);
   if (scan.bad?.kind === 'torn') inspection.tornBytes = bytes.byteLength - scan.bad.offset;
+  if (!inspection.damage) {
+    const end = scan.bad?.offset ?? bytes.byteLength;
+    const records = scan.before.map((r) => r.payload);
+    inspection.damage = behindSnapshot(path, snapshotPathOf(path), snapshot, bytes, end, records);
+  }
   const doc = new Y.Doc();
   for (const record of [...scan.before, ...scan.after]) Y.applyUpdate(doc, record.payload);
   inspection.pending = doc.store.pendingStructs !== null || doc.store.pendingDs !== null;

@@ -2,8 +2,14 @@
 // it was when the snapshot was written (same size, same first and last record), so any later append makes it stale.
 import type * as nodeFs from 'node:fs';
 import type * as Y from 'yjs';
-import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot } from '../../snapshot.js';
-import { checkHeader, FRAME_BYTES, parseRecords } from './format.js';
+import {
+  type DecodedSnapshot,
+  decodeSnapshot,
+  encodeSnapshot,
+  type SnapshotAhead,
+  snapshotAheadOf,
+} from '../../snapshot.js';
+import { checkHeader, FRAME_BYTES, type LogDamage, parseRecords } from './format.js';
 
 /** "CYS1" + u32 version 1, then the snapshot (see snapshot.ts: u32 crc32, JSON). */
 const SNAP_MAGIC = Uint8Array.of(0x43, 0x59, 0x53, 0x31);
@@ -87,6 +93,14 @@ export function readValidSnapshot(
   logPath: string,
   check: 'frames' | 'log' = 'frames',
 ): DecodedSnapshot | null {
+  const decoded = readSnapshotFile(fs, path);
+  if (!decoded || !logMatches(fs, logPath, decoded.at as LogPosition)) return null;
+  if (check === 'log' && !logIntact(fs, logPath, decoded.at as LogPosition)) return null;
+  return decoded;
+}
+
+/** The snapshot file at `path` whatever the log holds now; null if it is missing, corrupt or of another version. */
+export function readSnapshotFile(fs: typeof nodeFs, path: string): DecodedSnapshot | null {
   let file: Uint8Array;
   try {
     file = fs.readFileSync(path);
@@ -97,10 +111,36 @@ export function readValidSnapshot(
   if (file.byteLength < SNAP_HEADER_BYTES) return null;
   if (new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(4, true) !== SNAP_VERSION)
     return null;
-  const decoded = decodeSnapshot(file.subarray(SNAP_HEADER_BYTES));
-  if (!decoded || !logMatches(fs, logPath, decoded.at as LogPosition)) return null;
-  if (check === 'log' && !logIntact(fs, logPath, decoded.at as LogPosition)) return null;
-  return decoded;
+  return decodeSnapshot(file.subarray(SNAP_HEADER_BYTES));
+}
+
+/**
+ * Whether the intact records of a log, `bytes` up to `end`, still hold everything the snapshot `at` saw: the
+ * same bytes up to its size (its first and last frames where it saw them) or, when the log was rewritten since
+ * (a compaction; never a cut, which loses what the snapshot counts), every operation of its state vector.
+ */
+export function logHoldsSnapshot(
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+  snapshot: DecodedSnapshot,
+): SnapshotAhead | null {
+  const at = snapshot.at as Partial<LogPosition> | null;
+  if (
+    typeof at?.bytes === 'number' &&
+    end >= at.bytes &&
+    frameAt(bytes, at.first ?? null) &&
+    frameAt(bytes, at.last ?? null)
+  )
+    return null;
+  return snapshotAheadOf(snapshot.stateVector, records);
+}
+
+function frameAt(bytes: Uint8Array, mark: FrameMark | null): boolean {
+  if (mark === null) return true;
+  if (typeof mark.offset !== 'number' || mark.offset + FRAME_BYTES > bytes.byteLength) return false;
+  const view = new DataView(bytes.buffer, bytes.byteOffset + mark.offset, FRAME_BYTES);
+  return view.getUint32(0, true) === mark.length && view.getUint32(4, true) === mark.crc;
 }
 
 function logIntact(fs: typeof nodeFs, logPath: string, at: LogPosition): boolean {
@@ -137,4 +177,29 @@ function frameMatches(fs: typeof nodeFs, fd: number, mark: FrameMark | null): bo
   if (fs.readSync(fd, frame, 0, FRAME_BYTES, mark.offset) !== FRAME_BYTES) return false;
   const view = new DataView(frame.buffer);
   return view.getUint32(0, true) === mark.length && view.getUint32(4, true) === mark.crc;
+}
+
+/**
+ * The damage of a log whose intact records (`bytes` up to `end`) lack what its snapshot saw, or null when they
+ * hold all of it (or there is no intact snapshot to check against).
+ */
+export function behindSnapshot(
+  path: string,
+  snapshotPath: string,
+  snapshot: DecodedSnapshot | null,
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+): LogDamage | null {
+  const ahead = snapshot ? logHoldsSnapshot(bytes, end, records, snapshot) : null;
+  if (!ahead || !snapshot) return null;
+  const seen = (snapshot.at as Partial<LogPosition> | null)?.bytes;
+  return {
+    path,
+    offset: Math.min(end, bytes.byteLength),
+    keptRecords: records.length,
+    recordsAfter: 0,
+    damagedBytes: typeof seen === 'number' ? Math.max(0, seen - end) : 0,
+    snapshot: { path: snapshotPath, ...ahead },
+  };
 }

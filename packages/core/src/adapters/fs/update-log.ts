@@ -9,11 +9,12 @@ import {
   encodeRecord,
   FRAME_BYTES,
   HEADER_BYTES,
+  type LogDamage,
   type LogScan,
   parseRecords,
   scanLog,
 } from './format.js';
-import type { FrameMark, LogPosition } from './snapshot-file.js';
+import { behindSnapshot, type FrameMark, type LogPosition, readSnapshotFile } from './snapshot-file.js';
 
 /**
  * - `batched` (default): each append is written with `writeSync` before `append` returns, so it is in the OS page
@@ -49,6 +50,11 @@ export interface UpdateLogOptions {
   onError?: (error: CairnError) => void;
   /** The file system calls to use; node:fs by default. Tests wrap it to inject failures. */
   fs?: typeof nodeFs;
+  /**
+   * The plan's first-read snapshot file (`<name>.snap`). When it is intact, `open` checks the log against it
+   * before changing anything: a log that lacks what the snapshot saw (emptied, deleted, cut) is damage.
+   */
+  snapshotPath?: string;
 }
 
 /** What `open` cut off the end of the file: an incomplete last record (a write a crash cut short). */
@@ -61,22 +67,7 @@ export interface LogRecovery {
   keptRecords: number;
 }
 
-/**
- * What a damaged log (a record that fails its checksum, with bytes after it) still holds. `open` refuses such a
- * file with CairnError('storage') carrying this as `details.damage`, and leaves it untouched for `inspectLog` /
- * `repairLog` (the `cairn log` command).
- */
-export interface LogDamage {
-  path: string;
-  /** Offset of the first damaged byte. */
-  offset: number;
-  /** Intact records before the damage. */
-  keptRecords: number;
-  /** Intact records found after the damage (they may depend on what the damage destroyed). */
-  recordsAfter: number;
-  /** Bytes that hold no intact record. */
-  damagedBytes: number;
-}
+export type { LogDamage } from './format.js';
 
 export interface UpdateLogStats {
   path: string;
@@ -161,6 +152,7 @@ export class UpdateLog {
   static open(path: string, options: UpdateLogOptions = {}): UpdateLog {
     const fs = options.fs ?? nodeFs;
     removeLeftoverTemps(fs, path);
+    const existed = fs.existsSync(path);
     let fd: number;
     try {
       fd = fs.openSync(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
@@ -182,6 +174,7 @@ export class UpdateLog {
         );
       }
       if (header === 'empty') {
+        refuseIfBehindSnapshot(fs, path, options.snapshotPath, bytes, bytes.byteLength, []);
         writeAll(fs, fd, encodeHeader(), 0);
         fs.ftruncateSync(fd, HEADER_BYTES);
         return new UpdateLog(path, fs, fd, options, [], HEADER_BYTES, null, true);
@@ -191,6 +184,8 @@ export class UpdateLog {
       // cutting there would drop data, so the file is refused untouched and an operator decides.
       const scan = parsed.bad ? scanLog(bytes) : null;
       if (scan?.bad?.kind === 'corrupt') throw damagedError(describeDamage(path, scan));
+      // Before a torn tail is cut: a cut that took records the snapshot saw is damage, not a torn last write.
+      refuseIfBehindSnapshot(fs, path, options.snapshotPath, bytes, parsed.end, parsed.records);
       let recovery: LogRecovery | null = null;
       if (parsed.bad) {
         fs.ftruncateSync(fd, parsed.end);
@@ -205,6 +200,7 @@ export class UpdateLog {
       return new UpdateLog(path, fs, fd, options, parsed.records, parsed.end, recovery, false);
     } catch (error) {
       fs.closeSync(fd);
+      if (!existed) fs.rmSync(path, { force: true }); // a refused open leaves no log it created behind
       throw error instanceof CairnError ? error : storageError('read', path, error);
     }
   }
@@ -503,7 +499,35 @@ export function describeDamage(path: string, scan: LogScan): LogDamage {
   };
 }
 
+/** Throws the damage of a log whose intact records (`bytes` up to `end`) lack what its snapshot file saw. */
+function refuseIfBehindSnapshot(
+  fs: typeof nodeFs,
+  path: string,
+  snapshotPath: string | undefined,
+  bytes: Uint8Array,
+  end: number,
+  records: readonly Uint8Array[],
+): void {
+  if (!snapshotPath) return;
+  const damage = behindSnapshot(path, snapshotPath, readSnapshotFile(fs, snapshotPath), bytes, end, records);
+  if (damage) throw damagedError(damage);
+}
+
 function damagedError(damage: LogDamage): CairnError {
+  if (damage.snapshot) {
+    const { snapshot } = damage;
+    return new CairnError(
+      'storage',
+      `${damage.path} is damaged: it holds less than its snapshot ${snapshot.path} saw ` +
+        `(${snapshot.operations} operations of ${snapshot.clients} writers are in no intact record; the log has ` +
+        `${damage.keptRecords} intact records ending at byte ${damage.offset}` +
+        `${damage.damagedBytes > 0 ? `, ${damage.damagedBytes} bytes short of what the snapshot saw` : ''}). ` +
+        'The plan is not opened, so nothing overwrites the snapshot or the log. See what is left with ' +
+        `"cairn log inspect ${damage.path}"; "cairn log repair ${damage.path}" keeps the snapshot aside and serves ` +
+        'the log, and "--from-snapshot" also writes the snapshot\'s content back into the plan.',
+      { path: damage.path, damage },
+    );
+  }
   return new CairnError(
     'storage',
     `${damage.path} is damaged: ${damage.offset === 0 ? 'its header does not match' : `the record at byte ${damage.offset} fails its checksum`} ` +
