@@ -130,7 +130,9 @@ describe('GET /api/plans/:plan/tasks', () => {
       token: reader,
       body: {},
     });
-    expect(unknownByTool.status).toBe(404);
+    // A read-only tool reads it as an empty plan (issue 30), still creating nothing.
+    expect(unknownByTool.status).toBe(200);
+    expect(unknownByTool.body).toMatchObject({ tasks: [] });
     const unknownTask = await call(server, 'GET', '/api/plans/acme%3A1/tasks/nope', { token: reader });
     expect(unknownTask.status).toBe(404);
     expect(unknownTask.body.error.message).toMatch(/known ids: /);

