@@ -43,7 +43,10 @@ describe('issue 30: reads of a plan nobody wrote to', () => {
     const writer = await token('acme:*', 'write');
     const answers: Record<string, unknown> = {};
     const ask = async (tool: string, args: object, who: string) => {
-      const answer = await call(server, 'POST', `/api/plans/acme%3Anobody/tools/${tool}`, { token: who, body: args });
+      const answer = await call(server, 'POST', `/api/plans/acme%3Anobody/tools/${tool}`, {
+        token: who,
+        body: args,
+      });
       expect(answer.status, tool).toBe(200);
       answers[tool] = answer.body;
     };
@@ -57,5 +60,30 @@ describe('issue 30: reads of a plan nobody wrote to', () => {
     expect(answers.get_ongoing_task).toEqual({ count: 0, tasks: [] });
     expect(answers.list_tasks).toMatchObject({ tasks: [] });
     expect(answers.list_ready_tasks).toEqual([]);
+  });
+});
+
+describe('issue 30: one task number over HTTP', () => {
+  it('lists each task with the number PATCH and the ongoing_task tools take, in `number` and `num` alike', async () => {
+    const server = await startServer({ secret });
+    const [, second] = await seed(server, 'acme:1', [
+      { title: 'Plan the trip', steps: [{ title: 'Book flights' }, { title: 'Book the hotel' }] },
+      { title: 'Renew the passport', steps: [{ title: 'Take a photo' }] },
+    ]);
+    const writer = await token('acme:1', 'write');
+    const list = await call(server, 'GET', '/api/plans/acme%3A1/tasks', { token: writer });
+    const listed = list.body.tasks.find((t: { id: string }) => t.id === second);
+    expect(listed).toMatchObject({ number: 2, num: 2 });
+    const patched = await call(server, 'PATCH', `/api/plans/acme%3A1/tasks/${listed.num}`, {
+      token: writer,
+      body: { status: 'in_progress' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.task).toMatchObject({ id: second, status: 'in_progress', number: 2, num: 2 });
+    const agent = await call(server, 'POST', '/api/plans/acme%3A1/tools/get_ongoing_task', {
+      token: writer,
+      body: {},
+    });
+    expect(agent.body.tasks.find((t: { task: string }) => t.task === 'Renew the passport').taskId).toBe(2);
   });
 });

@@ -486,11 +486,17 @@ function taskOf(plan: Plan, ref: string): TaskSnapshot {
   return numbered ?? plan.require(ref);
 }
 
-/** A task with its direct steps and its task number, as the dashboard shows it. */
+/**
+ * A task with its direct steps and its task number, as the dashboard shows it. The number is the one the
+ * dashboard, the ongoing_task tools and these routes share; `num` repeats it for clients that read that field
+ * (the plan's own integer alias counts steps too, so it named another task number in the routes).
+ */
 function withSteps(plan: Plan, task: TaskSnapshot, numbers: TaskNumbers = taskNumbers(plan)) {
+  const number = numbers.numberOf(task.id) ?? null;
   return {
     ...task,
-    number: numbers.numberOf(task.id) ?? null,
+    num: number,
+    number,
     steps: plan.children(task.id).map((s) => ({ id: s.id, title: s.title, status: s.status })),
   };
 }
