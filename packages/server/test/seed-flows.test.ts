@@ -87,3 +87,30 @@ describe('issue 30: one task number over HTTP', () => {
     expect(agent.body.tasks.find((t: { task: string }) => t.task === 'Renew the passport').taskId).toBe(2);
   });
 });
+
+describe("issue 30: the dashboard's note reaches the ongoing_task agent", () => {
+  it('shows a PATCH note in get_ongoing_task and in the open-tasks block', async () => {
+    const server = await startServer({ secret });
+    await seed(server, 'acme:1', [{ title: "Book a table at Luigi's", status: 'waiting_user' }]);
+    const writer = await token('acme:1', 'write');
+    const patched = await call(server, 'PATCH', '/api/plans/acme%3A1/tasks/1', {
+      token: writer,
+      body: { status: 'in_progress', note: 'Luigi is closed on Tuesdays;\ntry Wednesday.' },
+    });
+    expect(patched.status).toBe(200);
+    const agent = await call(server, 'POST', '/api/plans/acme%3A1/tools/get_ongoing_task', {
+      token: writer,
+      body: {},
+    });
+    expect(agent.body.tasks[0]).toMatchObject({
+      taskId: 1,
+      status: 'in_progress',
+      note: 'Luigi is closed on Tuesdays;\ntry Wednesday.',
+      source: 'user',
+    });
+    const block = await call(server, 'GET', '/api/plans/acme%3A1/context?format=open-tasks', {
+      token: writer,
+    });
+    expect(block.body).toContain('- Note: Luigi is closed on Tuesdays; ⏎ try Wednesday.');
+  });
+});

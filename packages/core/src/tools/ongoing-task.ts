@@ -232,6 +232,8 @@ function ongoing(
       ...(s.note ? { note: s.note } : {}),
     })),
     nextStep: task.nextStep,
+    // What a person wrote from the dashboard (PATCH { status, note }) or a close's reason: the agent reads it here.
+    ...(task.note ? { note: task.note } : {}),
     context: task.context,
     wakeAt: task.wakeAt,
     supersededBy: task.supersededBy ? (numbers.numberOf(task.supersededBy) ?? null) : null,
