@@ -114,3 +114,38 @@ describe("issue 30: the dashboard's note reaches the ongoing_task agent", () => 
     expect(block.body).toContain('- Note: Luigi is closed on Tuesdays; ⏎ try Wednesday.');
   });
 });
+
+describe('issue 30: closing a parent names the steps it skipped', () => {
+  it('in PATCH, clear_ongoing_task, set_ongoing_task and update_tasks', async () => {
+    const server = await startServer({ secret });
+    const ids = await seed(server, 'acme:1', [
+      {
+        title: 'Plan the trip',
+        steps: [{ title: 'Book flights', status: 'done' }, { title: 'Book the hotel' }],
+      },
+      { title: 'Renew the passport', steps: [{ title: 'Take a photo' }] },
+      { title: 'Move house', steps: [{ title: 'Pack' }, { title: 'Hire a van', status: 'in_progress' }] },
+      { title: 'Pay the tax', steps: [{ title: 'Fill the form' }] },
+    ]);
+    const writer = await token('acme:1', 'write');
+    const patched = await call(server, 'PATCH', '/api/plans/acme%3A1/tasks/1', {
+      token: writer,
+      body: { status: 'done' },
+    });
+    expect(patched.body.skippedSteps).toEqual([{ id: expect.any(String), title: 'Book the hotel' }]);
+    const tool = (name: string, args: object) =>
+      call(server, 'POST', `/api/plans/acme%3A1/tools/${name}`, { token: writer, body: args });
+    const cleared = await tool('clear_ongoing_task', { taskId: 2, outcome: 'cancelled' });
+    expect(cleared.body).toMatchObject({ status: 'cancelled', skippedSteps: ['Take a photo'] });
+    const set = await tool('set_ongoing_task', { taskId: 3, task: 'Move house', status: 'done' });
+    expect(set.body).toMatchObject({ status: 'done', skippedSteps: ['Pack', 'Hire a van'] });
+    const updated = await tool('update_tasks', { updates: [{ id: ids[3], status: 'done' }] });
+    expect(updated.body.updated[0]).toMatchObject({
+      id: ids[3],
+      skippedSteps: [{ id: expect.any(String), title: 'Fill the form' }],
+    });
+    // A close with nothing open under it says nothing of steps.
+    const again = await tool('update_tasks', { updates: [{ id: ids[3], status: 'failed' }] });
+    expect(again.body.updated[0].skippedSteps).toBeUndefined();
+  });
+});

@@ -33,6 +33,7 @@ import {
   type ToolCallRecord,
   taskNumbers,
   toDefinition,
+  watchSkippedSteps,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
 import type { Hono } from 'hono';
@@ -132,13 +133,18 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     return withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
       const task = taskOf(plan, c.req.param('taskId'));
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
-      // Closing the task skips its open steps in the same write (the plan's rule).
+      // Closing the task skips its open steps in the same write (the plan's rule); the answer names them.
+      const skipped = watchSkippedSteps(plan, task.id);
       const updated = plan.update(task.id, {
         status: body.status,
         ...(note !== undefined ? { note } : {}),
       });
       await handle.flush();
-      return jsonResponse({ task: withSteps(plan, updated) });
+      const skippedSteps = skipped();
+      return jsonResponse({
+        task: withSteps(plan, updated),
+        ...(skippedSteps.length > 0 ? { skippedSteps } : {}),
+      });
     });
   });
 
