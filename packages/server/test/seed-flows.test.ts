@@ -149,3 +149,45 @@ describe('issue 30: closing a parent names the steps it skipped', () => {
     expect(again.body.updated[0].skippedSteps).toBeUndefined();
   });
 });
+
+describe('issue 30: a context cursor so old that its delta is longer than the plan', () => {
+  it('answers the whole plan instead, marked full_old_cursor, while a short delta stays a delta', async () => {
+    const server = await startServer({ secret });
+    const titles = Array.from({ length: 20 }, (_, i) => ({
+      title: `Call supplier number ${i + 1} about the order`,
+    }));
+    const ids = await seed(server, 'acme:1', titles);
+    const reader = await token('acme:1', 'read', 'scout');
+    const other = await token('acme:1', 'write', 'b');
+    const path = '/api/plans/acme%3A1/context?format=checklist';
+    const first = await call(server, 'GET', path, { token: reader, accept: 'application/json' });
+    const cursor = first.body.cursor;
+
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/update_tasks', {
+      token: other,
+      body: { updates: [{ id: ids[0], status: 'done' }] },
+    });
+    const small = await call(server, 'GET', `${path}&since=${cursor}`, {
+      token: reader,
+      accept: 'application/json',
+    });
+    expect(small.body.kind).toBe('delta');
+
+    // Another agent removes all but one task: telling each removal costs more than the one task left.
+    await call(server, 'POST', '/api/plans/acme%3A1/tools/remove_tasks', {
+      token: other,
+      body: { ids: ids.slice(1) },
+    });
+    const old = await call(server, 'GET', `${path}&since=${cursor}`, {
+      token: reader,
+      accept: 'application/json',
+    });
+    const whole = await call(server, 'GET', path, { token: reader, accept: 'application/json' });
+    expect(old.body).toMatchObject({ kind: 'full_old_cursor', text: whole.body.text });
+    const plain = await call(server, 'GET', `${path}&since=${cursor}`, { token: reader });
+    expect(plain.headers.get('cairn-context')).toBe('full_old_cursor');
+    expect(plain.body).toMatch(
+      /^\(So much changed since the cursor given[\s\S]*Call supplier number 1 about/,
+    );
+  });
+});

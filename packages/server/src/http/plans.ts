@@ -12,6 +12,7 @@ import {
   cursorOf,
   DEFINITION_FORMATS,
   type DefinitionFormat,
+  defaultTokenizer,
   FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
@@ -61,9 +62,17 @@ export interface PlanRoutesOptions {
   recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
 }
 
-/** Said before the whole plan when a cursor was given that this plan's document does not know. */
-const UNKNOWN_CURSOR_NOTE =
-  "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n";
+/** What a context answer is: the whole plan, what changed since the cursor, or the whole plan in its place. */
+type ContextKind = 'full' | 'delta' | 'full_unknown_cursor' | 'full_old_cursor';
+
+/** Said before the whole plan when it stands in for what changed since a cursor. */
+const CURSOR_NOTES: Partial<Record<ContextKind, string>> = {
+  full_unknown_cursor:
+    "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n",
+  full_old_cursor:
+    '(So much changed since the cursor given that the whole plan is shorter, so this is the whole plan rather ' +
+    'than what changed.)\n\n',
+};
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
 export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
@@ -158,25 +167,36 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
     const json = /\bapplication\/json\b/.test(c.req.header('accept') ?? '');
-    // `known`: the document holds everything the reader's cursor names, so only what changed since is rendered.
+    // `known`: the document holds everything the reader's cursor names, so only what changed since is rendered,
+    // unless that tells more than the whole plan (a cursor so old that most of the plan changed since).
     const respond = (plan: Plan, cursor: string, known: boolean): Response => {
-      const text =
-        known && since !== null
-          ? renderDelta(plan, {
-              since,
-              exclude: reader,
-              ids: format === 'native' ? 'id' : 'num',
-              ...(maxTokens !== undefined ? { maxTokens } : {}),
-            })
-          : renderPlan(plan, {
-              format: format as RenderFormat,
-              presence: presenceOf(hub, planId),
-              now: now(),
-              ...(maxTokens !== undefined ? { maxTokens } : {}),
-            });
-      const kind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+      const full = () =>
+        renderPlan(plan, {
+          format: format as RenderFormat,
+          presence: presenceOf(hub, planId),
+          now: now(),
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+        });
+      let kind: ContextKind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+      let text: string;
+      if (known && since !== null) {
+        text = renderDelta(plan, {
+          since,
+          exclude: reader,
+          ids: format === 'native' ? 'id' : 'num',
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+        });
+        const whole = text === '' ? '' : full();
+        if (defaultTokenizer.count(text) > defaultTokenizer.count(whole)) {
+          kind = 'full_old_cursor';
+          text = whole;
+        }
+      } else {
+        text = full();
+      }
       if (json) return jsonResponse({ plan: planId, format, kind, text, cursor });
-      const body = kind === 'full_unknown_cursor' ? `${UNKNOWN_CURSOR_NOTE}${text}` : text;
+      const note = CURSOR_NOTES[kind];
+      const body = note ? `${note}${text}` : text;
       return textResponse(body, 200, {
         'content-type': 'text/plain; charset=utf-8',
         'cache-control': 'no-store',
