@@ -385,9 +385,9 @@ describe('tool calls with a cursor', () => {
     });
     expect(next.status).toBe(200);
     expect(next.body.result.added[0]).toMatchObject({ title: 'Archive it' });
-    // Its own add is not news; agent:b's change is.
+    // Its own add is not news; agent:b's change is, the task named by its id as the cairn family names it.
     expect(next.body.sinceLastCall).toBe(
-      'Since your last call:\n- task 1 "Write the report" done by agent:b',
+      `Since your last call:\n- task ${id} "Write the report" done by agent:b`,
     );
     const again = await call(
       server,

@@ -288,7 +288,9 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
         const cursor = cursorOf(doc);
         // With the cursor of its previous call, the caller also hears what others did in between.
-        const news = since && cursorKnown(doc, since) ? sinceLastCall(plan, since, { actor }) : null;
+        // Tasks are named as the tool's family names them (string ids in the cairn family).
+        const ids = FAMILIES[offered.family].ids;
+        const news = since && cursorKnown(doc, since) ? sinceLastCall(plan, since, { actor, ids }) : null;
         return jsonResponse(
           since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
           status,
