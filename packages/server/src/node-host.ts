@@ -165,6 +165,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const planRoutes: PlanRoutesOptions = {
     autoClose,
     ...planExists,
+    learning: learner,
     recordCall: learner
       ? (planId, call) =>
           learner.recordCall(planId, call).catch((error: unknown) => {

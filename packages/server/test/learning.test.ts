@@ -570,3 +570,39 @@ function planTaskId(s: TestServer, planId: string): string {
   plan.destroy();
   return task!.id;
 }
+
+describe('issue 30: learned procedures wherever they are offered', () => {
+  it('POST .../context fills learned_procedures as GET .../learned does, and get_learned_procedure is a tool over HTTP', async () => {
+    const s = await learningServer();
+    await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
+    await until(async () => (await s.server.learner!.pending('acme:conv:1')).length === 1);
+    expect(await s.server.learner!.sweep()).toEqual({ learned: 1, retried: 0 });
+    const [skill] = await skillsOf(s, 'acme');
+
+    await tool(s, 'acme:conv:2', 'set_ongoing_task', {
+      task: 'Book a table for 2 on Friday',
+      status: 'in_progress',
+    });
+    const learned = await fetch(`${s.http}/api/plans/acme%3Aconv%3A2/learned`);
+    const text = await learned.text();
+    expect(text).toContain(`skill ${skill.id}`);
+    const context = await api(s, 'POST', '/api/plans/acme%3Aconv%3A2/context', {
+      template: [
+        { section: 'learned', role: 'system', content: '{{learned_procedures}}', skip_if_empty: true },
+      ],
+    });
+    expect(context.status).toBe(200);
+    expect(context.json.messages).toEqual([{ role: 'system', content: text }]);
+
+    const byQuery = await api(s, 'POST', '/api/plans/acme%3Aconv%3A2/tools/get_learned_procedure', {
+      query: 'book table',
+    });
+    expect(byQuery.status).toBe(200);
+    expect(byQuery.json.procedures.map((p: Answer) => p.skillId)).toEqual([skill.id]);
+    const unknown = await api(s, 'POST', '/api/plans/acme%3Aconv%3A2/tools/get_learned_procedure', {
+      skillId: 'nope',
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.message).toContain(skill.id);
+  });
+});

@@ -20,12 +20,15 @@ import {
   isOpenStatus,
   isPrincipalActor,
   isToolError,
+  LEARNED_PROCEDURE_TOOL,
+  learnedProcedureTool,
   type Plan,
   RENDER_FORMATS,
   type RenderFormat,
   readCursor,
   renderDelta,
   renderPlan,
+  type Skill,
   STATUSES,
   StatusSchema,
   sinceLastCall,
@@ -60,6 +63,20 @@ export interface PlanRoutesOptions {
   now?: () => number;
   /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
   recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
+  /**
+   * The scope's learned procedures (the server's learner): `get_learned_procedure` over the tool route and the
+   * `learned_procedures` section of `POST .../context`. Without it the tool is unknown and the section empty.
+   */
+  learning?: LearnedSource | null;
+}
+
+/** Where the plan routes find learned procedures (`Learner` has these). */
+export interface LearnedSource {
+  skillsFor(planId: string): Promise<readonly Skill[]>;
+  withLearned<T>(
+    planId: string,
+    fn: (learned: { skills: readonly Skill[]; traces: Y.Doc }) => Promise<T>,
+  ): Promise<T>;
 }
 
 /** What a context answer is: the whole plan, what changed since the cursor, or the whole plan in its place. */
@@ -243,8 +260,11 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const name = c.req.param('name');
     const url = new URL(c.req.url);
     const families = queryFamilies(url);
-    const known = tools.get(name);
-    const offered = known && (!families || families.includes(known.family)) ? known : null;
+    // get_learned_procedure belongs to no family: it is offered wherever the server learns.
+    const learnedTool = name === LEARNED_PROCEDURE_TOOL && options.learning ? options.learning : null;
+    const known = learnedTool ? { family: null, readOnly: true } : tools.get(name);
+    const offered =
+      known && (!families || known.family === null || families.includes(known.family)) ? known : null;
     // A read-only tool needs only read access; every other call (and an unknown tool) needs write.
     const grant = await authorizeRequest(hub, c.req.raw, planId, offered?.readOnly ? 'read' : 'write');
     const actor = agentActor(hub, grant, url.searchParams.get('as'));
@@ -264,12 +284,14 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const since = sinceParam ? readCursor(sinceParam) : null;
     // A write may create the plan (its first add_tasks); a read-only tool reads a plan nobody wrote to as an empty
     // one (200, nothing created), as task_manage's and todo's list actions do.
+    const skills = learnedTool ? await learnedTool.skillsFor(planId) : null;
     const onPlan = async (doc: Y.Doc, flush: () => Promise<void>): Promise<Response> => {
       const plan = createPlan({ doc, actor });
       let call: ToolCallRecord | null = null;
       const toolkit = createToolkit(plan, {
         actor,
-        families: [offered.family],
+        families: offered.family ? [offered.family] : [],
+        ...(skills ? { extraTools: [learnedProcedureTool(() => skills)] } : {}),
         now,
         onCall: (record) => {
           call = record;
@@ -289,7 +311,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         const cursor = cursorOf(doc);
         // With the cursor of its previous call, the caller also hears what others did in between.
         // Tasks are named as the tool's family names them (string ids in the cairn family).
-        const ids = FAMILIES[offered.family].ids;
+        const ids = offered.family ? FAMILIES[offered.family].ids : 'id';
         const news = since && cursorKnown(doc, since) ? sinceLastCall(plan, since, { actor, ids }) : null;
         return jsonResponse(
           since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
