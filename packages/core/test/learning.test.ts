@@ -159,7 +159,7 @@ describe('offline distiller and the skill library', () => {
     );
   });
 
-  it('makes a new version when the same procedure is learned again, and retires after failures in a row', () => {
+  it('makes a new version when the same procedure is learned again with other calls, and retires after failures in a row', () => {
     const doc = new Y.Doc();
     const draft = {
       name: 'Book a table',
@@ -180,8 +180,17 @@ describe('offline distiller and the skill library', () => {
         now,
       });
     const first = learn(draft, 1);
+    // The very same calls again (a task that followed it): no new version, so its success counts there (issue 30).
+    const same = learn({ ...draft, name: 'Book a table for two' }, 2);
+    expect(same).toMatchObject({ created: false, skill: { id: first.skill.id } });
+    expect(same.skill.versions.map((v) => v.version)).toEqual([1]);
     const again = learn(
-      { ...draft, name: 'Book a table at a restaurant', triggers: ['Book a table', 'reserve'] },
+      {
+        ...draft,
+        name: 'Book a table at a restaurant',
+        triggers: ['Book a table', 'reserve'],
+        steps: [{ tool: 'set_ongoing_task', args: { task: '<string>' } }, draft.steps[1]!],
+      },
       2,
     );
     expect(again.created).toBe(false);
@@ -217,6 +226,7 @@ describe('offline distiller and the skill library', () => {
     const changes = readChanges(doc, id).map((c) => `${c.change}:${c.by}`);
     expect(changes).toEqual([
       'learned:learning',
+      'relearned:learning',
       'relearned:learning',
       'outcome:learning',
       'outcome:learning',
