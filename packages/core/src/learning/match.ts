@@ -1,5 +1,6 @@
 // Which learned skills fit a request: keyword matching of trigger phrases against a task's goal and the latest
 // user message (seed 001: no embeddings), and the `learned_procedures` context text that offers them.
+import { inline } from '../render/view.js';
 import { searchWords } from '../search.js';
 import { shapeText } from './shape.js';
 import { currentVersion, type Skill, successRate } from './skill.js';
@@ -61,7 +62,9 @@ export function renderSkill(skill: Skill): string {
     ...v.steps.map((s, i) => `  ${i + 1}. ${s.tool} ${shapeText(s.args)}${s.note ? ` (${s.note})` : ''}`),
   ];
   for (const p of v.pitfalls)
-    lines.push(`  Pitfall: ${p.tool} was refused (${p.error})${p.fix ? `: ${p.fix}` : ''}`);
+    lines.push(
+      `  Pitfall: ${p.tool} was refused (${p.error}${p.message ? `: ${inline(p.message)}` : ''})${p.fix ? `: ${p.fix}` : ''}`,
+    );
   return lines.join('\n');
 }
 
