@@ -22,6 +22,9 @@ export const BENCHMARKS = [
   'tool-definitions',
   'cluster-latency',
   'cluster-fanout',
+  'agent-context',
+  'agent-adapters',
+  'cluster-storage',
 ] as const;
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */

@@ -60,6 +60,14 @@ describe('Node 20 with the installed packages', () => {
     expect(result.message).toContain(result.theirs);
   });
 
+  it('runs the AI SDK adapter (@cairn/core/ai) in generateText with the AI SDK installed', async () => {
+    const out = JSON.parse((await node(['agent-ai.mjs'])).stdout);
+    expect(out.text).toBe('done');
+    expect(out.titles).toEqual(['Ship it']);
+    expect(out.createdBy).toBe('agent:app');
+    expect(out.read[0].added[0].title).toBe('Ship it');
+  });
+
   it('persists a plan with @cairn/core/fs, and a second process loads it', async () => {
     const dir = tempDir();
     expect((await node(['persist-write.mjs', dir])).stdout.trim()).toBe('stored');

@@ -46,8 +46,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
     JSON.stringify({ name: 'consumer-vitest2', private: true, type: 'module' }),
   );
   await Promise.all([
-    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket, Node's types, and
-    // gpt-tokenizer, the optional peer that @cairn/core/tokenizer needs.
+    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket, Node's types,
+    // gpt-tokenizer (the optional peer of @cairn/core/tokenizer) and the AI SDK (that of the @cairn/core/ai adapter).
     npm(app, [
       'install',
       ...Object.values(tarballs),
@@ -55,6 +55,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
       'ws@^8',
       '@types/node@^20',
       'gpt-tokenizer@^4',
+      'ai@7.0.173',
     ]),
     npm(nopeer, ['install', '--legacy-peer-deps', ...Object.values(tarballs)]),
     // An adapter author's project on vitest 2: a strict install (a peer conflict fails it), core alone.

@@ -223,6 +223,9 @@ const FAMILY_USE: Record<FamilyName, string> = {
   ongoing_task:
     'Record what you are in the middle of with set_ongoing_task, list it with get_ongoing_task, and close it ' +
     'with clear_ongoing_task.',
+  cairn_compact:
+    'Read with read_tasks, add, change or remove with write_tasks, and claim a task with claim_task before ' +
+    'working on it, so no two agents do the same work.',
 };
 
 /** `news` without the lines a `plan_changes` result already holds; '' when none is left. */

@@ -45,7 +45,7 @@ import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
-import { mayActAs } from '../claims.js';
+import { type ClaimArbiterService, mayActAs } from '../claims.js';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
 import { jsonResponse, readJson, STATUS_BY_CODE, textResponse } from './app.js';
@@ -61,6 +61,12 @@ export interface PlanRoutesOptions {
   planExists?: (planId: string) => boolean;
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Decides the claims of tool calls (`claim`, `claim_next`, `release`, `hand_off` of any family): the server's
+   * arbiter, so they take the path a WebSocket client's claims take (in a cluster: reserved in Redis). Without one
+   * they are decided on the plan's doc here.
+   */
+  claims?: Pick<ClaimArbiterService, 'arbiterFor'> | null;
   /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
   recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
   /**
@@ -157,6 +163,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(c.req.raw, false));
     return withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
+      hub.assertFits(planId, jsonBytes(body));
       const task = taskOf(plan, c.req.param('taskId'));
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
       // Closing the task skips its open steps in the same write (the plan's rule); the answer names them.
@@ -180,7 +187,8 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const grant = await authorizeRequest(hub, c.req.raw, planId, 'read');
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
-    const reader = agentActor(hub, grant, null);
+    // `as`: the agent reading (its own changes are left out of a delta), as a tool call names it.
+    const reader = agentActor(hub, grant, url.searchParams.get('as'));
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
     const json = /\bapplication\/json\b/.test(c.req.header('accept') ?? '');
@@ -285,8 +293,10 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     // A write may create the plan (its first add_tasks); a read-only tool reads a plan nobody wrote to as an empty
     // one (200, nothing created), as task_manage's and todo's list actions do.
     const skills = learnedTool ? await learnedTool.skillsFor(planId) : null;
-    const onPlan = async (doc: Y.Doc, flush: () => Promise<void>): Promise<Response> => {
+    // `writes`: the plan is the hub's (not a blank stand-in), so claims take the server's arbiter, as in withPlanView.
+    const onPlan = async (doc: Y.Doc, flush: () => Promise<void>, writes: boolean): Promise<Response> => {
       const plan = createPlan({ doc, actor });
+      if (writes && options.claims) plan.useArbiter(options.claims.arbiterFor({ planId, doc }));
       let call: ToolCallRecord | null = null;
       const toolkit = createToolkit(plan, {
         actor,
@@ -298,6 +308,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         },
       });
       try {
+        if (!offered.readOnly) hub.assertFits(planId, jsonBytes(args));
         const result = await toolkit.dispatch(name, args);
         // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
         await Promise.all([
@@ -323,8 +334,10 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         plan.destroy();
       }
     };
-    if (offered.readOnly) return withPlanOrBlank(hub, options, planId, (doc) => onPlan(doc, async () => {}));
-    return withPlan(hub, options, planId, (handle) => onPlan(handle.doc, () => handle.flush()), true);
+    if (offered.readOnly) {
+      return withPlanOrBlank(hub, options, planId, (doc) => onPlan(doc, async () => {}, false));
+    }
+    return withPlan(hub, options, planId, (handle) => onPlan(handle.doc, () => handle.flush(), true), true);
   });
 
   app.post('/api/plans/:plan/judge', async (c) => {
@@ -436,6 +449,7 @@ function withPlanView<T>(
     planId,
     async (handle) => {
       const plan = createPlan({ doc: handle.doc, actor: view.actor });
+      if (options.claims) plan.useArbiter(options.claims.arbiterFor({ planId, doc: handle.doc }));
       try {
         return await fn(plan, handle);
       } finally {
@@ -608,6 +622,14 @@ export function parseBody<T extends z.ZodType>(
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
+/**
+ * Bytes of a request's JSON body as read: what a write from it adds to a plan, about (the server refuses a write
+ * that would grow the plan past its limit: `SyncHub.assertFits`).
+ */
+export function jsonBytes(body: unknown): number {
+  return body === undefined ? 0 : Buffer.byteLength(JSON.stringify(body));
+}
+
 export function readBody(request: Request, optional: boolean): Promise<unknown> {
   return readJson(request, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
 }
