@@ -173,17 +173,20 @@ describe('cairn mcp', () => {
     // The rendered plan is a resource; a subscriber hears when someone else edits it.
     const { resources } = await client.listResources();
     expect(resources).toEqual([
-      expect.objectContaining({ uri: 'cairn://plan/team%3A1', mimeType: 'text/markdown' }),
+      expect.objectContaining({ uri: 'cairn://plan/team:1', mimeType: 'text/markdown' }),
     ]);
     const read = async () =>
-      ((await client.readResource({ uri: 'cairn://plan/team%3A1' })).contents[0] as { text: string }).text;
+      ((await client.readResource({ uri: 'cairn://plan/team:1' })).contents[0] as { text: string }).text;
     expect(await read()).toContain('Write the migration');
+    // The percent-encoded form names the same plan (issue 30).
+    const encoded = await client.readResource({ uri: 'cairn://plan/team%3A1' });
+    expect((encoded.contents[0] as { text: string }).text).toContain('Write the migration');
     const updated = new Promise<string>((done) =>
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => done(n.params.uri)),
     );
-    await client.subscribeResource({ uri: 'cairn://plan/team%3A1' });
+    await client.subscribeResource({ uri: 'cairn://plan/team:1' });
     ann.add({ title: 'Tell the customer' });
-    expect(await updated).toBe('cairn://plan/team%3A1');
+    expect(await updated).toBe('cairn://plan/team:1');
     const text = await read();
     expect(text).toContain('Tell the customer');
     expect(text).toContain('user:ann'); // here now, from presence

@@ -181,6 +181,8 @@ export {
 export type { SearchHit, SearchOptions } from './search.js';
 export { searchTasks, searchWords } from './search.js';
 export { SINCE_LAST_CALL_TOKENS, sinceLastCall, sinceLastCallFeed } from './since-last-call.js';
+export type { SkippedStep } from './skipped-steps.js';
+export { watchSkippedSteps } from './skipped-steps.js';
 export type { DecodedSnapshot } from './snapshot.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';

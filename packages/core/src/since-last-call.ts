@@ -16,7 +16,7 @@ export const SINCE_LAST_CALL_TOKENS = 300;
 export function sinceLastCall(
   plan: Plan,
   since: Uint8Array,
-  options: { actor?: Actor; maxTokens?: number } = {},
+  options: { actor?: Actor; maxTokens?: number; ids?: 'id' | 'num' } = {},
 ): string {
   const actor = options.actor ?? plan.actor;
   const chat = createChat(plan.doc, { actor: 'system' });
@@ -31,6 +31,8 @@ export function sinceLastCall(
       exclude: actor,
       maxTokens: options.maxTokens ?? SINCE_LAST_CALL_TOKENS,
       header: '',
+      // As the reader's tool family names tasks: `task k3x9a2b` for string ids, `task 6` for integer aliases.
+      ...(options.ids ? { ids: options.ids } : {}),
     }).replace(/^\n/, '');
     const lines = [...notices, ...(changes ? [changes] : [])];
     return lines.length > 0 ? `Since your last call:\n${lines.join('\n')}` : '';
@@ -40,7 +42,10 @@ export function sinceLastCall(
 }
 
 /** `sinceLastCall` that keeps its own point: each `next()` tells what happened since the previous one. */
-export function sinceLastCallFeed(plan: Plan, options: { maxTokens?: number } = {}): { next(): string } {
+export function sinceLastCallFeed(
+  plan: Plan,
+  options: { maxTokens?: number; ids?: 'id' | 'num' } = {},
+): { next(): string } {
   let seen = Y.encodeStateVector(plan.doc);
   return {
     next() {

@@ -71,6 +71,45 @@ describe('traces', () => {
     expect(callsForTask(calls, new Set([id]), calls[2]!.at)).toHaveLength(2);
   });
 
+  it('ties a refused call that names its task by goal to that task, and keeps what the refusal said (issue 30)', async () => {
+    const traceDoc = new Y.Doc();
+    const plan = createPlan({ actor: 'user:ann' });
+    const toolkit = createToolkit(plan, { families: ['ongoing_task'], onCall: traceRecorder(traceDoc) });
+    await toolkit.dispatch('set_ongoing_task', { task: 'Renew the passport', status: 'in_progress' });
+    await toolkit.dispatch('set_ongoing_task', { task: 'Book a table at Luigi’s', status: 'in_progress' });
+    const booking = plan.children(null).find((t) => t.title === 'Book a table at Luigi’s')!;
+    // No taskId: the goal names it (whatever its case and spacing).
+    await toolkit.dispatch('set_ongoing_task', {
+      task: 'book a table at  Luigi’s',
+      status: 'in_progress',
+      wakeAt: '2026-12-04T09:00:00Z',
+    });
+    const refused = readCalls(traceDoc).at(-1)!;
+    expect(refused).toMatchObject({ outcome: 'invalid_transition', tasks: [booking.id] });
+    expect(refused.error).toMatch(/^wakeAt only applies to the waiting_user and waiting_external statuses/);
+    expect(readCalls(traceDoc)[0]!.error).toBeUndefined();
+
+    const draft = offlineDistill({
+      planId: 'p',
+      taskId: booking.id,
+      goal: booking.title,
+      calls: readCalls(traceDoc),
+    });
+    expect(draft.pitfalls[0]).toMatchObject({ error: 'invalid_transition', message: refused.error });
+    const skills = new Y.Doc();
+    const { skill } = learnSkill(skills, {
+      scope: 'acme',
+      draft,
+      author: { kind: 'offline' },
+      source: { planId: 'p', taskId: booking.id, goal: booking.title },
+      actor: 'learning',
+      now: 1,
+    });
+    expect(renderLearnedProcedures([skill])).toContain(
+      'Pitfall: set_ongoing_task was refused (invalid_transition: wakeAt only applies to the waiting_user',
+    );
+  });
+
   it('records an unknown tool, and never lets a failing observer change a result', async () => {
     const seen: string[] = [];
     const toolkit = createToolkit(createPlan(), {
@@ -141,6 +180,7 @@ describe('offline distiller and the skill library', () => {
       {
         tool: 'set_ongoing_task',
         error: 'invalid_argument',
+        message: expect.stringContaining('status'),
         fix: expect.stringContaining('it worked when called as set_ongoing_task'),
       },
     ]);
@@ -159,7 +199,7 @@ describe('offline distiller and the skill library', () => {
     );
   });
 
-  it('makes a new version when the same procedure is learned again, and retires after failures in a row', () => {
+  it('makes a new version when the same procedure is learned again with other calls, and retires after failures in a row', () => {
     const doc = new Y.Doc();
     const draft = {
       name: 'Book a table',
@@ -180,8 +220,17 @@ describe('offline distiller and the skill library', () => {
         now,
       });
     const first = learn(draft, 1);
+    // The very same calls again (a task that followed it): no new version, so its success counts there (issue 30).
+    const same = learn({ ...draft, name: 'Book a table for two' }, 2);
+    expect(same).toMatchObject({ created: false, skill: { id: first.skill.id } });
+    expect(same.skill.versions.map((v) => v.version)).toEqual([1]);
     const again = learn(
-      { ...draft, name: 'Book a table at a restaurant', triggers: ['Book a table', 'reserve'] },
+      {
+        ...draft,
+        name: 'Book a table at a restaurant',
+        triggers: ['Book a table', 'reserve'],
+        steps: [{ tool: 'set_ongoing_task', args: { task: '<string>' } }, draft.steps[1]!],
+      },
       2,
     );
     expect(again.created).toBe(false);
@@ -217,6 +266,7 @@ describe('offline distiller and the skill library', () => {
     const changes = readChanges(doc, id).map((c) => `${c.change}:${c.by}`);
     expect(changes).toEqual([
       'learned:learning',
+      'relearned:learning',
       'relearned:learning',
       'outcome:learning',
       'outcome:learning',

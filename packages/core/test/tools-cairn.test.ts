@@ -442,7 +442,18 @@ describe('cairn family: a task with open steps', () => {
     const result = (await tk.dispatch('update_tasks', {
       updates: [{ id: launch!.id, status: 'done' }],
     })) as { updated: Brief[]; nowReady: Brief[] };
-    expect(result.updated).toEqual([{ id: launch!.id, title: 'Website relaunch', status: 'done' }]);
+    // The result names the steps the close skipped (issue 30).
+    expect(result.updated).toEqual([
+      {
+        id: launch!.id,
+        title: 'Website relaunch',
+        status: 'done',
+        skippedSteps: [
+          { id: expect.any(String), title: 'Audit content' },
+          { id: expect.any(String), title: 'Redesign' },
+        ],
+      },
+    ]);
     expect(tk.plan.children(launch!.id).map((s) => [s.title, s.status, s.updatedBy])).toEqual([
       ['Audit content', 'skipped', 'agent:a'],
       ['Redesign', 'skipped', 'agent:a'],

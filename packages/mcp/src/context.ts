@@ -39,7 +39,8 @@ export function contextTool(plan: Plan, presence?: () => Presence[]): ToolSpec<u
   }) as ToolSpec<unknown>;
 }
 
-export function planChangesTool(plan: Plan): ToolSpec<unknown> {
+/** `ids`: how the offered tool families name tasks (string ids, or integer aliases), so the lines match them. */
+export function planChangesTool(plan: Plan, ids: 'id' | 'num'): ToolSpec<unknown> {
   return defineTool({
     name: 'plan_changes',
     description:
@@ -55,7 +56,7 @@ export function planChangesTool(plan: Plan): ToolSpec<unknown> {
     }),
     run({ since }) {
       const changes =
-        since === undefined ? '' : renderDelta(plan, { since: readCursor(since), exclude: plan.actor });
+        since === undefined ? '' : renderDelta(plan, { since: readCursor(since), exclude: plan.actor, ids });
       return { changes, cursor: cursorOf(plan.doc) };
     },
   }) as ToolSpec<unknown>;

@@ -3,6 +3,7 @@
 // tells subscribers when anyone changes the plan.
 import {
   createToolkit,
+  FAMILIES,
   type FamilyName,
   isToolError,
   learnedProcedureTool,
@@ -72,23 +73,30 @@ export interface CairnMcpServer {
 
 const VERSION = '0.1.0';
 
+/**
+ * `cairn://plan/<planId>`, encoded only where a URI path must be: a plan id's colons stay as they are
+ * (`cairn://plan/acme:conv:14`), so the id a person reads is the id a client asks for. The encoded form is read too.
+ */
 export function planResourceUri(planId: string): string {
-  return `cairn://plan/${encodeURIComponent(planId)}`;
+  return `cairn://plan/${encodeURIComponent(planId).replace(/%3A/gi, ':')}`;
 }
 
 export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const { plan, planId } = options;
   const format = options.format ?? 'native';
   const conversation = createConversation(plan);
+  const families = options.families ?? ['cairn'];
+  // Lines about tasks name them as the offered families do: integers only when every family speaks them.
+  const ids = families.every((f) => FAMILIES[f].ids === 'num') ? 'num' : 'id';
   const toolkit = createToolkit(plan, {
-    families: options.families ?? ['cairn'],
+    families,
     ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
     // One dispatcher for every tool: the same argument parsing, null handling and error shape.
     extraTools: [
       ...(options.skills ? [learnedProcedureTool(() => readSkills(options.skills!))] : []),
       ...conversation.tools,
       contextTool(plan, options.presence),
-      planChangesTool(plan),
+      planChangesTool(plan, ids),
     ],
   });
   const uri = planResourceUri(planId);
@@ -99,7 +107,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       instructions: instructions(planId, plan.actor, toolkit.families, uri),
     },
   );
-  const since = options.sinceLastCall === false ? null : sinceLastCallFeed(plan);
+  const since = options.sinceLastCall === false ? null : sinceLastCallFeed(plan, { ids });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: toolkit.definitions('mcp'),
@@ -111,8 +119,9 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     options.onActiveTask?.(activeTask(plan));
     const wrote = Y.getState(plan.doc.store, plan.doc.clientID) !== before;
     const status = wrote ? ((await options.confirmWrites?.()) ?? null) : null;
-    // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now.
-    const news = since?.next() ?? '';
+    // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now; what the result
+    // itself already told (plan_changes) is not told twice.
+    const news = withoutRepeats(since?.next() ?? '', name === 'plan_changes' ? result : null);
     const pendingLine = typeof result === 'string' && status?.synced === false ? status.pending : '';
     return {
       content: [
@@ -219,8 +228,30 @@ const FAMILY_USE: Record<FamilyName, string> = {
     'working on it, so no two agents do the same work.',
 };
 
+/** `news` without the lines a `plan_changes` result already holds; '' when none is left. */
+function withoutRepeats(news: string, result: unknown): string {
+  const told = (result as { changes?: unknown } | null)?.changes;
+  if (!news || typeof told !== 'string' || told === '') return news;
+  const seen = new Set(told.split('\n'));
+  const [header, ...lines] = news.split('\n');
+  const fresh = lines.filter((line) => !seen.has(line));
+  return fresh.length > 0 ? [header, ...fresh].join('\n') : '';
+}
+
+/** Whether two plan URIs name the same plan, percent-encoded or not (`cairn://plan/acme:conv:14`). */
+function sameUri(a: string, b: string): boolean {
+  const plain = (uri: string) => {
+    try {
+      return decodeURIComponent(uri);
+    } catch {
+      return uri;
+    }
+  };
+  return a === b || plain(a) === plain(b);
+}
+
 function requireUri(asked: string, uri: string): void {
-  if (asked !== uri) {
+  if (!sameUri(asked, uri)) {
     throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${asked}; this server has ${uri}.`);
   }
 }

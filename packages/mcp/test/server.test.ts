@@ -13,9 +13,9 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-async function connect(families: FamilyName[]) {
+async function connect(families: FamilyName[], planId = 'p1') {
   const plan = createPlan({ doc: new Y.Doc(), actor: 'agent:claude' });
-  const mcp = createCairnMcpServer({ plan, planId: 'p1', families });
+  const mcp = createCairnMcpServer({ plan, planId, families });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await mcp.server.connect(serverSide);
   const client = new Client({ name: 'test', version: '1.0.0' });
@@ -142,5 +142,35 @@ describe('the MCP server', () => {
     expect(await texts(client, 'list_ready_tasks')).toHaveLength(1);
     const changes = JSON.parse((await texts(client, 'plan_changes', { since: start.cursor }))[0]!);
     expect(changes.changes).toBe('Changes since your last turn:\n- task 1 "Write the tests" done by agent:b');
+  });
+
+  it('issue 30: names tasks as the family does, tells a plan_changes line once, and reads its plan by its plain URI', async () => {
+    const { plan, client } = await connect(['cairn'], 'acme:conv:14');
+    const [added] = await texts(client, 'add_tasks', { tasks: [{ title: 'Write the tests' }] });
+    const id = JSON.parse(added!).added[0].id as string;
+    const start = JSON.parse((await texts(client, 'plan_changes'))[0]!);
+
+    const other = new Y.Doc();
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(plan.doc));
+    createPlan({ doc: other, actor: 'agent:b' }).update(id, { status: 'done' });
+    Y.applyUpdate(plan.doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(plan.doc)));
+
+    // plan_changes tells the change; "Since your last call" does not repeat it, and both name the string id.
+    const told = await texts(client, 'plan_changes', { since: start.cursor });
+    expect(told).toHaveLength(1);
+    expect(JSON.parse(told[0]!).changes).toBe(
+      `Changes since your last turn:\n- task ${id} "Write the tests" done by agent:b`,
+    );
+    createPlan({ doc: other, actor: 'agent:b' }).add({ title: 'Deploy' });
+    Y.applyUpdate(plan.doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(plan.doc)));
+    const news = await texts(client, 'list_tasks');
+    expect(news[1]).toMatch(/^Since your last call:\n- task [a-z0-9]{7} "Deploy" added by agent:b$/);
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(['cairn://plan/acme:conv:14']);
+    for (const uri of ['cairn://plan/acme:conv:14', 'cairn://plan/acme%3Aconv%3A14']) {
+      const read = await client.readResource({ uri });
+      expect((read.contents[0] as { text: string }).text).toContain('Write the tests');
+    }
   });
 });

@@ -167,6 +167,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     autoClose,
     claims,
     ...planExists,
+    learning: learner,
     recordCall: learner
       ? (planId, call) =>
           learner.recordCall(planId, call).catch((error: unknown) => {

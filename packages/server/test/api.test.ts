@@ -130,7 +130,9 @@ describe('GET /api/plans/:plan/tasks', () => {
       token: reader,
       body: {},
     });
-    expect(unknownByTool.status).toBe(404);
+    // A read-only tool reads it as an empty plan (issue 30), still creating nothing.
+    expect(unknownByTool.status).toBe(200);
+    expect(unknownByTool.body).toMatchObject({ tasks: [] });
     const unknownTask = await call(server, 'GET', '/api/plans/acme%3A1/tasks/nope', { token: reader });
     expect(unknownTask.status).toBe(404);
     expect(unknownTask.body.error.message).toMatch(/known ids: /);
@@ -383,9 +385,9 @@ describe('tool calls with a cursor', () => {
     });
     expect(next.status).toBe(200);
     expect(next.body.result.added[0]).toMatchObject({ title: 'Archive it' });
-    // Its own add is not news; agent:b's change is.
+    // Its own add is not news; agent:b's change is, the task named by its id as the cairn family names it.
     expect(next.body.sinceLastCall).toBe(
-      'Since your last call:\n- task 1 "Write the report" done by agent:b',
+      `Since your last call:\n- task ${id} "Write the report" done by agent:b`,
     );
     const again = await call(
       server,

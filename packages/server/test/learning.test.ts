@@ -296,14 +296,33 @@ describe('learning with a model', () => {
     await tool(s, 'acme:conv:5', 'set_ongoing_task', { task: 'Book a table for 3', status: 'in_progress' });
     expect(await agentContext(s, 'acme:conv:5', now)).not.toContain('Learned procedures');
 
-    // Learned again from another booking: version 2 of the same skill, active again.
+    // Learned again from another booking with the same calls: the same skill and version, active again (a new
+    // version only when the calls differ, issue 30).
     await workTask(s, 'acme:conv:6', 'Book a table for 2 at Nonna’s on Sunday');
     await until(() => queued.length === 2);
     expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
     const [relearned, ...more] = await skillsOf(s, 'acme');
     expect(more).toEqual([]);
-    expect(relearned).toMatchObject({ id: skill.id, version: 2, status: 'active', successRate: null });
-    expect(relearned.versions.map((v: Answer) => v.version)).toEqual([1, 2]);
+    expect(relearned).toMatchObject({
+      id: skill.id,
+      version: 1,
+      status: 'active',
+      statusReason: 'learned again',
+    });
+    expect(relearned.versions.map((v: Answer) => v.version)).toEqual([1]);
+
+    // Other calls for the same kind of task (the same tools, another argument): version 2.
+    reply = (call) => {
+      const draft = JSON.parse((goodSkill(call) as { content: string }).content);
+      draft.steps[0].args = { ...draft.steps[0].args, status: 'in_progress' };
+      return { content: JSON.stringify(draft) };
+    };
+    await workTask(s, 'acme:conv:8', 'Book a table for 5 at Nonna’s on Monday');
+    await until(() => queued.length === 3);
+    expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
+    const [changed] = await skillsOf(s, 'acme');
+    expect(changed).toMatchObject({ id: skill.id, version: 2, successRate: null });
+    reply = goodSkill;
   });
 
   it('leaves no half-written skill when the model answers badly, and retries with backoff', async () => {
@@ -570,3 +589,78 @@ function planTaskId(s: TestServer, planId: string): string {
   plan.destroy();
   return task!.id;
 }
+
+describe('issue 30: learned procedures wherever they are offered', () => {
+  it('POST .../context fills learned_procedures as GET .../learned does, and get_learned_procedure is a tool over HTTP', async () => {
+    const s = await learningServer();
+    await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
+    await until(async () => (await s.server.learner!.pending('acme:conv:1')).length === 1);
+    expect(await s.server.learner!.sweep()).toEqual({ learned: 1, retried: 0 });
+    const [skill] = await skillsOf(s, 'acme');
+
+    await tool(s, 'acme:conv:2', 'set_ongoing_task', {
+      task: 'Book a table for 2 on Friday',
+      status: 'in_progress',
+    });
+    const learned = await fetch(`${s.http}/api/plans/acme%3Aconv%3A2/learned`);
+    const text = await learned.text();
+    expect(text).toContain(`skill ${skill.id}`);
+    const context = await api(s, 'POST', '/api/plans/acme%3Aconv%3A2/context', {
+      template: [
+        { section: 'learned', role: 'system', content: '{{learned_procedures}}', skip_if_empty: true },
+      ],
+    });
+    expect(context.status).toBe(200);
+    expect(context.json.messages).toEqual([{ role: 'system', content: text }]);
+
+    const byQuery = await api(s, 'POST', '/api/plans/acme%3Aconv%3A2/tools/get_learned_procedure', {
+      query: 'book table',
+    });
+    expect(byQuery.status).toBe(200);
+    expect(byQuery.json.procedures.map((p: Answer) => p.skillId)).toEqual([skill.id]);
+    const unknown = await api(s, 'POST', '/api/plans/acme%3Aconv%3A2/tools/get_learned_procedure', {
+      skillId: 'nope',
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.message).toContain(skill.id);
+  });
+});
+
+describe('issue 30: using an offered procedure', () => {
+  it('counts a task done with its calls for the version used, without a new version', async () => {
+    const s = await learningServer();
+    const learner = s.server.learner!;
+    await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
+    await until(async () => (await learner.pending('acme:conv:1')).length === 1);
+    expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
+    const [skill] = await skillsOf(s, 'acme');
+
+    // The next booking is offered the procedure (GET .../learned notes the offer) and follows it to done.
+    const outcomes: string[] = [];
+    learner.on('outcome', (e) => outcomes.push(`${e.outcome}`));
+    const planId = 'acme:conv:2';
+    const goal = 'Book a table for 2 at Mario’s';
+    const created = await tool(s, planId, 'set_ongoing_task', {
+      task: goal,
+      status: 'in_progress',
+      steps: [{ title: 'Find a slot', status: 'pending' }],
+    });
+    const taskId = created.json.taskId;
+    expect(await (await fetch(`${s.http}/api/plans/acme%3Aconv%3A2/learned`)).text()).toContain(skill.id);
+    await tool(s, planId, 'set_ongoing_task', {
+      task: goal,
+      status: 'waiting_user',
+      taskId,
+      nextStep: 'Ask',
+    });
+    await tool(s, planId, 'clear_ongoing_task', { outcome: 'done', taskId });
+    await until(() => outcomes.length === 1);
+    await until(async () => (await learner.pending(planId)).length === 1);
+    expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
+
+    const [used, ...others] = await skillsOf(s, 'acme');
+    expect(others).toEqual([]);
+    expect(used).toMatchObject({ id: skill.id, version: 1, successRate: 1 });
+    expect(used.versions.map((v: Answer) => [v.version, v.stats.done])).toEqual([[1, 1]]);
+  });
+});

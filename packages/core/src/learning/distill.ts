@@ -26,6 +26,7 @@ export function offlineDistill(sample: TraceSample): SkillDraft {
         pitfalls.push({
           tool: call.tool,
           error: call.outcome,
+          ...(call.error ? { message: call.error } : {}),
           fix: fixed
             ? `it worked when called as ${call.tool} ${compact(argumentShape(fixed.args))}`
             : 'no later call of this tool succeeded',

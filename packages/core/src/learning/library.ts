@@ -15,6 +15,7 @@ import {
   type SkillDraft,
   SkillSchema,
   type SkillStatus,
+  type SkillStep,
   type SkillVersion,
 } from './skill.js';
 
@@ -106,6 +107,12 @@ function signature(steps: ReadonlyArray<{ tool: string }>): string {
     .join('>');
 }
 
+/** The same calls: each step's tool and argument shape, in order. */
+function sameCalls(a: ReadonlyArray<SkillStep>, b: ReadonlyArray<SkillStep>): boolean {
+  const calls = (steps: ReadonlyArray<SkillStep>) => JSON.stringify(steps.map((s) => [s.tool, s.args]));
+  return calls(a) === calls(b);
+}
+
 function wordsKey(text: string): string {
   return [...new Set(contentWords(text))].sort().join(' ');
 }
@@ -136,6 +143,28 @@ export interface LearnInput {
  */
 export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; created: boolean } {
   const existing = readSkills(doc).find((s) => sameProcedure(currentVersion(s), input.draft));
+  const by = input.author.kind === 'model' ? `model ${input.author.model}` : 'the offline distiller';
+  const from = `from ${input.source.planId}${input.source.taskId ? ` task ${input.source.taskId}` : ''}`;
+  if (existing && sameCalls(currentVersion(existing).steps, input.draft.steps)) {
+    // A task done with the very calls of the current version (typically by following it) is counted as that
+    // version's success; a new version would start its success rate over and hide it.
+    const current = currentVersion(existing).version;
+    const skill: Skill =
+      existing.status === 'retired'
+        ? {
+            ...existing,
+            status: 'active',
+            statusReason: 'learned again',
+            updatedAt: input.now,
+            updatedBy: input.actor,
+          }
+        : existing;
+    write(doc, skill, input.actor, {
+      change: 'relearned',
+      detail: `${by}, ${from}: the calls of version ${current}, so no new version`,
+    });
+    return { skill, created: false };
+  }
   const version = (n: number): SkillVersion => ({
     ...input.draft,
     version: n,
@@ -166,10 +195,9 @@ export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; creat
         updatedAt: input.now,
         updatedBy: input.actor,
       };
-  const by = input.author.kind === 'model' ? `model ${input.author.model}` : 'the offline distiller';
   write(doc, skill, input.actor, {
     change: existing ? 'relearned' : 'learned',
-    detail: `${by}, from ${input.source.planId}${input.source.taskId ? ` task ${input.source.taskId}` : ''}`,
+    detail: `${by}, ${from}`,
   });
   return { skill, created: !existing };
 }

@@ -64,7 +64,9 @@ export function renderSkill(skill: Skill): string {
     ...v.steps.map((s, i) => `  ${i + 1}. ${s.tool} ${shapeText(s.args)}${s.note ? ` (${s.note})` : ''}`),
   ];
   for (const p of v.pitfalls)
-    lines.push(`  Pitfall: ${p.tool} was refused (${p.error})${p.fix ? `: ${p.fix}` : ''}`);
+    lines.push(
+      `  Pitfall: ${p.tool} was refused (${p.error}${p.message ? `: ${p.message}` : ''})${p.fix ? `: ${p.fix}` : ''}`,
+    );
   return lines.map(inline).join('\n');
 }
 

@@ -22,6 +22,8 @@ export const SkillPitfallSchema = z.strictObject({
   error: z.string().min(1).max(100),
   /** How it was fixed (what worked next), or what to avoid. */
   fix: z.string().max(500),
+  /** What the refusal said, as the agent was told it. */
+  message: z.string().max(500).optional(),
 });
 
 /** What a distiller produces. */
@@ -38,7 +40,7 @@ export type SkillPitfall = z.infer<typeof SkillPitfallSchema>;
 export const SKILL_DRAFT_SHAPE =
   '{ "name": string, "triggers": string[] (1 to 10 short phrases), "steps": [{ "tool": string, "args": object ' +
   '(argument shape, values generalised as "<string>", "<number>"), "note"?: string }] (1 to 50, in order), ' +
-  '"pitfalls": [{ "tool": string, "error": string (error code), "fix": string }] }';
+  '"pitfalls": [{ "tool": string, "error": string (error code), "fix": string, "message"?: string (what the refusal said) }] }';
 
 /** Who wrote a version: a model (its name), or the offline distiller from the tool sequence alone. */
 export const SkillAuthorSchema = z.union([

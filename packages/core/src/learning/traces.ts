@@ -40,6 +40,8 @@ export const TraceCallSchema = z.object({
   tool: z.string().min(1).max(100),
   args: JsonValueSchema,
   outcome: z.union([z.literal('ok'), z.enum(ERROR_CODES)]),
+  /** A refusal's message (its first 500 characters), so what went wrong can be learned from. */
+  error: z.string().max(500).optional(),
   tasks: z.array(z.string().max(64)).max(200),
 });
 export type TraceCall = z.infer<typeof TraceCallSchema>;
@@ -84,6 +86,7 @@ export function recordCall(
     tool: call.tool.slice(0, 100),
     args: storedArgs(call.args),
     outcome: call.outcome,
+    ...(call.message && call.outcome !== 'ok' ? { error: call.message.slice(0, 500) } : {}),
     tasks: call.tasks.slice(0, 200),
   };
   doc.transact(() => {

@@ -1,5 +1,5 @@
-// Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step
-// and wake time, newest first, under the task numbers the ongoing_task tools take (steps use up none). Informational: the model is told to put the user's current message first.
+// Seed 001's "Open Tasks In This Conversation" block: each open task's status, age, step checklist, next step,
+// note and wake time, newest first, under the task numbers the ongoing_task tools take (steps use up none). Informational: the model is told to put the user's current message first.
 import type { TaskSnapshot } from '../schema.js';
 import { openConversationTasks } from '../task-numbers.js';
 import type { FormatRenderer } from './page.js';
@@ -45,6 +45,8 @@ function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
   if (collapsed) lines.push(`- Steps:${collapsed}`);
   else if (steps.length > 0) lines.push('- Steps:', ...steps);
   if (task.nextStep) lines.push(`- Next step: ${inline(task.nextStep)}`);
+  // A note a person wrote from the dashboard (PATCH { status, note }) must reach the agent that reads this block.
+  if (task.note) lines.push(`- Note: ${inline(task.note)}`);
   if (task.wakeAt) lines.push(`- Wakes at: ${inline(task.wakeAt)}`);
   return lines.join('\n');
 }

@@ -17,6 +17,7 @@ import {
   type TaskSnapshot,
 } from '../schema.js';
 import { searchTasks } from '../search.js';
+import { watchSkippedSteps } from '../skipped-steps.js';
 import { markParsed } from '../validate.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
@@ -149,6 +150,8 @@ export const updateTasks = defineTool({
       updates.map((u) => u.id),
     );
     const readyBefore = new Set(affected.filter((id) => plan.isReady(id, { actor })));
+    const named = new Set(updates.map((u) => u.id));
+    const skipped = new Map([...named].map((id) => [id, watchSkippedSteps(plan, id)]));
     const stepsAdded = new Map<string, string[]>();
     // One task twice in a call is two changes of it, applied in turn.
     for (const [i, result] of plan.updateMany(ops, { repeats: 'in_turn' }).entries()) {
@@ -158,10 +161,18 @@ export const updateTasks = defineTool({
       );
     }
     const touched = new Set([...updates.map((u) => u.id), ...[...stepsAdded.values()].flat()]);
-    const updated = [...new Set(updates.map((u) => u.id))].map((id) => {
+    const updated = [...named].map((id) => {
       const steps = stepsAdded.get(id) ?? [];
+      // Open steps its close skipped, unless the call gave them a status itself.
+      const skippedSteps =
+        skipped
+          .get(id)?.()
+          .filter((s) => !named.has(s.id)) ?? [];
       return compact(
-        { stepsAdded: steps.length > 0 ? steps.map((s) => brief(plan.require(s))) : undefined },
+        {
+          stepsAdded: steps.length > 0 ? steps.map((s) => brief(plan.require(s))) : undefined,
+          skippedSteps: skippedSteps.length > 0 ? skippedSteps : undefined,
+        },
         brief(plan.require(id)),
       );
     });

@@ -3,6 +3,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
+import { openConversationTasks } from '../task-numbers.js';
 
 /** One finished tool call. */
 export interface ToolCallRecord {
@@ -14,6 +15,8 @@ export interface ToolCallRecord {
   at: number;
   /** `ok`, or the code of the refusal. */
   outcome: 'ok' | ErrorCode;
+  /** The refusal's message, what the model was told (absent for `ok`). */
+  message?: string;
   /** Tasks the call wrote, and existing tasks its arguments named (by id, or by alias for integer families). */
   tasks: string[];
 }
@@ -63,7 +66,16 @@ export function observeCalls<T extends ObservedToolkit>(
       const args = parsedArgs(raw);
       for (const id of namedTasks(plan, args, numIds(tool))) touched.add(id);
       try {
-        observer({ tool, args, actor, at, outcome: errorCodeOf(result) ?? 'ok', tasks: [...touched] });
+        const message = errorMessageOf(result);
+        observer({
+          tool,
+          args,
+          actor,
+          at,
+          outcome: errorCodeOf(result) ?? 'ok',
+          ...(message ? { message } : {}),
+          tasks: [...touched],
+        });
       } catch {
         // Recording is a side effect: the model still gets its result.
       }
@@ -88,14 +100,39 @@ function errorCodeOf(result: unknown): ErrorCode | null {
   return typeof code === 'string' ? (code as ErrorCode) : 'internal';
 }
 
-/** Ids of existing tasks named anywhere in the arguments (bounded walk: arguments can be large). */
+function errorMessageOf(result: unknown): string | null {
+  if (typeof result !== 'object' || result === null || !('error' in result)) return null;
+  const message = (result as { error?: { message?: unknown } }).error?.message;
+  return typeof message === 'string' ? message : null;
+}
+
+/**
+ * Ids of existing tasks named anywhere in the arguments (bounded walk: arguments can be large): by id, by alias,
+ * or by the goal of an open conversation task (set_ongoing_task names its task so), so that even a refused call
+ * is tied to its task.
+ */
 function namedTasks(plan: Plan, args: unknown, numIds: boolean): string[] {
   const found = new Set<string>();
+  let goals: Map<string, string> | null = null;
+  const byGoal = (text: string): string | undefined => {
+    if (goals === null) {
+      goals = new Map();
+      // Newest first, so a goal shared by two open tasks names the newest, as set_ongoing_task picks it.
+      for (const task of openConversationTasks(plan)) {
+        if (!goals.has(goalKey(task.title))) goals.set(goalKey(task.title), task.id);
+      }
+    }
+    return goals.get(goalKey(text));
+  };
   let budget = 2000;
   const walk = (value: unknown): void => {
     if (budget-- <= 0) return;
     if (typeof value === 'string') {
       if (value.length <= 64 && plan.has(value)) found.add(value);
+      else if (value.length <= 1000) {
+        const id = byGoal(value);
+        if (id) found.add(id);
+      }
     } else if (typeof value === 'number') {
       if (numIds && Number.isInteger(value) && value > 0) {
         const task = plan.byNum(value);
@@ -109,4 +146,9 @@ function namedTasks(plan: Plan, args: unknown, numIds: boolean): string[] {
   };
   walk(args);
   return [...found];
+}
+
+/** A goal whatever its case and spacing (as set_ongoing_task matches it). */
+function goalKey(text: string): string {
+  return text.trim().replace(/\s+/g, ' ').toLowerCase();
 }

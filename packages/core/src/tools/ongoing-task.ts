@@ -14,6 +14,7 @@ import {
   TaskPatchSchema,
   type TaskSnapshot,
 } from '../schema.js';
+import { watchSkippedSteps } from '../skipped-steps.js';
 import { openConversationTasks, type TaskNumbers, taskNumbers } from '../task-numbers.js';
 import { knownTasks } from './aliases.js';
 import { defineTool, type ToolFamily } from './tool.js';
@@ -109,6 +110,7 @@ const setOngoingTask = defineTool({
       return { created: true, ...ongoing(plan, created, now) };
     }
     if (stepItems) checkListItems(stepItems, target.id);
+    const skipped = watchSkippedSteps(plan, target.id);
     plan.batch((p) => {
       // Steps first: closing the task then closes whichever of them are still open, as any close does.
       if (stepItems) {
@@ -120,7 +122,16 @@ const setOngoingTask = defineTool({
       // The stored wording stays unless the goal itself changed (not merely its case or spacing).
       p.update(target.id, { ...(sameGoal(target.title, goal) ? {} : { title: goal }), status, ...fields });
     });
-    return { created: false, ...ongoing(plan, plan.require(target.id), now) };
+    // Steps the call itself gave as skipped are its own doing; the rest were skipped by closing the task.
+    const given = new Set(stepItems?.filter((s) => s.status === 'skipped').map((s) => s.title));
+    const skippedSteps = skipped()
+      .filter((s) => !given.has(s.title))
+      .map((s) => s.title);
+    return {
+      created: false,
+      ...ongoing(plan, plan.require(target.id), now),
+      ...(skippedSteps.length > 0 ? { skippedSteps } : {}),
+    };
   },
 });
 
@@ -167,8 +178,14 @@ const clearOngoingTask = defineTool({
       task = newest;
     }
     const note = reason ? (task.note ? `${task.note}\n${reason}` : reason) : undefined;
+    const skipped = watchSkippedSteps(plan, task.id);
     const closed = plan.update(task.id, { status: outcome, ...(note !== undefined ? { note } : {}) });
-    return { ...ongoing(plan, closed, now), ...(reason ? { reason } : {}) };
+    const skippedSteps = skipped().map((s) => s.title);
+    return {
+      ...ongoing(plan, closed, now),
+      ...(reason ? { reason } : {}),
+      ...(skippedSteps.length > 0 ? { skippedSteps } : {}),
+    };
   },
 });
 
@@ -232,6 +249,8 @@ function ongoing(
       ...(s.note ? { note: s.note } : {}),
     })),
     nextStep: task.nextStep,
+    // What a person wrote from the dashboard (PATCH { status, note }) or a close's reason: the agent reads it here.
+    ...(task.note ? { note: task.note } : {}),
     context: task.context,
     wakeAt: task.wakeAt,
     supersededBy: task.supersededBy ? (numbers.numberOf(task.supersededBy) ?? null) : null,

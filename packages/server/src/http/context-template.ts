@@ -1,6 +1,13 @@
 // A context template resolved over HTTP (seeds 000 and 002): the template in the request body, its sections
 // resolved on the server's copy of the plan for the token's agent, as chat messages ready to send to a model.
-import { ContextTemplateSchema, createPlan, cursorOf, readCursor, resolveContext } from '@cairn/core';
+import {
+  ContextTemplateSchema,
+  createPlan,
+  cursorOf,
+  type LearnedContext,
+  readCursor,
+  resolveContext,
+} from '@cairn/core';
 import type { Hono } from 'hono';
 import * as z from 'zod';
 import type { SyncHub } from '../hub/hub.js';
@@ -35,11 +42,13 @@ export function registerContextTemplateRoute(app: Hono, hub: SyncHub, options: P
     const body = parseBody(BodySchema, await readBody(c.req.raw, false), BODY_SHAPE);
     const actor = agentActor(hub, grant, new URL(c.req.url).searchParams.get('as'));
     const since = body.since !== undefined ? readCursor(body.since) : undefined;
+    // The learned procedures are read (and their offer noted in the trace) only when a section asks for them.
+    const learning = options.learning && JSON.stringify(body.template).includes('learned_procedures');
     return withPlanOrBlank(hub, options, planId, async (doc) => {
       const plan = createPlan({ doc, actor });
       const warnings: string[] = [];
-      try {
-        const messages = await resolveContext(body.template, {
+      const resolve = (learned?: LearnedContext) =>
+        resolveContext(body.template, {
           plan,
           identity: { actor, ...body.identity },
           presence: presenceOf(hub, planId),
@@ -47,7 +56,14 @@ export function registerContextTemplateRoute(app: Hono, hub: SyncHub, options: P
           onWarning: (warning) => warnings.push(warning),
           ...(since ? { since } : {}),
           ...(body.maxTokens !== undefined ? { maxTokens: body.maxTokens } : {}),
+          ...(learned ? { learned } : {}),
         });
+      try {
+        // A plan nobody wrote to has no task to offer them on, and gets no trace.
+        const messages =
+          learning && options.learning && doc.store.clients.size > 0
+            ? await options.learning.withLearned(planId, resolve)
+            : await resolve();
         return jsonResponse({ plan: planId, messages, warnings, cursor: cursorOf(doc) });
       } finally {
         plan.destroy();

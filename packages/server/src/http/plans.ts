@@ -12,6 +12,7 @@ import {
   cursorOf,
   DEFINITION_FORMATS,
   type DefinitionFormat,
+  defaultTokenizer,
   FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
@@ -19,12 +20,15 @@ import {
   isOpenStatus,
   isPrincipalActor,
   isToolError,
+  LEARNED_PROCEDURE_TOOL,
+  learnedProcedureTool,
   type Plan,
   RENDER_FORMATS,
   type RenderFormat,
   readCursor,
   renderDelta,
   renderPlan,
+  type Skill,
   STATUSES,
   StatusSchema,
   sinceLastCall,
@@ -33,6 +37,7 @@ import {
   type ToolCallRecord,
   taskNumbers,
   toDefinition,
+  watchSkippedSteps,
 } from '@cairn/core';
 import { PresenceSchema } from '@cairn/core/websocket';
 import type { Hono } from 'hono';
@@ -64,11 +69,33 @@ export interface PlanRoutesOptions {
   claims?: Pick<ClaimArbiterService, 'arbiterFor'> | null;
   /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
   recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
+  /**
+   * The scope's learned procedures (the server's learner): `get_learned_procedure` over the tool route and the
+   * `learned_procedures` section of `POST .../context`. Without it the tool is unknown and the section empty.
+   */
+  learning?: LearnedSource | null;
 }
 
-/** Said before the whole plan when a cursor was given that this plan's document does not know. */
-const UNKNOWN_CURSOR_NOTE =
-  "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n";
+/** Where the plan routes find learned procedures (`Learner` has these). */
+export interface LearnedSource {
+  skillsFor(planId: string): Promise<readonly Skill[]>;
+  withLearned<T>(
+    planId: string,
+    fn: (learned: { skills: readonly Skill[]; traces: Y.Doc }) => Promise<T>,
+  ): Promise<T>;
+}
+
+/** What a context answer is: the whole plan, what changed since the cursor, or the whole plan in its place. */
+type ContextKind = 'full' | 'delta' | 'full_unknown_cursor' | 'full_old_cursor';
+
+/** Said before the whole plan when it stands in for what changed since a cursor. */
+const CURSOR_NOTES: Partial<Record<ContextKind, string>> = {
+  full_unknown_cursor:
+    "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n",
+  full_old_cursor:
+    '(So much changed since the cursor given that the whole plan is shorter, so this is the whole plan rather ' +
+    'than what changed.)\n\n',
+};
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
 export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
@@ -139,13 +166,18 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
       hub.assertFits(planId, jsonBytes(body));
       const task = taskOf(plan, c.req.param('taskId'));
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
-      // Closing the task skips its open steps in the same write (the plan's rule).
+      // Closing the task skips its open steps in the same write (the plan's rule); the answer names them.
+      const skipped = watchSkippedSteps(plan, task.id);
       const updated = plan.update(task.id, {
         status: body.status,
         ...(note !== undefined ? { note } : {}),
       });
       await handle.flush();
-      return jsonResponse({ task: withSteps(plan, updated) });
+      const skippedSteps = skipped();
+      return jsonResponse({
+        task: withSteps(plan, updated),
+        ...(skippedSteps.length > 0 ? { skippedSteps } : {}),
+      });
     });
   });
 
@@ -160,25 +192,36 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
     const json = /\bapplication\/json\b/.test(c.req.header('accept') ?? '');
-    // `known`: the document holds everything the reader's cursor names, so only what changed since is rendered.
+    // `known`: the document holds everything the reader's cursor names, so only what changed since is rendered,
+    // unless that tells more than the whole plan (a cursor so old that most of the plan changed since).
     const respond = (plan: Plan, cursor: string, known: boolean): Response => {
-      const text =
-        known && since !== null
-          ? renderDelta(plan, {
-              since,
-              exclude: reader,
-              ids: format === 'native' ? 'id' : 'num',
-              ...(maxTokens !== undefined ? { maxTokens } : {}),
-            })
-          : renderPlan(plan, {
-              format: format as RenderFormat,
-              presence: presenceOf(hub, planId),
-              now: now(),
-              ...(maxTokens !== undefined ? { maxTokens } : {}),
-            });
-      const kind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+      const full = () =>
+        renderPlan(plan, {
+          format: format as RenderFormat,
+          presence: presenceOf(hub, planId),
+          now: now(),
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+        });
+      let kind: ContextKind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
+      let text: string;
+      if (known && since !== null) {
+        text = renderDelta(plan, {
+          since,
+          exclude: reader,
+          ids: format === 'native' ? 'id' : 'num',
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+        });
+        const whole = text === '' ? '' : full();
+        if (defaultTokenizer.count(text) > defaultTokenizer.count(whole)) {
+          kind = 'full_old_cursor';
+          text = whole;
+        }
+      } else {
+        text = full();
+      }
       if (json) return jsonResponse({ plan: planId, format, kind, text, cursor });
-      const body = kind === 'full_unknown_cursor' ? `${UNKNOWN_CURSOR_NOTE}${text}` : text;
+      const note = CURSOR_NOTES[kind];
+      const body = note ? `${note}${text}` : text;
       return textResponse(body, 200, {
         'content-type': 'text/plain; charset=utf-8',
         'cache-control': 'no-store',
@@ -225,8 +268,11 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const name = c.req.param('name');
     const url = new URL(c.req.url);
     const families = queryFamilies(url);
-    const known = tools.get(name);
-    const offered = known && (!families || families.includes(known.family)) ? known : null;
+    // get_learned_procedure belongs to no family: it is offered wherever the server learns.
+    const learnedTool = name === LEARNED_PROCEDURE_TOOL && options.learning ? options.learning : null;
+    const known = learnedTool ? { family: null, readOnly: true } : tools.get(name);
+    const offered =
+      known && (!families || known.family === null || families.includes(known.family)) ? known : null;
     // A read-only tool needs only read access; every other call (and an unknown tool) needs write.
     const grant = await authorizeRequest(hub, c.req.raw, planId, offered?.readOnly ? 'read' : 'write');
     const actor = agentActor(hub, grant, url.searchParams.get('as'));
@@ -244,12 +290,18 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const args = await readBody(c.req.raw, true);
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
-    // A write may create the plan (its first add_tasks); a read of an unknown plan is a 404, as for GETs.
-    return withPlanView(hub, options, planId, { actor, create: !offered.readOnly }, async (plan, handle) => {
+    // A write may create the plan (its first add_tasks); a read-only tool reads a plan nobody wrote to as an empty
+    // one (200, nothing created), as task_manage's and todo's list actions do.
+    const skills = learnedTool ? await learnedTool.skillsFor(planId) : null;
+    // `writes`: the plan is the hub's (not a blank stand-in), so claims take the server's arbiter, as in withPlanView.
+    const onPlan = async (doc: Y.Doc, flush: () => Promise<void>, writes: boolean): Promise<Response> => {
+      const plan = createPlan({ doc, actor });
+      if (writes && options.claims) plan.useArbiter(options.claims.arbiterFor({ planId, doc }));
       let call: ToolCallRecord | null = null;
       const toolkit = createToolkit(plan, {
         actor,
-        families: [offered.family],
+        families: offered.family ? [offered.family] : [],
+        ...(skills ? { extraTools: [learnedProcedureTool(() => skills)] } : {}),
         now,
         onCall: (record) => {
           call = record;
@@ -260,13 +312,18 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         const result = await toolkit.dispatch(name, args);
         // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
         await Promise.all([
-          !offered.readOnly && !isToolError(result) ? handle.flush() : null,
-          call && options.recordCall ? options.recordCall(planId, call).catch(() => undefined) : null,
+          !offered.readOnly && !isToolError(result) ? flush() : null,
+          // A read of a plan nobody wrote to teaches nothing and would create its trace: not recorded.
+          call && options.recordCall && !(offered.readOnly && doc.store.clients.size === 0)
+            ? options.recordCall(planId, call).catch(() => undefined)
+            : null,
         ]);
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
-        const cursor = cursorOf(handle.doc);
+        const cursor = cursorOf(doc);
         // With the cursor of its previous call, the caller also hears what others did in between.
-        const news = since && cursorKnown(handle.doc, since) ? sinceLastCall(plan, since, { actor }) : null;
+        // Tasks are named as the tool's family names them (string ids in the cairn family).
+        const ids = offered.family ? FAMILIES[offered.family].ids : 'id';
+        const news = since && cursorKnown(doc, since) ? sinceLastCall(plan, since, { actor, ids }) : null;
         return jsonResponse(
           since ? { result: result ?? null, sinceLastCall: news, cursor } : (result ?? null),
           status,
@@ -274,8 +331,13 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         );
       } finally {
         toolkit.destroy();
+        plan.destroy();
       }
-    });
+    };
+    if (offered.readOnly) {
+      return withPlanOrBlank(hub, options, planId, (doc) => onPlan(doc, async () => {}, false));
+    }
+    return withPlan(hub, options, planId, (handle) => onPlan(handle.doc, () => handle.flush(), true), true);
   });
 
   app.post('/api/plans/:plan/judge', async (c) => {
@@ -488,11 +550,17 @@ function taskOf(plan: Plan, ref: string): TaskSnapshot {
   return numbered ?? plan.require(ref);
 }
 
-/** A task with its direct steps and its task number, as the dashboard shows it. */
+/**
+ * A task with its direct steps and its task number, as the dashboard shows it. The number is the one the
+ * dashboard, the ongoing_task tools and these routes share; `num` repeats it for clients that read that field
+ * (the plan's own integer alias counts steps too, so it named another task number in the routes).
+ */
 function withSteps(plan: Plan, task: TaskSnapshot, numbers: TaskNumbers = taskNumbers(plan)) {
+  const number = numbers.numberOf(task.id) ?? null;
   return {
     ...task,
-    number: numbers.numberOf(task.id) ?? null,
+    num: number,
+    number,
     steps: plan.children(task.id).map((s) => ({ id: s.id, title: s.title, status: s.status })),
   };
 }

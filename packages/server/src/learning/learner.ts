@@ -254,26 +254,43 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
    * latest user message (or `message`), the offer noted on that task. Empty when none fit.
    */
   async learnedFor(planId: string, message?: string | null): Promise<string> {
-    const library = await this.hub.openPlan(skillsDocId(scopeOf(planId)));
-    let skills: Skill[];
-    try {
-      skills = readSkills(library.doc);
-    } finally {
-      library.release();
-    }
     const handle = await this.hub.openPlan(planId);
     const plan = createPlan({ doc: handle.doc, actor: 'learning' });
     try {
-      return await this.onTrace(planId, async (trace) => {
-        const learned = { skills, traces: trace.doc, ...(message ? { message } : {}) };
-        const text = learnedProcedures(plan, learned, 'learning', this.now());
-        await trace.flush();
-        return text;
-      });
+      return await this.withLearned(planId, async (learned) =>
+        learnedProcedures(plan, { ...learned, ...(message ? { message } : {}) }, 'learning', this.now()),
+      );
     } finally {
       plan.destroy();
       handle.release();
     }
+  }
+
+  /** The scope's skills now, for `get_learned_procedure`. */
+  async skillsFor(planId: string): Promise<Skill[]> {
+    const library = await this.hub.openPlan(skillsDocId(scopeOf(planId)));
+    try {
+      return readSkills(library.doc);
+    } finally {
+      library.release();
+    }
+  }
+
+  /**
+   * Runs `fn` with what offering the plan's learned procedures needs (the scope's skills and the plan's trace, where
+   * an offer is noted), then stores the trace: every place that offers them (GET .../learned, the context
+   * template) counts its offers alike.
+   */
+  async withLearned<T>(
+    planId: string,
+    fn: (learned: { skills: Skill[]; traces: Y.Doc }) => Promise<T>,
+  ): Promise<T> {
+    const skills = await this.skillsFor(planId);
+    return this.onTrace(planId, async (trace) => {
+      const answer = await fn({ skills, traces: trace.doc });
+      await trace.flush();
+      return answer;
+    });
   }
 
   /** Runs every due job now. Resolves with how many skills were learned and how many jobs wait for a retry. */
