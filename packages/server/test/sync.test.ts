@@ -132,6 +132,48 @@ describe('sync', () => {
   });
 });
 
+describe('a cap on loaded plans', () => {
+  it('unloads the least recently used plan nobody uses, never one with a client or a job holding it', async () => {
+    const { url, server } = await startServer({ maxLoadedPlans: 4, idleUnloadMs: 3_600_000 });
+    const hub = server.hub;
+    const connect = async (planId: string) => {
+      const doc = new Y.Doc();
+      const conn = cairnClient(url, planId, doc);
+      await conn.whenSynced();
+      doc.getMap('tasks').set('t1', planId);
+      await conn.whenAcknowledged();
+      return conn;
+    };
+    const visit = async (planId: string) => {
+      (await connect(planId)).destroy();
+      await vi.waitFor(() => expect(hub.connectionCount).toBe(1));
+    };
+    const loaded = () =>
+      ['connected', 'job', 'old', 'recent', 'new', 'held'].filter((p) => hub.isLoaded(`acme:${p}`));
+    const connected = await connect('acme:connected'); // stays connected
+    const job = await hub.openPlan('acme:job'); // a server-side job holds it
+    await visit('acme:old');
+    await visit('acme:recent');
+    expect(loaded()).toEqual(['connected', 'job', 'old', 'recent']);
+    // A use makes a plan the most recently used: loading a fifth unloads `recent`, now the idlest.
+    (await hub.openPlan('acme:old')).release();
+    await visit('acme:new');
+    await vi.waitFor(() => expect(loaded()).toEqual(['connected', 'job', 'old', 'new']));
+    const held = await hub.openPlan('acme:held');
+    await vi.waitFor(() => expect(loaded()).toEqual(['connected', 'job', 'new', 'held']));
+    // Only plans in use are left: one more passes the cap rather than unload a plan someone uses.
+    const alsoHeld = await hub.openPlan('acme:recent');
+    await vi.waitFor(() => expect(loaded()).toEqual(['connected', 'job', 'recent', 'held']));
+    const more = await hub.openPlan('acme:old');
+    expect(hub.roomCount).toBe(5);
+    expect(loaded()).toEqual(['connected', 'job', 'old', 'recent', 'held']);
+    // An unloaded plan loads again with what was written to it.
+    expect(more.doc.getMap('tasks').get('t1')).toBe('acme:old');
+    for (const handle of [more, alsoHeld, held, job]) handle.release();
+    connected.destroy();
+  });
+});
+
 describe('awareness', () => {
   it('relays presence and clears it when a socket closes without saying goodbye', async () => {
     const { url } = await startServer();
