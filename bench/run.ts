@@ -22,6 +22,7 @@ export const BENCHMARKS = [
   'tool-definitions',
   'cluster-latency',
   'cluster-fanout',
+  'many-plans',
 ] as const;
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
