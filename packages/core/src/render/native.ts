@@ -40,6 +40,7 @@ function stepsGroup(view: PlanView, id: string): Group {
   let best = ORDER.length - 1;
   for (const step of view.children(id)) {
     if (isOpenStatus(step.status)) best = Math.min(best, ORDER.indexOf(groupOf(view, step)));
+    if (best === 0) break; // one step that can start makes the task ready: the rest need not be read
   }
   return ORDER[best]!;
 }
