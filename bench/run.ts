@@ -22,6 +22,8 @@ export const BENCHMARKS = [
   'tool-definitions',
   'cluster-latency',
   'cluster-fanout',
+  'agent-context',
+  'agent-adapters',
   'many-plans',
 ] as const;
 

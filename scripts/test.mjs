@@ -38,6 +38,7 @@ step('typecheck', bin('tsc'), ['-p', 'tsconfig.json']);
 step('single yjs', 'node', ['scripts/check-single-yjs.mjs']);
 step('browser bundle', 'node', ['scripts/check-browser-bundle.mjs']);
 step('import cycles', 'node', ['scripts/check-import-cycles.mjs']);
+step('api report', 'node', ['scripts/api-report.mjs', '--check']);
 
 mkdirSync('.test-results', { recursive: true });
 const vitestRuns = [];

@@ -1,7 +1,7 @@
 // `cairn mcp` driven by the MCP SDK's own Client over stdio: it lists the toolkit's tools, runs them on the live
 // plan (claims arbitrated by the real server), serves the rendered plan as a resource and notifies a subscriber
 // when another client edits the plan. On local disk the edits land in the plan's log.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlan, learnSkill, type Plan, readCalls, traceDocId } from '@cairn/core';
@@ -29,23 +29,26 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-async function startServer(secret?: string): Promise<{ server: CairnServer; url: string }> {
-  const server = createCairnServer({
-    dataDir: await tempDir(),
-    secret: secret ?? null,
-    logger: silentLogger,
-  });
-  const info = await server.listen(0, '127.0.0.1');
+async function startServer(
+  secret?: string,
+  at: { dataDir?: string; port?: number } = {},
+): Promise<{ server: CairnServer; url: string; port: number; dataDir: string }> {
+  const dataDir = at.dataDir ?? (await tempDir());
+  const server = createCairnServer({ dataDir, secret: secret ?? null, logger: silentLogger });
+  const info = await server.listen(at.port ?? 0, '127.0.0.1');
   cleanups.push(() => server.close());
-  return { server, url: info.url };
+  return { server, url: info.url, port: info.port, dataDir };
 }
 
 /** `cairn mcp ARGS` as an MCP client sees it: a child process speaking stdio. */
-async function mcpClient(args: string[]): Promise<{ client: Client; stderr: () => string }> {
+async function mcpClient(
+  args: string[],
+): Promise<{ client: Client; stderr: () => string; transport: StdioClientTransport }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...SOURCE_CLI_ARGS, 'mcp', ...args],
-    env: { PATH: process.env.PATH ?? '' },
+    // The outbox of a synced plan goes under XDG_STATE_HOME unless --outbox says otherwise.
+    env: { PATH: process.env.PATH ?? '', XDG_STATE_HOME: await tempDir() },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -55,7 +58,7 @@ async function mcpClient(args: string[]): Promise<{ client: Client; stderr: () =
   const client = new Client({ name: 'cairn-test', version: '1.0.0' });
   await client.connect(transport);
   cleanups.push(() => client.close());
-  return { client, stderr: () => stderr };
+  return { client, stderr: () => stderr, transport };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results are JSON whose shape each assertion states
@@ -217,6 +220,67 @@ describe('cairn mcp', () => {
     expect([...doc.share.keys()]).not.toContain('calls');
     await storedTrace.close();
   });
+
+  it('keeps an edit made while the server is away, and the next run for the plan sends it (issue 32)', async () => {
+    const first = await startServer();
+    const outbox = await tempDir();
+    const args = ['--plan', 'team:2', '--server', first.url, '--outbox', outbox];
+    // Two agents on the plan: each keeps its own copy (the second finds the first's locked).
+    const a = await mcpClient([...args, '--actor', 'agent:a']);
+    const b = await mcpClient([...args, '--actor', 'agent:b']);
+    expect(await call(a.client, 'add_tasks', { tasks: [{ title: 'Online' }] })).toMatchObject({
+      synced: true,
+    });
+
+    await first.server.close();
+    await vi.waitFor(() => expect(a.stderr()).toMatch(/lost the server at .* edits are kept in/), {
+      timeout: 10_000,
+    });
+    for (const [agent, title] of [
+      [a, 'Written by a while the server is away'],
+      [b, 'Written by b while the server is away'],
+    ] as const) {
+      expect(await call(agent.client, 'add_tasks', { tasks: [{ title }] })).toMatchObject({
+        added: [{ title }],
+        synced: false,
+        pending: expect.stringMatching(/^Not on the server yet: .*kept on this machine/),
+      });
+    }
+    // a exits as a client closes it (stdin ends, then SIGTERM); b dies at once.
+    await a.client.close();
+    expect(a.stderr()).toMatch(/waiting up to 10 s for the server/);
+    expect(a.stderr()).toMatch(/left pending: edits the server has not acknowledged .*kept in /);
+    process.kill(b.transport.pid!, 'SIGKILL');
+    // A copy of the plan waits there, for this user's eyes only.
+    const kept = await readdir(outbox);
+    expect(kept).toHaveLength(1);
+    expect((await stat(join(outbox, kept[0]!))).mode & 0o777).toBe(0o700);
+
+    // The server is back (same address, same data): the edits are not there until the next run.
+    const second = await startServer(undefined, { dataDir: first.dataDir, port: first.port });
+    const ann = await person(second.url, 'team:2');
+    expect(ann.list().map((t) => t.title)).toEqual(['Online']);
+    const c = await mcpClient([...args, '--actor', 'agent:c']);
+    await until(ann, () => ann.list().length === 3);
+    // a and b wrote concurrently, so their order in the plan is the ranks' tie-break: compare sorted.
+    expect(
+      ann
+        .list()
+        .map((t) => [t.title, t.createdBy])
+        .sort(),
+    ).toEqual([
+      ['Online', 'agent:a'],
+      ['Written by a while the server is away', 'agent:a'],
+      ['Written by b while the server is away', 'agent:b'],
+    ]);
+    await vi.waitFor(() => expect(c.stderr()).toMatch(/the server stored the edits an earlier run left/), {
+      timeout: 10_000,
+    });
+    expect(c.stderr()).toMatch(/sending the server the edits an earlier run left/);
+    await c.client.close();
+    // Everything is on the server: nothing is left in the outbox.
+    expect(await readdir(outbox)).toEqual([]);
+  }, 90_000);
 
   it('refuses bad arguments with the usage, exit code 2', async () => {
     const { spawnSync } = await import('node:child_process');

@@ -18,6 +18,8 @@ export interface ConsumerContext {
   app: string;
   /** A project that installed them with --legacy-peer-deps, so without yjs. */
   nopeer: string;
+  /** A project on vitest 2 that installed only the core tarball and yjs, strictly (peer conflicts fail). */
+  vitest2: string;
   tarballs: Record<(typeof PACKAGES)[number], string>;
 }
 

@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { run, type Served, startCairn, startProcess, userEnv } from './lib.js';
 
-const { app, nopeer } = inject('consumer');
+const { app, nopeer, vitest2 } = inject('consumer');
 const node = (args: string[], cwd = app, allowFailure = false) =>
   run(process.execPath, args, { cwd, allowFailure, timeoutMs: 60_000 });
 
@@ -50,6 +50,22 @@ describe('Node 20 with the installed packages', () => {
     };
     walk(join(app, 'node_modules'));
     expect(copies).toEqual([join(app, 'node_modules/yjs')]);
+  });
+
+  it('names both copies when the app hands Cairn a Y.Doc from a second copy of yjs', async () => {
+    const result = JSON.parse((await node(['two-copies.mjs'])).stdout);
+    expect(result).toMatchObject({ name: 'CairnError', code: 'two_yjs_copies' });
+    expect(result.theirs).toMatch(/node_modules\/yjs\/dist\/yjs\.cjs$/);
+    expect(result.ours).toMatch(/node_modules\/yjs\/dist\/yjs\.mjs$/);
+    expect(result.message).toContain(result.theirs);
+  });
+
+  it('runs the AI SDK adapter (@cairn/core/ai) in generateText with the AI SDK installed', async () => {
+    const out = JSON.parse((await node(['agent-ai.mjs'])).stdout);
+    expect(out.text).toBe('done');
+    expect(out.titles).toEqual(['Ship it']);
+    expect(out.createdBy).toBe('agent:app');
+    expect(out.read[0].added[0].title).toBe('Ship it');
   });
 
   it('persists a plan with @cairn/core/fs, and a second process loads it', async () => {
@@ -129,6 +145,24 @@ describe('Node 20 with the installed packages', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('ERR_REQUIRE_ESM');
     expect(refused.stderr).toContain('dynamic import()');
+  });
+
+  it("runs @cairn/core/testing's storage suite in a project on vitest 2", async () => {
+    const result = await node([join(vitest2, 'node_modules/vitest/vitest.mjs'), 'run'], vitest2, true);
+    const output = result.stdout + result.stderr;
+    expect(output).toMatch(/Test Files\s+1 passed/);
+    expect(output).toMatch(/Tests\s+\d+ passed/);
+    expect(result.code).toBe(0);
+  });
+
+  it('names gpt-tokenizer, the optional peer of @cairn/core/tokenizer, when it is missing', async () => {
+    const result = await node(
+      ['--input-type=module', '-e', "await import('@cairn/core/tokenizer')"],
+      nopeer,
+      true,
+    );
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/Cannot find package 'gpt-tokenizer' imported from .*@cairn[/\\]core/);
   });
 
   it('names the missing peer dependency, and `cairn` says what to install', async () => {

@@ -69,9 +69,19 @@ describe.each(PACKAGES)('@cairn/%s as packed', (name) => {
       license: 'MIT',
       type: 'module',
       engines: { node: '>=20' },
-      repository: { type: 'git', url: expect.any(String), directory: `packages/${name}` },
       peerDependencies: { yjs: expect.any(String) },
     });
+    // No placeholder address: the repository is the one a release is built from (scripts/release.mjs), or none.
+    const source = process.env.GITHUB_REPOSITORY;
+    if (source) {
+      expect(pkg.repository).toEqual({
+        type: 'git',
+        url: `git+${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${source}.git`,
+        directory: `packages/${name}`,
+      });
+    } else {
+      expect(pkg).not.toHaveProperty('repository');
+    }
     const dependencies = { ...(pkg.dependencies as Record<string, string>) };
     expect(dependencies).not.toHaveProperty('yjs');
     // pnpm pack replaced the workspace protocol with the version range a registry understands.

@@ -2,7 +2,8 @@
 // answers with the rendered plan, in Cloudflare's workerd (bundled for it, as wrangler would), in Deno and in Bun
 // (both loading the installed packages from node_modules, unbundled). Each runtime is the binary its npm
 // package ships.
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
@@ -41,38 +42,50 @@ async function version(command: string, args: string[]): Promise<string> {
   return (await run(command, args, { cwd: app })).stdout.trim().split('\n')[0] ?? '';
 }
 
-describe('the root entry in other runtimes', () => {
-  it('runs as a Cloudflare Worker in workerd', async () => {
-    const bundle = join(base, 'edge-worker.js');
-    await build({
-      entryPoints: [join(app, 'edge.mjs')],
-      absWorkingDir: app,
-      outfile: bundle,
-      bundle: true,
-      format: 'esm',
-      platform: 'neutral',
-      target: 'es2022',
-      conditions: ['workerd', 'worker', 'browser'],
-      mainFields: ['browser', 'module', 'main'],
-      logLevel: 'silent',
-    });
-    const port = await freePort();
-    const config = join(base, 'workerd.capnp');
-    writeFileSync(
-      config,
-      `using Workerd = import "/workerd/workerd.capnp";
+/** Bundles `fixture` as wrangler would, serves it with workerd, and returns what it answers at `/`. */
+async function inWorkerd(fixture: string): Promise<string> {
+  const name = fixture.replace(/\.mjs$/, '');
+  await build({
+    entryPoints: [join(app, fixture)],
+    absWorkingDir: app,
+    outfile: join(base, `${name}-worker.js`),
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['browser', 'module', 'main'],
+    logLevel: 'silent',
+  });
+  const port = await freePort();
+  const config = join(base, `${name}.capnp`);
+  writeFileSync(
+    config,
+    `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = .edge) ],
   sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
 );
 const edge :Workerd.Worker = (
-  modules = [ (name = "edge.js", esModule = embed "edge-worker.js") ],
+  modules = [ (name = "edge.js", esModule = embed "${name}-worker.js") ],
   compatibilityDate = "2025-09-01",
 );
 `,
-    );
+  );
+  return answer(bin('workerd'), ['serve', config], port);
+}
+
+describe('the root entry in other runtimes', () => {
+  it('runs as a Cloudflare Worker in workerd', async () => {
     console.log(`workerd ${await version(bin('workerd'), ['--version'])}`);
-    expectRenderedPlan(await answer(bin('workerd'), ['serve', config], port));
+    expectRenderedPlan(await inWorkerd('edge.mjs'));
+  });
+
+  it('says to create plans inside a handler when a Worker creates one at its top level', async () => {
+    const answered = JSON.parse(await inWorkerd('edge-top-level.mjs'));
+    expect(answered).toMatchObject({ name: 'CairnError', code: 'invalid_argument' });
+    expect(answered.message).toContain("Worker's top level");
+    expect(answered.message).toContain('inside a handler');
   });
 
   it('runs under Deno (deno serve)', async () => {
@@ -81,6 +94,29 @@ const edge :Workerd.Worker = (
     const env = userEnv({ DENO_NO_UPDATE_CHECK: '1', DENO_DIR: join(base, 'deno-dir') });
     const args = ['serve', '--allow-env', '--host', '127.0.0.1', '--port', String(port), 'edge.mjs'];
     expectRenderedPlan(await answer(bin('deno'), args, port, env));
+  });
+
+  it('persists a plan with @cairn/core/fs under Deno with the permissions the README lists', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-deno-fs-'));
+    try {
+      const env = userEnv({ DENO_NO_UPDATE_CHECK: '1', DENO_DIR: join(base, 'deno-dir') });
+      // The README's Deno row: --allow-env (lib0), read and write the data folder, --allow-sys=hostname (the lock).
+      const permissions = [
+        '--allow-env',
+        `--allow-read=${app},${dir}`,
+        `--allow-write=${dir}`,
+        '--allow-sys=hostname',
+      ];
+      const written = await run(bin('deno'), ['run', ...permissions, 'persist-write.mjs', dir], {
+        cwd: app,
+        env,
+      });
+      expect(written.stdout.trim()).toBe('stored');
+      const read = await run(process.execPath, ['persist-read.mjs', dir], { cwd: app });
+      expect(JSON.parse(read.stdout).tasks).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs under Bun (its default-export server)', async () => {

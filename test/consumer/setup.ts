@@ -1,6 +1,7 @@
 // Global setup of the consumer suite: builds the three packages, packs them as they would be published, and
 // installs the tarballs with npm (not workspace links) into fresh projects outside the repository: `app`, as a
-// user following the README would, and `nopeer`, with peer dependencies left out (a user's mistake).
+// user following the README would, `nopeer`, with peer dependencies left out (a user's mistake), and `vitest2`, an
+// adapter author's project on vitest 2 with only @cairn/core.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,20 +12,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const started = Date.now();
   const step = (what: string) =>
     console.log(`consumer setup: ${what} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-  await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, timeoutMs: 300_000 });
-  step('built');
-
   const base = mkdtempSync(join(tmpdir(), 'cairn-consumer-'));
-  const packs = join(base, 'packs');
-  mkdirSync(packs);
-  const [pnpm, ...pnpmArgs] = pnpmCommand();
-  for (const name of PACKAGES) {
-    // pnpm pack turns `workspace:^` into the version a registry would see.
-    await run(pnpm, [...pnpmArgs, 'pack', '--pack-destination', packs], {
-      cwd: join(ROOT, 'packages', name),
-      timeoutMs: 120_000,
-    });
-  }
+  // `pnpm release` packs once and hands its tarballs here, so what is tested is byte for byte what is published.
+  const packs = process.env.CAIRN_CONSUMER_PACKS ?? (await buildAndPack(join(base, 'packs')));
   const tarballs = Object.fromEntries(
     PACKAGES.map((name) => [
       name,
@@ -49,16 +39,48 @@ export default async function setup(project: TestProject): Promise<() => void> {
     join(nopeer, 'package.json'),
     JSON.stringify({ name: 'consumer-nopeer', private: true, type: 'module' }),
   );
+  const vitest2 = join(base, 'vitest2');
+  cpSync(join(FIXTURES, 'vitest2'), vitest2, { recursive: true });
+  writeFileSync(
+    join(vitest2, 'package.json'),
+    JSON.stringify({ name: 'consumer-vitest2', private: true, type: 'module' }),
+  );
   await Promise.all([
-    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket and Node's types.
-    npm(app, ['install', ...Object.values(tarballs), 'yjs@^13.6.0', 'ws@^8', '@types/node@^20']),
+    // As the README says (npm install @cairn/core yjs), plus ws for Node 20's missing WebSocket, Node's types,
+    // gpt-tokenizer (the optional peer of @cairn/core/tokenizer) and the AI SDK (that of the @cairn/core/ai adapter).
+    npm(app, [
+      'install',
+      ...Object.values(tarballs),
+      'yjs@^13.6.0',
+      'ws@^8',
+      '@types/node@^20',
+      'gpt-tokenizer@^4',
+      'ai@7.0.173',
+    ]),
     npm(nopeer, ['install', '--legacy-peer-deps', ...Object.values(tarballs)]),
+    // An adapter author's project on vitest 2: a strict install (a peer conflict fails it), core alone.
+    npm(vitest2, ['install', tarballs.core, 'yjs@^13.6.0', 'vitest@^2']),
   ]);
   step('installed');
 
-  const context: ConsumerContext = { base, app, nopeer, tarballs };
+  const context: ConsumerContext = { base, app, nopeer, vitest2, tarballs };
   project.provide('consumer', context);
   return () => rmSync(base, { recursive: true, force: true });
+}
+
+/** Builds the three packages and packs them into `packs` as they would be published. */
+async function buildAndPack(packs: string): Promise<string> {
+  await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, timeoutMs: 300_000 });
+  mkdirSync(packs);
+  const [pnpm, ...pnpmArgs] = pnpmCommand();
+  for (const name of PACKAGES) {
+    // pnpm pack turns `workspace:^` into the version a registry would see.
+    await run(pnpm, [...pnpmArgs, 'pack', '--pack-destination', packs], {
+      cwd: join(ROOT, 'packages', name),
+      timeoutMs: 120_000,
+    });
+  }
+  return packs;
 }
 
 /** The first JavaScript block of the README's "Install" section. */

@@ -167,12 +167,15 @@ describe('an OpenAI-compatible endpoint', () => {
     const toolMessage = followUp.find((m) => m.role === 'tool')!;
     expect(toolMessage.tool_call_id).toBe('call_m1');
     expect(toolMessage.content).toContain('Book the venue');
-    // The system prompt is byte-identical (the provider's cache holds); the agent's own change it knows from the
-    // tool result, so it is not told again.
+    // The system prompt is byte-identical (the provider's cache holds); the agent's own change is told after its
+    // tool result, so the plan it reads stays whole when the history is trimmed.
     expect(followUp[0]!.content).toBe(messages[0]!.content);
+    expect(toolMessage.content).toMatch(
+      /<plan_changes>\n.*\n- task 2 \[\w+\] "Book the venue" added by you\n<\/plan_changes>$/,
+    );
 
-    // Someone else adds a task: the next request keeps the same system prompt and tells the change after the
-    // message it came after.
+    // Someone else adds a task: the next request keeps the same system prompt and tells the change in the
+    // person's message, ahead of what they said, by name.
     await bo.page.getByLabel('New task').fill('Rent chairs');
     await bo.page.getByLabel('New task').press('Enter');
     await row(ann.page, 'Rent chairs').waitFor();
@@ -180,11 +183,12 @@ describe('an OpenAI-compatible endpoint', () => {
     expect(await agentReplies(ann.page, 2)).toBe('Added “Book the venue”.');
     const third = requests.splice(0)[0]!.body['messages'] as Array<{ role: string; content: string }>;
     expect(third[0]!.content).toBe(messages[0]!.content);
-    const told = third.findIndex(
-      (m) => m.role === 'system' && m.content.includes('"Rent chairs" added by user:'),
+    expect(third.filter((m) => m.role === 'system')).toHaveLength(1);
+    const last = third.at(-1)!;
+    expect(last.role).toBe('user');
+    expect(last.content).toMatch(
+      /^<plan_changes>\n[\s\S]*"Rent chairs" added by Bo\n<\/plan_changes>\n\nand chairs\?$/,
     );
-    expect(told).toBeGreaterThan(0);
-    expect(third[told - 1]).toEqual({ role: 'user', content: 'and chairs?' });
   });
 });
 

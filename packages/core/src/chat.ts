@@ -288,14 +288,18 @@ export function createChat(doc: Y.Doc, options: ChatOptions): Chat {
 
 const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
 
-/** Reads one message defensively: wrong types read as absent, an unknown role as `system`. */
+/**
+ * Reads one message defensively: wrong types read as absent, an unknown or missing role as `user`, the role a
+ * model trusts least: only an admin may write a `system` turn (the server refuses one from anyone else), so no
+ * other value may read as one.
+ */
 function readEntry(map: MessageMap): ChatEntry {
   const role = str(map.get('role'));
   const text = map.get('text');
   const at = map.get('at');
   const entry: ChatEntry = {
     id: str(map.get('id')),
-    role: (CHAT_ROLES as readonly string[]).includes(role) ? (role as ChatRole) : 'system',
+    role: (CHAT_ROLES as readonly string[]).includes(role) ? (role as ChatRole) : 'user',
     actor: str(map.get('actor'), 'system'),
     text: text instanceof Y.Text ? text.toString() : str(text),
     at: typeof at === 'number' && Number.isFinite(at) ? at : 0,

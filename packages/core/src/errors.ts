@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'forbidden', // valid credentials without the right
   'limit', // a size or rate limit was hit
   'unknown_tool', // a tool name the dispatcher does not know
+  'two_yjs_copies', // a Y.Doc from another copy of yjs than Cairn's: the app has two copies installed
   'internal', // a bug: anything else that was thrown
 ] as const;
 

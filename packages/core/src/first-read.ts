@@ -82,6 +82,9 @@ export function storedPlan<P extends DocPersistence>(
     },
     () => whenHydrated.then((plan) => ({ plan, fromSnapshot: false })),
   );
+  // A caller that awaits only whenHydrated (say, to catch a `locked` refusal) must not crash the process on this
+  // one: it rejects with the same error, for whoever awaits it.
+  firstRead.catch(() => undefined);
   return {
     persistence,
     doc,

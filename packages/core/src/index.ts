@@ -8,6 +8,18 @@
  * `renderDelta` and `resolveContext`. The plan's conversation: `createChat(doc, { actor })` (docs/SCHEMA.md, "Chat").
  */
 
+export type { HttpToolkit, HttpToolkitOptions } from './agents/http.js';
+export { createHttpToolkit } from './agents/http.js';
+export type {
+  AgentSession,
+  AgentSessionOptions,
+  AgentTool,
+  AgentToolkit,
+  ContextSource,
+  PreparedCall,
+  ToolOutcome,
+} from './agents/session.js';
+export { createAgentSession, DEFAULT_INSTRUCTIONS, FAMILY_FORMATS } from './agents/session.js';
 export type { ChangePoint, TaskDelta } from './changes.js';
 export { changesSince } from './changes.js';
 export type {
@@ -41,7 +53,8 @@ export type { LearnedContext } from './learning/context.js';
 export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
-export { assertPlanDocId, isPlanDocId } from './learning/documents.js';
+export { assertPlanDocId, isPlanDocId, ownerOfDerivedDoc } from './learning/documents.js';
+export { knownTools, learnableCalls } from './learning/known-tools.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
 export {
   learnSkill,
@@ -130,7 +143,7 @@ export {
 } from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
-export { type Presence, RENDER_CLOCK_STEP_MS, renderClock } from './render/view.js';
+export { inline, type Presence, RENDER_CLOCK_STEP_MS, renderClock } from './render/view.js';
 export type {
   Actor,
   ClosedStatus,
@@ -162,6 +175,7 @@ export {
   StatusSchema,
   TaskInputSchema,
   TaskPatchSchema,
+  TEXT_LIMITS,
   WAITING_STATUSES,
 } from './schema.js';
 export type { SearchHit, SearchOptions } from './search.js';

@@ -29,6 +29,7 @@ import { PlanIndex } from './plan-index.js';
 
 export type { PlanChangeEvent, TaskChange } from './events.js';
 
+import { assertCairnsYjs, newDoc } from './new-doc.js';
 import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from './planning.js';
 import { freshRanks, type Ranked, ranksAt } from './rank.js';
 import {
@@ -130,7 +131,8 @@ export class Plan {
   private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
 
   constructor(options: CreatePlanOptions = {}) {
-    this.doc = options.doc ?? new Y.Doc();
+    if (options.doc !== undefined) assertCairnsYjs(options.doc, 'createPlan');
+    this.doc = options.doc ?? newDoc();
     this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
     this.random = options.random ?? cryptoRandom;
@@ -563,6 +565,14 @@ export class Plan {
 
   /** Claims the first ready, unclaimed task (in plan order), optionally among the steps of one task. */
   claimNext(filter: ClaimNextFilter = {}): Promise<ClaimResult> {
+    // A parent that is not in this plan (a typo, another plan's id) is not_found, not "nothing ready".
+    if (filter.parent) {
+      try {
+        this.require(filter.parent);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     return this.arbiter.claimNext(this.actor, filter);
   }
 

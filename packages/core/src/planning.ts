@@ -9,12 +9,14 @@ import { freshRanks, freshRanksAfter, type Ranked, ranksAfterIfValid, ranksAt } 
 import {
   isOpenStatus,
   isWaitingStatus,
+  type Json,
   type PlanLimits,
   STATUSES,
   type Status,
   type TaskInput,
   type TaskPatch,
   type TaskSnapshot,
+  TEXT_LIMITS,
 } from './schema.js';
 
 /** What planning reads of a plan. */
@@ -58,6 +60,7 @@ export class Planner {
         { valid: ['waiting_user', 'waiting_external'] },
       );
     }
+    if (p.context) checkMergedContext(id, task.context, p.context);
     if (p.supersededBy) this.checkReference(id, p.supersededBy, 'supersededBy');
     for (const blocker of p.removeBlockedBy ?? []) this.src.require(blocker);
     this.checkNewEdges(id, p.addBlockedBy ?? [], new Set(p.removeBlockedBy ?? []), edges);
@@ -351,4 +354,22 @@ function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {
     else groups.set(key, [item]);
   }
   return groups;
+}
+
+/** Refuses an update whose context, merged into the task's, would pass `TEXT_LIMITS.context` as JSON. */
+function checkMergedContext(id: string, before: Record<string, Json>, patch: Record<string, Json>): void {
+  const merged: Record<string, Json> = { ...before };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  const length = JSON.stringify(merged).length;
+  if (length > TEXT_LIMITS.context) {
+    throw new CairnError(
+      'limit',
+      `Task ${id}'s context would be ${length} characters as JSON; a context is at most ${TEXT_LIMITS.context}. ` +
+        'Remove keys (a null value deletes one) or keep less in each.',
+      { field: 'context', length, max: TEXT_LIMITS.context },
+    );
+  }
 }

@@ -109,12 +109,25 @@ export interface PlanLimits {
 
 export const TaskIdSchema = z.string().min(1).max(64);
 
+/**
+ * The longest text a task holds, in characters: its note, and its context as JSON (each write, and the context
+ * after a merge). With the plan's task limits and the server's document limit (`maxDocBytes`, the same for
+ * every path), no write can bloat a plan (docs/SCHEMA.md, "Limits").
+ */
+export const TEXT_LIMITS = {
+  title: 500,
+  activeForm: 500,
+  nextStep: 2000,
+  note: 20_000,
+  context: 20_000,
+} as const;
+
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 const title = z
   .string()
   .trim()
   .min(1, 'a title must not be empty')
-  .max(500, 'a title has at most 500 characters');
+  .max(TEXT_LIMITS.title, `a title has at most ${TEXT_LIMITS.title} characters`);
 const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 time such as 2026-12-02T15:00:00Z' });
 
 /** JSON values allowed in `context`. */
@@ -135,18 +148,23 @@ export function isJson(value: unknown, depth = 0): boolean {
  * validator for the plan API and every tool family. Published as a plain object schema (a recursive JSON type
  * would need `$ref`, which some clients reject); the values are checked to be JSON (at most 32 levels deep).
  */
-export const ContextSchema = z.record(z.string(), z.unknown()).refine((value) => isJson(value), {
-  message: 'context values must be JSON: strings, finite numbers, booleans, null, arrays or objects',
-}) as unknown as z.ZodType<Record<string, Json>>;
+export const ContextSchema = z
+  .record(z.string(), z.unknown())
+  .refine((value) => isJson(value), {
+    message: 'context values must be JSON: strings, finite numbers, booleans, null, arrays or objects',
+  })
+  .refine((value) => JSON.stringify(value).length <= TEXT_LIMITS.context, {
+    message: `a context is at most ${TEXT_LIMITS.context} characters as JSON`,
+  }) as unknown as z.ZodType<Record<string, Json>>;
 
 export const StatusSchema = z.enum(STATUSES);
 
 /** The fields a caller may set on a task; shared by add and update. */
 const writableFields = {
-  activeForm: text(500).nullable(),
+  activeForm: text(TEXT_LIMITS.activeForm).nullable(),
   status: StatusSchema,
-  nextStep: text(2000).nullable(),
-  note: text(20_000),
+  nextStep: text(TEXT_LIMITS.nextStep).nullable(),
+  note: text(TEXT_LIMITS.note),
   wakeAt: isoTime.nullable(),
   supersededBy: TaskIdSchema.nullable(),
   assignee: ActorSchema.nullable(),

@@ -6,6 +6,7 @@ import * as Y from 'yjs';
 import { createChat } from './chat.js';
 import type { Plan } from './plan.js';
 import { renderDelta } from './render/delta.js';
+import { inline } from './render/view.js';
 import type { Actor } from './schema.js';
 
 /** Default bound of the section, in tokens of the default tokenizer. */
@@ -23,7 +24,8 @@ export function sinceLastCall(
     const notices = chat
       .since(since)
       .filter((m) => m.role === 'system' && m.actor !== actor)
-      .map((m) => `- ${m.text}`);
+      // One notice, one line: a turn's text cannot add lines (a forged heading, a fake change) of its own.
+      .map((m) => `- ${inline(m.text)}`);
     const changes = renderDelta(plan, {
       since,
       exclude: actor,

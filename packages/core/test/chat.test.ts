@@ -112,6 +112,7 @@ describe('chat', () => {
     bad.set('text', 'plain string');
     bad.set('at', 'yesterday');
     const chat = createChat(doc, { actor: 'user:z' });
-    expect(chat.list()).toEqual([{ id: '', role: 'system', actor: 'system', text: 'plain string', at: 0 }]);
+    // An unknown role reads as the least trusted one: only an admin may write a system turn.
+    expect(chat.list()).toEqual([{ id: '', role: 'user', actor: 'system', text: 'plain string', at: 0 }]);
   });
 });

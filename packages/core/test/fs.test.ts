@@ -155,6 +155,33 @@ describe('fs: locks', () => {
     expect(fs.existsSync(planFiles(dir, 'p').lock)).toBe(false);
   });
 
+  it('a plan opened for a first read that is locked rejects only where it is awaited (no unhandled rejection)', async () => {
+    const dir = await freshDir();
+    const first = await openLoaded(dir, 'p');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const second = openFilePlan(dir, 'p');
+      let caught: unknown = null;
+      try {
+        await second.whenHydrated; // what a user writes: firstRead is never awaited
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as CairnError).code).toBe('locked');
+      // Unhandled rejections are reported after the microtask queue drains: give it two macrotasks.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(unhandled).toEqual([]);
+      await expect(second.firstRead).rejects.toMatchObject({ code: 'locked' });
+      await second.close();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await first.p.close();
+    }
+  });
+
   it('refuses while another process holds the plan, and takes over once it was killed', async () => {
     const dir = await freshDir();
     const child = spawnFixture(dir, 'p', { edits: 1, hold: true });

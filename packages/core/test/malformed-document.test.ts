@@ -104,6 +104,11 @@ describe('a document with values that are not tasks', () => {
       ['set_ongoing_task', { task: 'one more', steps: [{ title: 'a step' }] }],
       ['get_ongoing_task', {}],
       ['clear_ongoing_task', {}],
+      ['read_tasks', { view: 'all' }],
+      ['read_tasks', { id: a.id }],
+      ['write_tasks', { tasks: [{ title: 'one more' }] }],
+      ['write_tasks', { tasks: [{ id: a.id, status: 'in_progress' }] }],
+      ['claim_task', {}],
     ];
     let ran = 0;
     for (const [name, args] of calls) {

@@ -2,7 +2,7 @@
 // call can stall a shared server; a refusal names the limit and changes nothing.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { createPlan, createToolkit, isToolError, PLAN_LIMITS } from '../src/index.js';
+import { createPlan, createToolkit, isToolError, PLAN_LIMITS, TEXT_LIMITS } from '../src/index.js';
 
 const titles = (n: number, prefix = 't') => Array.from({ length: n }, (_, i) => ({ title: `${prefix}${i}` }));
 
@@ -50,5 +50,25 @@ describe('plan limits', () => {
     expect(plan.list()).toHaveLength(PLAN_LIMITS.tasksPerPlan);
     // Replacing the whole plan counts what it removes: it fits again.
     expect(plan.replace(titles(3))).toHaveLength(3);
+  });
+
+  it('bounds a task’s context, in one write and after a merge, naming the limit and changing nothing', async () => {
+    const plan = createPlan();
+    const tk = createToolkit(plan);
+    const half = 'c'.repeat(TEXT_LIMITS.context / 2);
+    const refused = await tk.dispatch('add_tasks', {
+      tasks: [{ title: 't', context: { a: half, b: half } }],
+    });
+    expect(isToolError(refused) && refused.error.message).toContain(
+      `at most ${TEXT_LIMITS.context} characters as JSON`,
+    );
+    const task = plan.add({ title: 't', context: { a: half } });
+    const before = Y.encodeStateAsUpdate(plan.doc);
+    expect(() => plan.update(task.id, { context: { b: half } })).toThrow(
+      new RegExp(`context would be \\d+ characters as JSON; a context is at most ${TEXT_LIMITS.context}`),
+    );
+    expect(Buffer.compare(before, Y.encodeStateAsUpdate(plan.doc))).toBe(0);
+    // A null deletes a key, so the same merge fits once the old value goes.
+    expect(plan.update(task.id, { context: { a: null, b: half } }).context).toEqual({ b: half });
   });
 });

@@ -147,6 +147,42 @@ describe('createContextFeed', () => {
   });
 });
 
+describe('createContextFeed for a reader whose history is trimmed', () => {
+  it("tells the reader's own changes too, names actors as a page does, and numbers native tasks", () => {
+    const mine = fixedPlan('agent:a', 1);
+    const theirs = createPlan({ actor: 'user:nd17n7', doc: new Y.Doc() });
+    const [first] = mine.addMany([{ title: 'Book the venue', assignee: 'user:nd17n7' }]);
+    sync(mine.doc, theirs.doc);
+    const names: Record<string, string> = { 'agent:a': 'you', 'user:nd17n7': 'Ann' };
+    const feed = createContextFeed(mine, {
+      format: 'native',
+      includeOwn: true,
+      numbers: true,
+      nameOf: (actor) => names[actor] ?? actor,
+      presence: [{ actor: 'user:nd17n7', taskId: first!.id }],
+    });
+    const plan = feed.turn().plan;
+    expect(plan).toContain(`Here now: Ann (on Book the venue [${first!.id}])`);
+    expect(plan).toContain(`- [ ] 1. Book the venue [${first!.id}] — Ann is on it`);
+    expect(plan).not.toContain('nd17n7');
+
+    const [second] = mine.addMany([{ title: 'Send invites' }]);
+    theirs.update(first!.id, { status: 'done' });
+    sync(mine.doc, theirs.doc);
+    const paid = theirs.add({ title: 'Pay the deposit', status: 'done' });
+    sync(mine.doc, theirs.doc);
+    expect(feed.turn().delta).toBe(
+      [
+        'Changes since your last turn:',
+        `- task 1 [${first!.id}] "Book the venue" done by Ann`,
+        `- task 2 [${second!.id}] "Send invites" added by you`,
+        // One line per task: a task added and closed since says how it stands.
+        `- task 3 [${paid.id}] "Pay the deposit" added by Ann (done)`,
+      ].join('\n'),
+    );
+  });
+});
+
 describe('sinceLastCallFeed', () => {
   it("tells others' changes and chat notices since the previous call, never the reader's own, each once", () => {
     const mine = fixedPlan('agent:a', 1);

@@ -57,7 +57,7 @@ describe('resolveContext', () => {
     // One naming in one context: the checklist says "1.", so the ready list and the changes do too.
     expect(messages[2]!.content).toBe('Ready now:\n- 1. Draft the post');
     expect(messages[3]!.content).toBe(
-      'Changes since your last turn:\n- task 1 "Draft the post" added by user:ann\n- task 2 "Publish" added by user:ann',
+      'Changes since your last turn:\n- task 1 "Draft the post" added by user:ann\n- task 2 "Publish" added by user:ann (done)',
     );
     expect(messages[4]!.content).toBe('☐ Draft the post\n✓ Publish');
   });

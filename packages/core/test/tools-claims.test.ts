@@ -41,6 +41,10 @@ describe('claim tools', () => {
     expect(await tk.dispatch('claim_next', {})).toMatchObject({ task: { id: first!.id } });
     expect(await tk.dispatch('claim_next', {})).toMatchObject({ outcome: 'none' });
     expect(tk.plan.get(second!.id)!.assignee).toBeNull();
+    // A parent that is not in this plan (another plan's id) is unknown, not a parent with nothing ready.
+    expect(await tk.dispatch('claim_next', { parent: 'elsewhere1' })).toMatchObject({
+      error: { code: 'not_found', message: expect.stringContaining('known ids') },
+    });
   });
 
   it('release and hand_off are attributed; only the holder may do them, and a refusal changes nothing', async () => {

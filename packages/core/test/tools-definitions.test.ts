@@ -19,7 +19,7 @@ describe('tool definitions', () => {
       ...tk.definitions('anthropic').map((d) => d.input_schema),
       ...tk.definitions('mcp').map((d) => d.inputSchema),
     ];
-    expect(schemas).toHaveLength(57);
+    expect(schemas).toHaveLength(66);
     for (const schema of schemas) {
       expect(schema.type).toBe('object');
       expect(() => ajv.compile(schema)).not.toThrow();
@@ -33,7 +33,7 @@ describe('tool definitions', () => {
     const mcp = tk.definitions('mcp');
     for (const def of mcp)
       expect(ToolSchema.parse(def)).toMatchObject({ name: def.name, inputSchema: def.inputSchema });
-    expect(ListToolsResultSchema.parse({ tools: mcp }).tools).toHaveLength(19);
+    expect(ListToolsResultSchema.parse({ tools: mcp }).tools).toHaveLength(22);
     expect(mcp.find((d) => d.name === 'list_tasks')!.annotations).toEqual({ readOnlyHint: true });
     const openai = tk.definitions('openai') satisfies ChatCompletionFunctionTool[];
     const anthropic = tk.definitions('anthropic') satisfies AnthropicTool[];

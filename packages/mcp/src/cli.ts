@@ -1,5 +1,6 @@
 // `cairn mcp`: a stdio MCP server on a live plan. stdout carries the protocol, so every message of ours goes to
-// stderr. Runs until the client closes stdin (or a signal), then waits until the plan's edits are stored.
+// stderr. Runs until the client closes stdin (or a signal), then waits (bounded, or until a second signal) until
+// the plan's edits are stored; what the server has not acknowledged by then stays in the outbox.
 import { parseArgs } from 'node:util';
 import {
   actorFor,
@@ -10,8 +11,9 @@ import {
   RENDER_FORMATS,
   type RenderFormat,
 } from '@cairn/core';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openLivePlan } from './live-plan.js';
+import { defaultOutboxRoot } from './outbox.js';
+import { LineTransport } from './stdio.js';
 
 export { MCP_USAGE } from './usage.js';
 
@@ -33,6 +35,8 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
     ...(options.server ? { server: options.server } : {}),
     ...(options.token ? { token: options.token } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.server ? { outbox: options.outbox ?? defaultOutboxRoot(io.env) } : {}),
+    onNotice: (message) => io.stderr(`cairn mcp: ${message}\n`),
   });
   const mcp = createCairnMcpServer({
     plan: live.plan,
@@ -44,18 +48,24 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
     onActiveTask: (taskId) => live.setActiveTask(taskId),
     traces: live.traces,
     skills: live.skills,
+    confirmWrites: () => live.confirmWrites(),
   });
-  const transport = new StdioServerTransport(
-    io.stdin as NodeJS.ReadStream | undefined,
-    io.stdout as NodeJS.WriteStream | undefined,
-  );
   const stdin = (io.stdin ?? process.stdin) as NodeJS.ReadableStream;
+  const transport = new LineTransport(stdin, io.stdout ?? process.stdout);
   const gone = new Promise<void>((resolve) => {
     mcp.server.onclose = () => resolve();
     stdin.once('end', () => resolve());
     process.once('SIGTERM', () => resolve());
     process.once('SIGINT', () => resolve());
   });
+  // A second signal (an MCP client that stops waiting sends SIGTERM) ends the wait for acknowledgements.
+  const interrupted = gone.then(
+    () =>
+      new Promise<void>((resolve) => {
+        process.once('SIGTERM', () => resolve());
+        process.once('SIGINT', () => resolve());
+      }),
+  );
   await mcp.server.connect(transport);
   io.stderr(
     `cairn mcp: plan "${options.planId}" as ${options.actor} (${live.connection ? 'synced' : 'on disk'})\n`,
@@ -63,7 +73,7 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
   await gone;
   await mcp.close().catch(() => undefined);
   try {
-    await live.close();
+    await live.close({ interrupted });
   } catch (error) {
     io.stderr(`cairn mcp: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
@@ -79,6 +89,8 @@ export interface McpCliOptions {
   actor: string;
   families: FamilyName[];
   format: RenderFormat;
+  /** Where edits wait for the server's acknowledgement; null: the default (see `defaultOutboxRoot`). */
+  outbox: string | null;
 }
 
 export function parseMcpArgs(args: string[], env: Record<string, string | undefined>): McpCliOptions {
@@ -96,6 +108,7 @@ export function parseMcpArgs(args: string[], env: Record<string, string | undefi
         actor: { type: 'string' },
         families: { type: 'string' },
         format: { type: 'string' },
+        outbox: { type: 'string' },
       },
     }));
   } catch (error) {
@@ -110,6 +123,9 @@ export function parseMcpArgs(args: string[], env: Record<string, string | undefi
   if (!server && !dataDir) throw usage('Give --server URL (a Cairn server) or --data DIR (plans on disk).');
   const token = text('token') ?? env.CAIRN_TOKEN ?? null;
   if (token && !server) throw usage('--token goes with --server.');
+  const outbox = text('outbox');
+  if (outbox && !server)
+    throw usage('--outbox goes with --server (on disk every edit is stored as it is made).');
   const actor = text('actor') ?? defaultActor(token);
   if (!isPrincipalActor(actor)) {
     throw usage(`--actor must be "agent:<name>" or "user:<name>", not "${actor}".`);
@@ -132,6 +148,7 @@ export function parseMcpArgs(args: string[], env: Record<string, string | undefi
     actor,
     families: families as FamilyName[],
     format: format as RenderFormat,
+    outbox,
   };
 }
 

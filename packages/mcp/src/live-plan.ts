@@ -1,5 +1,6 @@
 // A plan an MCP server (or any Node process) works on: synced through a Cairn server, with claims arbitrated
-// there and presence in awareness, or on local disk through @cairn/core/fs. One shape for both.
+// there, presence in awareness and edits kept in a local outbox until the server has stored them, or on local
+// disk through @cairn/core/fs. One shape for both.
 import {
   CairnError,
   createPlan,
@@ -13,6 +14,7 @@ import { openFilePersistence } from '@cairn/core/fs';
 import { attachClaims, connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
+import { openOutbox, outboxDir } from './outbox.js';
 
 export interface LivePlanOptions {
   planId: string;
@@ -27,6 +29,24 @@ export interface LivePlanOptions {
   name?: string;
   /** How long to wait for the first sync. Default 15 s. */
   syncTimeoutMs?: number;
+  /**
+   * With a server: a directory where edits are kept until the server has stored them (see `outbox.ts`), so an
+   * edit made while the server is away outlives this process; the next open of the plan sends them first.
+   * Default: none (an edit the server never acknowledged is lost with the process).
+   */
+  outbox?: string;
+  /** Told of the connection's changes (lost, back, edits an earlier run left), one line each. */
+  onNotice?: (message: string) => void;
+}
+
+/** Whether the edits of a tool call are on the server: `pending` says why not and what happens to them. */
+export type WriteStatus = { synced: true } | { synced: false; pending: string };
+
+export interface CloseOptions {
+  /** How long to wait for the server to acknowledge outstanding edits. Default 10 s. */
+  waitMs?: number;
+  /** Stops the wait early (a second signal): what is not acknowledged stays in the outbox. */
+  interrupted?: Promise<unknown>;
 }
 
 export interface LivePlan {
@@ -47,9 +67,20 @@ export interface LivePlan {
   setActiveTask(taskId: string | null): void;
   /** Calls `listener` when who is here or what they work on changes. */
   onPresence(listener: () => void): () => void;
-  /** Waits until every edit is stored (by the server, or on disk), then disconnects. */
-  close(): Promise<void>;
+  /**
+   * After a tool call that changed the plan: whether the server has stored the edits, waiting at most `waitMs`
+   * (default 3 s) while connected. Null on disk, where every edit is stored as it is made.
+   */
+  confirmWrites(waitMs?: number): Promise<WriteStatus | null>;
+  /**
+   * Waits (bounded) until every edit is stored by the server, or on disk, then disconnects. With an outbox, what
+   * the server has not acknowledged stays there (told through `onNotice`); without one, that rejects.
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
+
+const WRITE_ACK_MS = 3_000;
+const CLOSE_WAIT_MS = 10_000;
 
 export async function openLivePlan(options: LivePlanOptions): Promise<LivePlan> {
   if (!options.planId) throw new CairnError('invalid_argument', 'A plan id is required, e.g. "acme:conv:7".');
@@ -68,6 +99,11 @@ export async function openLivePlan(options: LivePlanOptions): Promise<LivePlan> 
 }
 
 async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: string): Promise<LivePlan> {
+  const notice = options.onNotice ?? (() => undefined);
+  // Loaded before the connection opens: its sync step then carries what the server lacks of it.
+  const outbox = options.outbox
+    ? await openOutbox(outboxDir(options.outbox, url), options.planId, doc)
+    : null;
   const presence: Presence = { id: options.actor, name: options.name ?? options.actor, kind: 'agent' };
   const connection = connectPlan(doc, {
     url,
@@ -92,16 +128,43 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
     ...(options.token ? { token: options.token } : {}),
     WebSocketPolyfill: WebSocket,
   });
-  try {
-    await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
-  } catch (error) {
+  const destroy = () => {
     detach();
     connection.destroy();
     traceConnection.destroy();
     skillsConnection.destroy();
     plan.destroy();
+  };
+  try {
+    await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
+  } catch (error) {
+    destroy();
+    // Nothing was written yet: the copy is kept only if an earlier run left edits in it.
+    await outbox?.close(!outbox.carried);
     throw error;
   }
+  const kept = outbox ? `kept in ${outbox.path}` : 'kept in memory only, lost if this process ends';
+  if (outbox?.carried) {
+    notice(`sending the server the edits an earlier run left in ${outbox.path}`);
+    connection.whenAcknowledged(CLOSE_WAIT_MS * 3, { allClients: true }).then(
+      () => notice('the server stored the edits an earlier run left'),
+      (error: Error) =>
+        notice(`the edits an earlier run left are not stored yet (${error.message}); ${kept}`),
+    );
+  }
+  // A lost server is said once, and its return once: reconnect attempts flap between connecting and disconnected.
+  let lost = false;
+  const offStatus = connection.on('status', (status) => {
+    if (lost || (status !== 'disconnected' && status !== 'closed')) return;
+    lost = true;
+    notice(`lost the server at ${url} (${status}); edits are ${kept} until it is back`);
+  });
+  const offSynced = connection.on('synced', (synced) => {
+    if (!synced || !lost) return;
+    lost = false;
+    notice(`back in sync with the server at ${url}`);
+  });
+  const offError = connection.on('error', (error) => notice(error.message));
   const listeners = new Set<() => void>();
   const offPresence = connection.on('presence', () => {
     for (const listener of listeners) listener();
@@ -121,20 +184,67 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async close() {
+    async confirmWrites(waitMs = WRITE_ACK_MS) {
+      let why: string;
+      if (!connection.synced) {
+        why = `the server at ${url} is unreachable (${connection.status})`;
+      } else {
+        try {
+          await connection.whenAcknowledged(waitMs);
+          return { synced: true };
+        } catch (error) {
+          why = (error as Error).message;
+        }
+      }
+      await outbox?.flush(); // durable before the model is told the edit is kept
+      return {
+        synced: false,
+        pending: outbox
+          ? `Not on the server yet: ${why}. The edit is kept on this machine and sent when the server is back ` +
+            '(or by the next cairn mcp for this plan); others do not see it until then.'
+          : `Not on the server yet: ${why}. It is sent when the server is back, if this process still runs then.`,
+      };
+    },
+    async close({ waitMs = CLOSE_WAIT_MS, interrupted } = {}) {
       offPresence();
+      offStatus();
+      offSynced();
+      offError();
+      const acknowledged = Promise.all([
+        connection.whenAcknowledged(waitMs, { allClients: true }),
+        // A trace the server refuses (a read-only token) must not keep the plan's edits from closing.
+        traceConnection.whenAcknowledged(waitMs).catch(() => undefined),
+      ]);
+      // Said at once while the server is away; while connected, only if the answer is slow to come.
+      const waiting = setTimeout(
+        () => notice(`waiting up to ${waitMs / 1000} s for the server at ${url} to store this plan's edits`),
+        connection.synced ? 1000 : 0,
+      );
+      let left: Error | null = null;
       try {
-        await Promise.all([
-          connection.whenAcknowledged(),
-          // A trace the server refuses (a read-only token) must not keep the plan's edits from closing.
-          traceConnection.whenAcknowledged().catch(() => undefined),
+        await Promise.race([
+          acknowledged,
+          (interrupted ?? new Promise(() => undefined)).then(() => {
+            throw new Error('interrupted by a signal');
+          }),
         ]);
+      } catch (error) {
+        left = error as Error;
+        acknowledged.catch(() => undefined);
       } finally {
-        detach();
-        connection.destroy();
-        traceConnection.destroy();
-        skillsConnection.destroy();
-        plan.destroy();
+        clearTimeout(waiting);
+        destroy();
+      }
+      if (!outbox) {
+        if (left) throw left;
+        return;
+      }
+      await outbox.close(left === null);
+      if (left) {
+        notice(
+          `left pending: edits the server has not acknowledged (${left.message}), kept in ${outbox.path}; ` +
+            `the next cairn mcp for plan "${options.planId}" on ${url} sends them first`,
+        );
       }
     },
   };
@@ -161,6 +271,7 @@ async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise
     presence: () => [],
     setActiveTask() {},
     onPresence: () => () => undefined,
+    confirmWrites: async () => null,
     async close() {
       try {
         await Promise.all([stored.close(), storedTraces.close()]);

@@ -15,6 +15,7 @@ import {
   traceRecorder,
 } from '@cairn/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -25,9 +26,11 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
 import { contextTool, planChangesTool } from './context.js';
 import { createConversation } from './conversation.js';
+import type { WriteStatus } from './live-plan.js';
+import { guardSession } from './session.js';
 
 export interface CairnMcpOptions {
   plan: Plan;
@@ -53,6 +56,11 @@ export interface CairnMcpOptions {
   traces?: Y.Doc | null;
   /** The scope's learned skills: `get_learned_procedure` is offered when given. */
   skills?: Y.Doc | null;
+  /**
+   * After a tool call that changed the plan: whether the edit is on the server (`LivePlan.confirmWrites`). A JSON
+   * result gets `synced` (and `pending`, why not); a text result gets a line when it is not.
+   */
+  confirmWrites?: () => Promise<WriteStatus | null>;
 }
 
 export interface CairnMcpServer {
@@ -84,7 +92,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     ],
   });
   const uri = planResourceUri(planId);
-  const server = new Server(
+  const server = new SessionServer(
     { name: 'cairn', title: 'Cairn shared plan', version: VERSION },
     {
       capabilities: { tools: {}, resources: { subscribe: true } },
@@ -98,13 +106,18 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params;
+    const before = Y.getState(plan.doc.store, plan.doc.clientID);
     const result = await toolkit.dispatch(name, args ?? {});
     options.onActiveTask?.(activeTask(plan));
+    const wrote = Y.getState(plan.doc.store, plan.doc.clientID) !== before;
+    const status = wrote ? ((await options.confirmWrites?.()) ?? null) : null;
     // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now.
     const news = since?.next() ?? '';
+    const pendingLine = typeof result === 'string' && status?.synced === false ? status.pending : '';
     return {
       content: [
-        { type: 'text' as const, text: typeof result === 'string' ? result : JSON.stringify(result) },
+        { type: 'text' as const, text: typeof result === 'string' ? result : toolJson(result, status) },
+        ...(pendingLine ? [{ type: 'text' as const, text: pendingLine }] : []),
         ...(news ? [{ type: 'text' as const, text: news }] : []),
       ],
       ...(isToolError(result) ? { isError: true } : {}),
@@ -170,6 +183,13 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   };
 }
 
+/** An SDK Server that holds every transport it connects to the session rules (`session.ts`). */
+class SessionServer extends Server {
+  override connect(transport: Transport): Promise<void> {
+    return super.connect(guardSession(transport));
+  }
+}
+
 /** What the server tells a client about itself, naming only the tools of the families it offers. */
 function instructions(planId: string, actor: string, families: readonly FamilyName[], uri: string): string {
   const uses = families.map((family) => FAMILY_USE[family]);
@@ -194,6 +214,9 @@ const FAMILY_USE: Record<FamilyName, string> = {
   ongoing_task:
     'Record what you are in the middle of with set_ongoing_task, list it with get_ongoing_task, and close it ' +
     'with clear_ongoing_task.',
+  cairn_compact:
+    'Read with read_tasks, add, change or remove with write_tasks, and claim a task with claim_task before ' +
+    'working on it, so no two agents do the same work.',
 };
 
 function requireUri(asked: string, uri: string): void {
@@ -201,6 +224,25 @@ function requireUri(asked: string, uri: string): void {
     throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${asked}; this server has ${uri}.`);
   }
 }
+
+/**
+ * A JSON tool result, with the write status when there is one. Characters a reader takes for a line break
+ * (U+0085, U+2028, U+2029) or that reorder what it shows (bidi controls) are written as \\u escapes: the JSON
+ * means the same, and a title cannot pass for several lines or for reversed text in what the model reads.
+ */
+export function toolJson(result: unknown, status: WriteStatus | null = null): string {
+  const value =
+    status && result !== null && typeof result === 'object' && !Array.isArray(result)
+      ? { ...result, ...status }
+      : result;
+  return JSON.stringify(value).replace(
+    UNSAFE_IN_JSON,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** Line separators and the bidi controls (embeddings, overrides, isolates, marks). */
+const UNSAFE_IN_JSON = /[\u0085\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** The in-progress task this actor holds, if any (what presence says it is on). */
 function activeTask(plan: Plan): string | null {

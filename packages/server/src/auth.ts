@@ -162,6 +162,16 @@ export function scopeCovered(pattern: string, scope: string): boolean {
   return star < 0 ? pattern === scope : `${scope}:`.startsWith(fixed);
 }
 
+/**
+ * Whether a plan claim covers every plan of `scope`: a fixed start that `<scope>:` begins with, then only `*`
+ * (`acme:*`, `ac*`, `*`). What a whole scope shares (its skills) is changed only with such a token.
+ */
+export function scopeWhollyCovered(pattern: string, scope: string): boolean {
+  const star = pattern.indexOf('*');
+  if (star < 0 || /[^*]/.test(pattern.slice(star))) return false;
+  return `${scope}:`.startsWith(pattern.slice(0, star));
+}
+
 function tokenProblem(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'Token expired.';
   if (error instanceof errors.JWSSignatureVerificationFailed)

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
-import { createChat, createPlan, DOC_KEYS, isWaitingStatus, toCairnError } from '@cairn/core';
+import { createChat, createPlan, DOC_KEYS, inline, isWaitingStatus, toCairnError } from '@cairn/core';
 import * as Y from 'yjs';
 import type { RunOnce } from './auto-close.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
@@ -78,7 +78,8 @@ const INDEX_VERSION = 1;
 
 /** The notice a woken task leaves in the chat. */
 export function wakeNotice(title: string, nextStep: string | null): string {
-  return `Task wake-up: "${title}" is due. Next step: ${nextStep ?? 'none recorded'}`;
+  // A system turn quotes a writer's text: held to one line, so it cannot speak as the system on lines of its own.
+  return `Task wake-up: "${inline(title)}" is due. Next step: ${nextStep === null ? 'none recorded' : inline(nextStep)}`;
 }
 
 /** The fields of a task its wake time is read from. */

@@ -485,6 +485,15 @@ describe('tools over HTTP', () => {
       expect.arrayContaining(['set_ongoing_task', 'get_ongoing_task', 'clear_ongoing_task']),
     );
     expect(mcp.body.tools[0].inputSchema).toMatchObject({ type: 'object' });
+    // The compact native tools are a family of their own.
+    const compact = await call(server, 'GET', '/api/plans/acme%3A1/tools?families=cairn_compact', {
+      token: reader,
+    });
+    expect(compact.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual([
+      'read_tasks',
+      'write_tasks',
+      'claim_task',
+    ]);
 
     const badFormat = await call(server, 'GET', '/api/plans/acme%3A1/tools?format=gemini', { token: reader });
     expect(badFormat.body.error).toMatchObject({

@@ -115,6 +115,19 @@ describe('sync', () => {
     expect(storedDoc(dir, 'acme:offline').getMap('tasks').get('t1')).toBe('made before connecting');
   });
 
+  it('with allClients, acknowledges edits another client made that this doc carries (an earlier run’s)', async () => {
+    const { url, dir } = await startServer();
+    const earlier = new Y.Doc();
+    earlier.getMap('tasks').set('t1', 'left by an earlier run');
+    const doc = new Y.Doc();
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(earlier));
+    const conn = cairnClient(url, 'acme:carried', doc, { connect: false });
+    const acked = conn.whenAcknowledged(30_000, { allClients: true });
+    conn.connect();
+    await acked;
+    expect(storedDoc(dir, 'acme:carried').getMap('tasks').get('t1')).toBe('left by an earlier run');
+  });
+
   it('flushes and unloads an idle plan, and loads it again for the next client', async () => {
     const { url, server } = await startServer({ idleUnloadMs: 10 });
     const doc = new Y.Doc();

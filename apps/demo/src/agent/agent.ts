@@ -1,39 +1,31 @@
 // The agent that runs in the page, built the way an embedding developer would build one on @cairn/core: each
-// model step gets the plan in its context (in the chosen family's format) through a context feed, so the system
-// prompt stays byte-identical for the provider's prompt cache while what others changed comes as short messages;
-// the model's tool calls go through the toolkit's dispatch, and the results go back to the model until it answers.
-// Everything it says and every tool call with its result is written to the plan's chat, so everyone sees it.
+// model step gets the plan in its context (in the chosen family's format) through a conversation that keeps the
+// request's prefix byte-stable for the provider's prompt cache (conversation.ts); the model's tool calls go
+// through the toolkit's dispatch, and the results go back to the model until it answers. Everything it says and
+// every tool call with its result is written to the plan's chat, so everyone sees it. A model call that does not
+// answer within the timeout, or that the person cancels, ends the turn with a notice saying which.
 import {
   type Chat,
-  type ChatEntry,
-  type ContextFeed,
-  createContextFeed,
   createToolkit,
+  FAMILY_FORMATS,
   type FamilyName,
   isToolError,
   learnedProcedures,
   learnedProcedureTool,
+  type OpenAIToolDefinition,
   type Plan,
-  type RenderFormat,
   type Presence as RenderPresence,
   type Skill,
   type Toolkit,
   traceRecorder,
 } from '@cairn/core';
 import type * as Y from 'yjs';
+import { Conversation } from './conversation.js';
 import type { Model, ModelMessage } from './model.js';
 
-/** The context format that goes with each family: the one its seed's agents read. */
-export const FORMAT_OF: Record<FamilyName, RenderFormat> = {
-  cairn: 'native',
-  task_manage: 'checklist',
-  todo: 'reminder',
-  task_graph: 'native',
-  ongoing_task: 'open-tasks',
-};
-
 const MAX_STEPS = 8;
-const MAX_HISTORY = 30;
+/** How long one model call may take before the turn is stopped, unless the page says otherwise. */
+const DEFAULT_TIMEOUT_MS = 60_000;
 /** Tool results go into the chat and the next request; a huge list is cut (the model can ask again). */
 const MAX_RESULT_CHARS = 8_000;
 
@@ -43,7 +35,7 @@ export interface AgentOptions {
   /** The chat as the agent writes it (its actor). */
   chat: Chat;
   actor: string;
-  /** Asked each turn: the person may rename themselves (and so their agent) meanwhile. */
+  /** Asked at each full render of the plan: the person may rename themselves (and so their agent). */
   name: () => string;
   /** The person this agent works for: their messages are requests. */
   owner: string;
@@ -55,15 +47,28 @@ export interface AgentOptions {
   traces: Y.Doc;
   /** The scope's learned skills, as they are now. */
   skills: () => readonly Skill[];
+  /** How long one model call may take, in ms (asked at each call). Default DEFAULT_TIMEOUT_MS. */
+  timeoutMs?: () => number;
+  /** How the agent's requests are built: see ConversationOptions.planText (the benchmark's baseline). */
+  planText?: 'deltas' | 'every-call';
+}
+
+/** Why a model call was stopped before it answered. */
+class Stopped extends Error {
+  constructor(readonly why: 'cancelled' | 'timeout') {
+    super(why);
+  }
 }
 
 export class BrowserAgent {
   private toolkit: Toolkit | null = null;
-  private feed: ContextFeed | null = null;
-  /** What others changed, told since the plan text was last rendered, each after the chat entry it followed. */
-  private deltas: Array<{ after: string | null; text: string }> = [];
+  private conversation: Conversation | null = null;
   private family: FamilyName = 'cairn';
   private busy: Promise<void> = Promise.resolve();
+  /** Turns asked for and not finished (the running one included). */
+  private turns = 0;
+  /** Stops the model call in flight, if any. */
+  private stopCall: ((why: Stopped) => void) | null = null;
 
   constructor(
     private readonly options: AgentOptions,
@@ -74,8 +79,7 @@ export class BrowserAgent {
     if (family === this.family && this.toolkit) return;
     this.toolkit?.destroy();
     this.toolkit = null;
-    this.feed = null;
-    this.deltas = [];
+    this.conversation = null;
     this.family = family;
   }
 
@@ -83,11 +87,28 @@ export class BrowserAgent {
     return this.family;
   }
 
-  /** Answers the latest request in the chat; turns queue up, one at a time. */
-  respond(): Promise<void> {
-    const next = this.busy.then(() => this.turn());
+  /** Whether a turn is running; `waiting` counts the turns asked for behind it. */
+  get state(): { running: boolean; waiting: number } {
+    return { running: this.turns > 0, waiting: Math.max(0, this.turns - 1) };
+  }
+
+  /**
+   * Answers the person's message `entryId` (already in the chat). One turn runs at a time; a message sent during
+   * a turn is read by the next one (the page says so), and what changed before it is told ahead of it.
+   */
+  respond(entryId?: string): Promise<void> {
+    if (entryId && this.turns === 0) this.talk().noteBefore(entryId);
+    this.turns++;
+    const next = this.busy.then(() => this.turn()).finally(() => this.turns--);
     this.busy = next.catch(() => undefined);
     return next;
+  }
+
+  /** Stops the model call in flight (the turn ends with a notice); later turns still run. */
+  cancel(): boolean {
+    if (!this.stopCall) return false;
+    this.stopCall(new Stopped('cancelled'));
+    return true;
   }
 
   private kit(): Toolkit {
@@ -102,10 +123,35 @@ export class BrowserAgent {
     return this.toolkit;
   }
 
+  private talk(): Conversation {
+    const { plan, actor, owner, nameOf, presence, planText } = this.options;
+    this.conversation ??= new Conversation({
+      plan,
+      actor,
+      owner,
+      format: FAMILY_FORMATS[this.family],
+      nameOf,
+      presence,
+      ...(planText ? { planText } : {}),
+      intro: () =>
+        [
+          `You are ${this.options.name()}, an agent working on a shared plan with the people in this chat.`,
+          `Change the plan only with your tools (the ${this.family} family); say briefly what you did.`,
+        ].join('\n'),
+    });
+    return this.conversation;
+  }
+
   private async turn(): Promise<void> {
-    const { chat, actor } = this.options;
+    const { chat, actor, plan } = this.options;
     const toolkit = this.kit();
+    const talk = this.talk();
     const tools = toolkit.definitions('openai');
+    // What this turn may read: the chat as it started, and what the turn writes. A message sent meanwhile is the
+    // next turn's, so two turns never answer it both.
+    const seen = new Set(chat.list().map((e) => e.id));
+    const request = chat.list().findLast((e) => e.role === 'user');
+    let end: string | null = null;
     const stop = toolkit.plan.onChange((event) => {
       const mine = event.changes.filter((c) => c.actor === actor && c.kind !== 'removed');
       const last = mine.at(-1);
@@ -113,13 +159,29 @@ export class BrowserAgent {
     });
     try {
       for (let step = 0; step < MAX_STEPS; step++) {
-        const reply = await this.model.complete({ messages: this.context(), tools });
-        if (!reply.text && reply.toolCalls.length === 0) break;
+        // Asked at every step, since an offer is noted on the newest open task, which the first step may make;
+        // the text goes with the person's message once, so the requests that follow keep their prefix.
+        const learned = learnedProcedures(
+          plan,
+          { skills: this.options.skills(), traces: this.options.traces },
+          actor,
+          Date.now(),
+        );
+        if (step === 0 && request) talk.offerLearned(request.id, learned);
+        const messages = talk.messages(chat.list().filter((e) => seen.has(e.id)));
+        if (!messages) return; // nothing new to answer (an earlier turn read this message too)
+        const reply = await this.call(messages, tools);
+        if (!reply.text && reply.toolCalls.length === 0) {
+          end = this.notice('The model answered with neither text nor a tool call.');
+          return;
+        }
         const entry = chat.append({
           role: 'assistant',
           text: reply.text.slice(0, 20_000),
           ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
         });
+        seen.add(entry.id);
+        end = entry.id;
         if (reply.toolCalls.length === 0) return;
         for (const [i, call] of reply.toolCalls.entries()) {
           const result = await toolkit.dispatch(call.name, call.arguments);
@@ -127,105 +189,53 @@ export class BrowserAgent {
           chat.setToolResult(entry.id, callId, clip(JSON.stringify(result ?? null)), isToolError(result));
         }
       }
-      chat.append({ role: 'system', text: `Stopped after ${MAX_STEPS} model steps without a final answer.` });
+      end = this.notice(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
     } catch (error) {
-      chat.append({
-        role: 'system',
-        text: `The model could not answer: ${error instanceof Error ? error.message : String(error)}`,
-      });
+      end = this.notice(this.explain(error));
     } finally {
+      if (end) talk.turnEnded(chat.list(), seen, end);
       stop();
       this.options.onActivity?.(null);
     }
   }
 
-  /**
-   * The system prompt with the plan (unchanged since its last render), then the conversation as chat-completions
-   * messages, with what others changed told where it happened.
-   */
-  private context(): ModelMessage[] {
-    const { plan, actor, owner, nameOf, chat } = this.options;
-    const name = this.options.name();
-    // Presence is read again at each full render, not frozen when the feed is made.
-    const presence = { [Symbol.iterator]: () => this.options.presence()[Symbol.iterator]() };
-    this.feed ??= createContextFeed(plan, {
-      format: FORMAT_OF[this.family],
-      actor,
-      presence,
-      maxTokens: 4000,
+  /** One model call, stopped by `cancel()` or by the timeout, whichever comes first. */
+  private async call(messages: ModelMessage[], tools: OpenAIToolDefinition[]) {
+    const controller = new AbortController();
+    const stopped = new Promise<never>((_, fail) => {
+      this.stopCall = (why) => {
+        controller.abort(why);
+        fail(why);
+      };
     });
-    const history = chat.list().slice(-MAX_HISTORY);
-    const turn = this.feed.turn();
-    if (turn.reRendered) this.deltas = [];
-    else if (turn.delta) this.deltas.push({ after: history.at(-1)?.id ?? null, text: turn.delta });
-    const learned = learnedProcedures(
-      plan,
-      { skills: this.options.skills(), traces: this.options.traces },
-      actor,
-      Date.now(),
-    );
-    const system = [
-      `You are ${name}, an agent working on a shared plan with the people in this chat.`,
-      `Change the plan only with your tools (the ${this.family} family); say briefly what you did.`,
-      '',
-      turn.plan || '(The plan is empty.)',
-      ...(learned ? ['', learned] : []),
-    ].join('\n');
-    const messages: ModelMessage[] = [{ role: 'system', content: system }];
-    const shown = new Set(history.map((e) => e.id));
-    const told = (after: string | null) =>
-      this.deltas
-        .filter((d) => d.after === after)
-        .map((d): ModelMessage => ({ role: 'system', content: d.text }));
-    // Deltas whose chat entry has scrolled out of the window are older than everything shown.
-    for (const delta of this.deltas) {
-      if (delta.after !== null && !shown.has(delta.after))
-        messages.push({ role: 'system', content: delta.text });
+    const timeout = this.options.timeoutMs?.() ?? DEFAULT_TIMEOUT_MS;
+    const timer = setTimeout(() => this.stopCall?.(new Stopped('timeout')), timeout);
+    try {
+      // A model that ignores the signal (the offline planner) still gives way: the turn does not wait for it.
+      return await Promise.race([
+        this.model.complete({ messages, tools, signal: controller.signal }),
+        stopped,
+      ]);
+    } finally {
+      clearTimeout(timer);
+      this.stopCall = null;
     }
-    messages.push(...told(null));
-    for (const entry of history) {
-      messages.push(...asMessages(entry, actor, owner, nameOf), ...told(entry.id));
-    }
-    return messages;
   }
-}
 
-function asMessages(
-  entry: ChatEntry,
-  self: string,
-  owner: string,
-  nameOf: (a: string) => string,
-): ModelMessage[] {
-  if (entry.role === 'user') {
-    return [
-      {
-        role: 'user',
-        content: entry.actor === owner ? entry.text : `${nameOf(entry.actor)} says: ${entry.text}`,
-      },
-    ];
+  private explain(error: unknown): string {
+    if (error instanceof Stopped) {
+      const seconds = Math.round((this.options.timeoutMs?.() ?? DEFAULT_TIMEOUT_MS) / 1000);
+      return error.why === 'timeout'
+        ? `The model did not answer within ${seconds} s, so the call was stopped (timeout). The endpoint may be ` +
+            'overloaded or hung; send a message to try again, or change the timeout or the model in Settings.'
+        : 'The model call was cancelled before it answered. Send a message to try again.';
+    }
+    return `The model could not answer: ${error instanceof Error ? error.message : String(error)}`;
   }
-  if (entry.role !== 'assistant' || entry.actor !== self) return [];
-  const calls = entry.toolCalls ?? [];
-  const out: ModelMessage[] = [
-    {
-      role: 'assistant',
-      content: entry.text || null,
-      ...(calls.length > 0
-        ? {
-            tool_calls: calls.map((c) => ({
-              id: c.id,
-              type: 'function' as const,
-              function: { name: c.name, arguments: c.arguments },
-            })),
-          }
-        : {}),
-    },
-  ];
-  // Every call needs an answer in the request; one still running (or cut off by a reload) says so.
-  for (const c of calls) {
-    out.push({ role: 'tool', tool_call_id: c.id, content: c.result ?? '{"error":{"message":"no result"}}' });
+
+  private notice(text: string): string {
+    return this.options.chat.append({ role: 'system', text }).id;
   }
-  return out;
 }
 
 function clip(text: string): string {

@@ -52,20 +52,26 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   return {
     label: options.label ?? `${options.model} at ${options.baseUrl}`,
     async complete({ messages, tools, signal }) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-          ...options.headers,
-        },
-        body: JSON.stringify({
-          model: options.model,
-          messages,
-          ...(tools.length > 0 ? { tools, tool_choice: 'auto' } : {}),
-        }),
-        ...(signal ? { signal } : {}),
-      });
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+            ...options.headers,
+          },
+          body: JSON.stringify({
+            model: options.model,
+            messages,
+            ...(tools.length > 0 ? { tools, tool_choice: 'auto' } : {}),
+          }),
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        throw unreachable(url, error);
+      }
       const text = await response.text();
       if (!response.ok) throw new Error(`${response.status} ${response.statusText}: ${text.slice(0, 300)}`);
       let json: { choices?: Array<{ message?: { content?: string | null; tool_calls?: unknown[] } }> };
@@ -90,4 +96,21 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       };
     },
   };
+}
+
+/**
+ * A fetch that failed before any answer: the browser says only "Failed to fetch" (or "NetworkError…"), on
+ * purpose the same for a refused connection, a bad address and a cross-origin answer without CORS headers.
+ */
+function unreachable(url: string, error: unknown): Error {
+  const said = error instanceof Error ? error.message : String(error);
+  const here = typeof location === 'undefined' ? null : location.origin;
+  const target = new URL(url, here ?? undefined);
+  const crossOrigin = here !== null && target.origin !== here;
+  return new Error(
+    `no answer from ${url} (the browser said "${said}"). ` +
+      (crossOrigin
+        ? `Either the endpoint is down or unreachable from this browser, or it does not allow calls from this page: a browser only lets a page read another site's answer when that site sends CORS headers (Access-Control-Allow-Origin for ${here}). Check the base URL in Settings, allow this origin at the endpoint, or use the server's model.`
+        : 'The endpoint is down or unreachable from this browser; check the base URL in Settings.'),
+  );
 }

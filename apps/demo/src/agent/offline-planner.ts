@@ -4,6 +4,7 @@
 // offered, exactly as a model would; every change goes through the toolkit's dispatch. After the tools ran it
 // reads their results and says what happened.
 import { type Plan, type TaskSnapshot, taskNumbers } from '@cairn/core';
+import { withoutNotes } from './conversation.js';
 import type { Model, ModelMessage, ModelReply, ModelRequest, ModelToolCall } from './model.js';
 
 export const OFFLINE_LABEL = 'Built-in offline planner (rule-based, not an AI model)';
@@ -43,7 +44,9 @@ export function plannerStep(plan: Plan, { messages, tools }: ModelRequest): Mode
   const names = new Set(tools.map((t) => t.function.name));
   const family = familyOf(names);
   const lastUser = findLastIndex(messages, (m) => m.role === 'user');
-  const request = lastUser === -1 ? '' : (messages[lastUser] as { content: string }).content;
+  // The person's words: without the plan changes told with them, and the last of several messages in a row.
+  const said = lastUser === -1 ? '' : withoutNotes((messages[lastUser] as { content: string }).content);
+  const request = said.split(/\n{2,}/).at(-1) ?? '';
   const steps = turnSteps(messages.slice(lastUser + 1));
   const intent = parseIntent(request);
   if (!family) return say('I was given no task tools, so I cannot change the plan.');
@@ -515,9 +518,9 @@ function turnSteps(messages: ModelMessage[]): Step[] {
   for (const m of messages) {
     if (m.role === 'tool') {
       try {
-        results.set(m.tool_call_id, JSON.parse(m.content));
+        results.set(m.tool_call_id, JSON.parse(withoutNotes(m.content)));
       } catch {
-        results.set(m.tool_call_id, m.content);
+        results.set(m.tool_call_id, withoutNotes(m.content));
       }
     }
   }

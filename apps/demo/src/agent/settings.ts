@@ -17,6 +17,9 @@ export interface ServerModel {
 
 const MODEL_KEY = 'cairn.model';
 const FAMILY_KEY = 'cairn.family';
+const TIMEOUT_KEY = 'cairn.modelTimeout';
+/** How long one model call may take by default: long enough for a slow model, short enough to notice. */
+export const DEFAULT_TIMEOUT_SECONDS = 60;
 
 export function loadModelChoice(server: ServerModel): ModelChoice {
   try {
@@ -43,6 +46,16 @@ export function loadFamily(): FamilyName {
 
 export function saveFamily(family: FamilyName): void {
   localStorage.setItem(FAMILY_KEY, family);
+}
+
+/** The model call timeout chosen in this browser, in seconds (1 to 600). */
+export function loadTimeoutSeconds(): number {
+  const stored = Number(localStorage.getItem(TIMEOUT_KEY));
+  return Number.isInteger(stored) && stored >= 1 && stored <= 600 ? stored : DEFAULT_TIMEOUT_SECONDS;
+}
+
+export function saveTimeoutSeconds(seconds: number): void {
+  localStorage.setItem(TIMEOUT_KEY, String(seconds));
 }
 
 /** Asks the server whether it offers a model; a server without the endpoint simply has none. */

@@ -7,10 +7,12 @@ import {
   buildModel,
   loadFamily,
   loadModelChoice,
+  loadTimeoutSeconds,
   type ModelChoice,
   type ServerModel,
   saveFamily,
   saveModelChoice,
+  saveTimeoutSeconds,
 } from '../agent/settings.js';
 import { colorFor, h, replace, setAttr, setText } from '../dom.js';
 import { agentActor, saveIdentity, userActor } from '../identity.js';
@@ -21,7 +23,7 @@ import { GraphView } from './graph-view.js';
 import { createHeader } from './header.js';
 import { LearnedPanel } from './learned-panel.js';
 import { PresenceBar, participants, tagsByTask } from './presence.js';
-import { SettingsDialog } from './settings-dialog.js';
+import { SettingsDialog, type SettingsValues } from './settings-dialog.js';
 import { TaskList } from './task-list.js';
 
 type View = 'chat' | 'list' | 'graph' | 'learned';
@@ -32,7 +34,10 @@ const FAMILY_LABELS: Record<FamilyName, string> = {
   todo: 'todo (TodoWrite style)',
   task_graph: 'task_graph (create, complete, list ready)',
   ongoing_task: 'ongoing_task (conversation tasks)',
+  cairn_compact: 'compact native (read, write, claim)',
 };
+/** The offline planner speaks the five seed families; the compact one is offered to models that need no script. */
+const OFFERED_FAMILIES = FAMILY_NAMES.filter((f) => f !== 'cairn_compact');
 
 export class App {
   readonly el: HTMLElement;
@@ -79,7 +84,7 @@ export class App {
       attrs: { type: 'button', title: 'Redo (Ctrl+Shift+Z)' },
       on: { click: () => this.redo() },
     });
-    this.settings = new SettingsDialog(server, ({ name, model }) => this.applySettings(name, model));
+    this.settings = new SettingsDialog(server, (values) => this.applySettings(values));
     this.presenceBar = new PresenceBar((id) => session.plan.get(id)?.title);
     this.modelLabel = h('span', { className: 'model-label' });
     this.chatPanel = this.createChatPanel();
@@ -123,6 +128,7 @@ export class App {
         },
         traces: session.traces,
         skills: () => readSkills(session.skills),
+        timeoutMs: () => loadTimeoutSeconds() * 1000,
       },
       buildModel(this.modelChoice, server, session.plan, session.planId, session.token),
     );
@@ -144,7 +150,7 @@ export class App {
           },
         },
       },
-      ...FAMILY_NAMES.map((f) => h('option', { text: FAMILY_LABELS[f], attrs: { value: f } })),
+      ...OFFERED_FAMILIES.map((f) => h('option', { text: FAMILY_LABELS[f], attrs: { value: f } })),
     );
     familySelect.value = this.agent.currentFamily;
     const toolbar = h(
@@ -185,7 +191,12 @@ export class App {
     const header = createHeader({
       session: this.session,
       actions: [this.undoButton, this.redoButton],
-      openSettings: () => this.settings.open({ name: this.session.identity.name, model: this.modelChoice }),
+      openSettings: () =>
+        this.settings.open({
+          name: this.session.identity.name,
+          model: this.modelChoice,
+          timeoutSeconds: loadTimeoutSeconds(),
+        }),
       notify: (message) => this.notify(message),
     });
     const planPane = h('div', { className: 'pane pane-plan' }, this.list.el, this.graph.el, this.learned.el);
@@ -238,9 +249,25 @@ export class App {
   }
 
   private send(text: string): void {
-    this.session.chat.append({ role: 'user', text });
-    this.chatPanel.setBusy(`${this.agentName()} is working…`);
-    void this.agent.respond().finally(() => this.chatPanel.setBusy(null));
+    const entry = this.session.chat.append({ role: 'user', text });
+    void this.agent.respond(entry.id).finally(() => this.renderBusy());
+    this.renderBusy();
+  }
+
+  /** What the agent is doing, with a way to stop a call that hangs; a message sent meanwhile is said to wait. */
+  private renderBusy(): void {
+    const { running, waiting } = this.agent.state;
+    if (!running) {
+      this.chatPanel.setBusy(null);
+      return;
+    }
+    const name = this.agentName();
+    this.chatPanel.setBusy(
+      waiting > 0
+        ? `${name} is still answering an earlier message; it reads yours next (${waiting} waiting).`
+        : `${name} is working…`,
+      () => this.agent.cancel(),
+    );
   }
 
   /** Asks the server to distil this conversation's tool calls into a learned procedure. */
@@ -365,7 +392,8 @@ export class App {
     this.list.setPresence(tagsByTask(people, me));
   }
 
-  private applySettings(name: string, model: ModelChoice): void {
+  private applySettings({ name, model, timeoutSeconds }: SettingsValues): void {
+    saveTimeoutSeconds(timeoutSeconds);
     const identity = this.session.identity;
     identity.name = name;
     saveIdentity(identity);

@@ -17,7 +17,9 @@ export class ChatPanel {
   readonly el: HTMLElement;
   private readonly list: HTMLOListElement;
   private readonly items = new Map<string, HTMLLIElement>();
-  private readonly busy: HTMLParagraphElement;
+  private readonly busy: HTMLDivElement;
+  private readonly busyText: HTMLSpanElement;
+  private onCancel: (() => void) | null = null;
   private readonly input: HTMLTextAreaElement;
   private readonly unsubscribe: () => void;
 
@@ -26,7 +28,18 @@ export class ChatPanel {
       className: 'chat-log',
       attrs: { 'aria-label': 'Conversation', 'aria-live': 'polite' },
     });
-    this.busy = h('p', { className: 'chat-busy', attrs: { role: 'status' } });
+    this.busyText = h('span', { attrs: { role: 'status' } });
+    this.busy = h(
+      'div',
+      { className: 'chat-busy' },
+      this.busyText,
+      h('button', {
+        text: 'Cancel',
+        className: 'link',
+        attrs: { type: 'button', 'aria-label': 'Cancel the model call' },
+        on: { click: () => this.onCancel?.() },
+      }),
+    );
     this.busy.hidden = true;
     this.input = h('textarea', {
       attrs: {
@@ -87,9 +100,11 @@ export class ChatPanel {
     if (options.chat.length === 0) this.list.append(this.hint());
   }
 
-  setBusy(text: string | null): void {
+  /** Shows what the agent is doing and a Cancel button that calls `onCancel`, or hides both (null). */
+  setBusy(text: string | null, onCancel?: () => void): void {
     this.busy.hidden = text === null;
-    setText(this.busy, text ?? '');
+    this.onCancel = onCancel ?? null;
+    setText(this.busyText, text ?? '');
   }
 
   focus(): void {

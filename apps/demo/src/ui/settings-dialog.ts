@@ -6,6 +6,8 @@ import { h } from '../dom.js';
 export interface SettingsValues {
   name: string;
   model: ModelChoice;
+  /** How long one model call may take before the agent stops it. */
+  timeoutSeconds: number;
 }
 
 export class SettingsDialog {
@@ -16,6 +18,7 @@ export class SettingsDialog {
   private readonly model: HTMLInputElement;
   private readonly apiKey: HTMLInputElement;
   private readonly custom: HTMLFieldSetElement;
+  private readonly timeout: HTMLInputElement;
 
   constructor(
     private readonly server: ServerModel,
@@ -36,6 +39,9 @@ export class SettingsDialog {
     });
     this.model = h('input', { attrs: { type: 'text', placeholder: 'gpt-4o-mini', autocomplete: 'off' } });
     this.apiKey = h('input', { attrs: { type: 'password', autocomplete: 'off', placeholder: 'sk-…' } });
+    this.timeout = h('input', {
+      attrs: { type: 'number', min: 1, max: 600, step: 1, required: true, inputmode: 'numeric' },
+    });
     this.custom = h(
       'fieldset',
       { className: 'custom-model' },
@@ -93,6 +99,12 @@ export class SettingsDialog {
       ),
       this.custom,
       h(
+        'label',
+        { className: 'field' },
+        h('span', { text: 'Model timeout (seconds): a call that takes longer is stopped' }),
+        this.timeout,
+      ),
+      h(
         'div',
         { className: 'inline actions' },
         h('button', { text: 'Save', attrs: { type: 'submit' } }),
@@ -104,6 +116,7 @@ export class SettingsDialog {
 
   open(values: SettingsValues): void {
     this.name.value = values.name;
+    this.timeout.value = String(values.timeoutSeconds);
     this.radios[values.model.kind].checked = true;
     if (values.model.kind === 'custom') {
       this.baseUrl.value = values.model.baseUrl;
@@ -123,7 +136,8 @@ export class SettingsDialog {
 
   private read(): SettingsValues | null {
     const name = this.name.value.trim();
-    if (!name) return null;
+    const timeoutSeconds = Number(this.timeout.value);
+    if (!name || !Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 600) return null;
     const kind =
       (Object.keys(this.radios) as Array<ModelChoice['kind']>).find((k) => this.radios[k].checked) ??
       'offline';
@@ -136,6 +150,6 @@ export class SettingsDialog {
             apiKey: this.apiKey.value.trim(),
           }
         : { kind };
-    return { name, model };
+    return { name, model, timeoutSeconds };
   }
 }

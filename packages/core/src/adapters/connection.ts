@@ -69,6 +69,14 @@ export interface PlanConnectionEvents {
   presence: (peers: Map<number, Presence>) => void;
 }
 
+export interface AcknowledgedOptions {
+  /**
+   * Wait for every edit the doc holds, not only this client's: edits loaded from a local copy that an earlier
+   * process wrote (under its own client id) and this connection sends the server. Default false.
+   */
+  allClients?: boolean;
+}
+
 export interface PlanConnection {
   readonly doc: Y.Doc;
   readonly planId: string;
@@ -81,11 +89,12 @@ export interface PlanConnection {
   /** Resolves once synced; rejects with CairnError on a permanent refusal, on destroy or after `timeoutMs`. */
   whenSynced(timeoutMs?: number): Promise<void>;
   /**
-   * Resolves once the server has durably stored every edit this doc made (its own clientID) before the call.
-   * Waits through disconnects; rejects with CairnError `forbidden` (read-only), `storage` (the server's store
-   * failed), `limit` (`timeoutMs`, default 30 s), `unauthorized`, or `invalid_transition` (destroyed).
+   * Resolves once the server has durably stored every edit this doc made (its own clientID) before the call, or
+   * with `allClients` every edit the doc held then, whoever made it. Waits through disconnects; rejects with
+   * CairnError `forbidden` (read-only), `storage` (the server's store failed), `limit` (`timeoutMs`, default
+   * 30 s), `unauthorized`, or `invalid_transition` (destroyed).
    */
-  whenAcknowledged(timeoutMs?: number): Promise<void>;
+  whenAcknowledged(timeoutMs?: number, options?: AcknowledgedOptions): Promise<void>;
   /** Sets (or with null clears) this client's presence. Throws CairnError `invalid_argument` for a bad one. */
   setPresence(presence: Presence | null): void;
   /** Other clients' presence, by awareness client id. */

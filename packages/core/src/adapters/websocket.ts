@@ -23,6 +23,7 @@ import {
 } from '../protocol.js';
 import { attachClaims } from './claims-client.js';
 import {
+  type AcknowledgedOptions,
   type ConnectionStatus,
   type ConnectPlanOptions,
   type PlanConnection,
@@ -42,7 +43,8 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_REPAIRS = 3;
 
 interface AckWaiter {
-  target: number;
+  /** Per client id, the clock the server's stored state must reach. */
+  target: Map<number, number>;
   resolve: () => void;
   reject: (error: CairnError) => void;
   /** The request that carries it on the current socket, or null if it must be (re)sent. */
@@ -190,10 +192,12 @@ class Connection implements PlanConnection {
     });
   }
 
-  whenAcknowledged(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+  whenAcknowledged(timeoutMs = DEFAULT_TIMEOUT_MS, options: AcknowledgedOptions = {}): Promise<void> {
     if (this.destroyed) return Promise.reject(destroyedError());
-    const target = Y.getState(this.doc.store, this.doc.clientID);
-    if (target === 0) return Promise.resolve(); // nothing of ours to store
+    const target = options.allClients
+      ? Y.decodeStateVector(Y.encodeStateVector(this.doc))
+      : new Map([[this.doc.clientID, Y.getState(this.doc.store, this.doc.clientID)]]);
+    if ([...target.values()].every((clock) => clock === 0)) return Promise.resolve(); // nothing to store
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         settle();
@@ -346,8 +350,8 @@ class Connection implements PlanConnection {
       return;
     }
     if (message.type !== 'ack') return;
-    const stored = Y.decodeStateVector(message.stateVector).get(this.doc.clientID) ?? 0;
-    for (const waiter of [...this.waiters]) if (waiter.target <= stored) waiter.resolve();
+    const stored = Y.decodeStateVector(message.stateVector);
+    for (const waiter of [...this.waiters]) if (covers(stored, waiter.target)) waiter.resolve();
     // Still missing some of ours (they reached the server out of band, or were held back): send the server
     // what it lacks according to the state it just reported, then ask again.
     const left = [...(batch ?? [])].filter((w) => this.waiters.has(w) && w.repairs < MAX_REPAIRS);
@@ -380,6 +384,11 @@ interface AwarenessChange {
   added: number[];
   updated: number[];
   removed: number[];
+}
+
+function covers(stored: Map<number, number>, target: Map<number, number>): boolean {
+  for (const [client, clock] of target) if ((stored.get(client) ?? 0) < clock) return false;
+  return true;
 }
 
 function parsePlanId(planId: unknown): string {

@@ -5,6 +5,15 @@ import { CairnError } from '../errors.js';
 import { scopeOfSkillsDoc } from './library.js';
 import { planOfTraceDoc } from './traces.js';
 
+/**
+ * What a document kept beside plans is named after: the plan of `<planId>#traces`, the scope of `<scope>#skills`;
+ * null for a plan. Limits on a name's length apply to this part, so every plan id that fits has a trace document
+ * whose name fits too (docs/STORAGE.md, "File names").
+ */
+export function ownerOfDerivedDoc(docId: string): string | null {
+  return planOfTraceDoc(docId) ?? scopeOfSkillsDoc(docId);
+}
+
 /** Whether `docId` names a plan, as opposed to a trace or skills document. */
 export function isPlanDocId(docId: string): boolean {
   return planOfTraceDoc(docId) === null && scopeOfSkillsDoc(docId) === null;

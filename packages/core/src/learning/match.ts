@@ -1,5 +1,6 @@
 // Which learned skills fit a request: keyword matching of trigger phrases against a task's goal and the latest
 // user message (seed 001: no embeddings), and the `learned_procedures` context text that offers them.
+import { inline, inlineMarked } from '../render/view.js';
 import { searchWords } from '../search.js';
 import { shapeText } from './shape.js';
 import { currentVersion, type Skill, successRate } from './skill.js';
@@ -55,14 +56,16 @@ export function renderSkill(skill: Skill): string {
   const record =
     rate === null ? 'not yet used' : `${v.stats.done} of ${v.stats.done + v.stats.failed} tasks succeeded`;
   const by = v.author.kind === 'model' ? '' : '; recorded from the tool calls, not written by a model';
+  // Everything below was written by a plan's writer or by a model reading a trace: each item stays on its line,
+  // as task titles do, and the name cannot show a "[skill …]" record of its own.
   const lines = [
-    `- ${v.name} [skill ${skill.id}, version ${v.version}; ${record}${by}]`,
+    `- ${inlineMarked(v.name)} [skill ${skill.id}, version ${v.version}; ${record}${by}]`,
     `  When: ${v.triggers.map((t) => JSON.stringify(t)).join(', ')}`,
     ...v.steps.map((s, i) => `  ${i + 1}. ${s.tool} ${shapeText(s.args)}${s.note ? ` (${s.note})` : ''}`),
   ];
   for (const p of v.pitfalls)
     lines.push(`  Pitfall: ${p.tool} was refused (${p.error})${p.fix ? `: ${p.fix}` : ''}`);
-  return lines.join('\n');
+  return lines.map(inline).join('\n');
 }
 
 /** The `learned_procedures` section's text for these skills; empty when there are none (the section is skipped). */

@@ -20,6 +20,11 @@ export interface ContextFeedOptions extends Omit<RenderOptions, 'actor'> {
    * provider's cache then misses too, so carrying deltas stays cheaper well past the plan's own size.
    */
   reRenderShare?: number;
+  /**
+   * Tell the reader's own changes too. Default false: an agent knows them from its tool results. An agent whose
+   * history is trimmed (or that is told the plan rather than its own results) needs them to keep the plan whole.
+   */
+  includeOwn?: boolean;
   /** Counts tokens for that rule (and the render budget). Default: the estimate of `defaultTokenizer`. */
   tokenizer?: Tokenizer;
 }
@@ -27,7 +32,10 @@ export interface ContextFeedOptions extends Omit<RenderOptions, 'actor'> {
 export interface ContextTurn {
   /** The plan for the system prompt: the same bytes as the turn before unless `reRendered`. */
   plan: string;
-  /** What others changed since the previous turn, as a message to append; '' when nothing did (or on a re-render). */
+  /**
+   * What others changed since the previous turn (and the reader too, with `includeOwn`), as a message to append;
+   * '' when nothing did (or on a re-render).
+   */
   delta: string;
   /** True when `plan` was rendered now (the first turn, or the deltas grew too costly). */
   reRendered: boolean;
@@ -58,8 +66,9 @@ export function createContextFeed(plan: Plan, options: ContextFeedOptions): Cont
       if (full === null) return render();
       const delta = renderDelta(plan, {
         since: point,
-        exclude: actor,
-        ids: options.format === 'native' ? 'id' : 'num',
+        ...(options.includeOwn ? {} : { exclude: actor }),
+        ids: options.format === 'native' ? (options.numbers ? 'both' : 'id') : 'num',
+        ...(options.nameOf ? { nameOf: options.nameOf } : {}),
       });
       if (delta === '') return { plan: full, delta, reRendered: false };
       const cost = tokenizer.count(delta);

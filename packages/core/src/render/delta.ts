@@ -11,8 +11,10 @@ export interface DeltaOptions {
   since: ChangePoint;
   /** Leave out changes by these actors (usually the reader, who knows what it did itself). */
   exclude?: Actor | readonly Actor[];
-  /** Name tasks by integer alias ("task 3", the default) or by id ("task k3x9a2b"). */
-  ids?: 'num' | 'id';
+  /** Name tasks by integer alias ("task 3", the default), by id ("task k3x9a2b") or both ("task 3 [k3x9a2b]"). */
+  ids?: 'num' | 'id' | 'both';
+  /** How actors are named ("by Ann" rather than "by user:nd17n7"). Default: the actor ids. */
+  nameOf?: (actor: Actor) => string;
   /** Keep the text within this many tokens, ending with "and N more changes". Default: no limit. */
   maxTokens?: number;
   tokenizer?: Tokenizer;
@@ -47,7 +49,8 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
   const excluded = new Set(typeof options.exclude === 'string' ? [options.exclude] : (options.exclude ?? []));
   const deltas = changesSince(plan, options.since).filter((d) => !excluded.has(d.actor));
   if (deltas.length === 0) return '';
-  const lines = deltas.map((d) => `- ${describe(d, options.ids ?? 'num')}`);
+  const nameOf = options.nameOf ?? ((actor: Actor) => actor);
+  const lines = deltas.map((d) => `- ${describe(d, options.ids ?? 'num', nameOf)}`);
   const header = options.header ?? 'Changes since your last turn:';
   const text = (n: number) =>
     [
@@ -70,14 +73,24 @@ export function renderDelta(plan: Plan, options: DeltaOptions): string {
   return text(lo);
 }
 
-function describe(delta: TaskDelta, ids: 'num' | 'id'): string {
+function describe(delta: TaskDelta, ids: 'num' | 'id' | 'both', nameOf: (actor: Actor) => string): string {
   const task = delta.task ?? delta.before;
-  const name = ids === 'id' || delta.num === null ? `task ${inline(delta.id)}` : `task ${delta.num}`;
+  const name =
+    ids === 'id' || delta.num === null
+      ? `task ${inline(delta.id)}`
+      : ids === 'both'
+        ? `task ${delta.num} [${inline(delta.id)}]`
+        : `task ${delta.num}`;
   const title = task ? ` ${JSON.stringify(inline(task.title))}` : '';
-  const by = `by ${inline(delta.actor)}`;
-  if (delta.kind === 'added') return `${name}${title} added ${by}`;
+  const by = `by ${inline(nameOf(delta.actor))}`;
+  // A task added as anything but pending says so: one line per task, so "added" alone would hide a later "done".
+  if (delta.kind === 'added') {
+    const status = delta.task && delta.task.status !== 'pending' ? ` (${delta.task.status})` : '';
+    return `${name}${title} added ${by}${status}`;
+  }
   if (delta.kind === 'removed') return `${name}${title} removed ${by}`;
-  const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? f);
+  // A field outside the schema is a key another writer put in the task's map: it cannot add lines either.
+  const others = delta.fields.filter((f) => f !== 'status').map((f) => FIELD_WORDS[f] ?? inline(f));
   if (delta.fields.includes('status') && delta.task) {
     const also = others.length > 0 ? ` (also changed: ${others.join(', ')})` : '';
     return `${name}${title} ${STATUS_VERBS[delta.task.status]} ${by}${also}`;

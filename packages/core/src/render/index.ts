@@ -33,6 +33,13 @@ export interface RenderOptions extends BudgetOptions {
    * so rendering an unchanged plan twice within a quarter hour gives the same bytes. Default: `Date.now()`.
    */
   now?: number;
+  /**
+   * How actors are named to the reader (assignees, who is here), e.g. the display names a page shows. Default:
+   * the actor ids. Only the native format names actors.
+   */
+  nameOf?: (actor: Actor) => string;
+  /** Native format: show each task's number (`num`, as a page shows it) before its title. Default false. */
+  numbers?: boolean;
 }
 
 export function renderPlan(plan: Plan, options: RenderOptions): string {

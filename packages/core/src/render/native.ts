@@ -65,7 +65,7 @@ function line(view: PlanView, cut: Cut, top: TaskSnapshot, task: TaskSnapshot, d
   const notes = annotations(view, task);
   const collapsed = depth === 0 ? collapsedNote(view, cut, top.id) : '';
   return (
-    `${indent(depth)}- ${checkbox(task.status)} ${named(task)}${statusWords(task.status)}${collapsed}` +
+    `${indent(depth)}- ${checkbox(task.status)} ${view.showNumbers ? `${task.num}. ` : ''}${named(task)}${statusWords(task.status)}${collapsed}` +
     (notes.length > 0 ? ` — ${notes.join('; ')}` : '')
   );
 }
@@ -100,7 +100,7 @@ function annotations(view: PlanView, task: TaskSnapshot): string[] {
   if (task.assignee !== null) {
     if (task.assignee === view.actor) notes.push('yours');
     else {
-      const assignee = inline(task.assignee);
+      const assignee = inline(view.nameOf(task.assignee));
       if (view.presence === null) notes.push(`assigned to ${assignee}`);
       else if (view.presence.some((p) => p.actor === task.assignee)) notes.push(`${assignee} is on it`);
       else notes.push(`assigned to ${assignee}, who is not connected`);
@@ -109,7 +109,8 @@ function annotations(view: PlanView, task: TaskSnapshot): string[] {
   const watchers = (view.presence ?? []).filter(
     (p) => p.taskId === task.id && p.actor !== task.assignee && p.actor !== view.actor,
   );
-  if (watchers.length > 0) notes.push(`${watchers.map((p) => inline(p.actor)).join(', ')} looking at it`);
+  if (watchers.length > 0)
+    notes.push(`${watchers.map((p) => inline(view.nameOf(p.actor))).join(', ')} looking at it`);
   if (open && task.wakeAt) notes.push(`wakes ${inline(task.wakeAt)}`);
   if (task.updatedBy === 'wake' && task.status === 'in_progress') notes.push('just woke up');
   if (open && task.nextStep) notes.push(`next: ${inline(task.nextStep)}`);
@@ -125,7 +126,7 @@ function hereNow(view: PlanView): string {
     if (p.actor === view.actor || seen.has(p.actor)) continue;
     seen.add(p.actor);
     const on = p.taskId && view.plan.has(p.taskId) ? ` (on ${ref(view, p.taskId)})` : '';
-    others.push(`${inline(p.actor)}${on}`);
+    others.push(`${inline(view.nameOf(p.actor))}${on}`);
   }
   return others.length > 0 ? `Here now: ${others.join(', ')}` : '';
 }

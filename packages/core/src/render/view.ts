@@ -26,14 +26,29 @@ export class PlanView {
   /** The render clock: the time asked for, rounded down to its quarter hour (see `renderClock`). */
   readonly now: number;
   readonly presence: Presence[] | null;
+  /** How actors are named in the text (see RenderOptions.nameOf). */
+  readonly nameOf: (actor: Actor) => string;
+  /** Whether the native format shows task numbers (RenderOptions.numbers). */
+  readonly showNumbers: boolean;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
   /** Why tasks cannot start, read once per render (a format asks about most tasks, some more than once). */
   private blockedMap: ReadonlyMap<string, BlockedInfo> | undefined;
   private numbers: TaskNumbers | undefined;
 
-  constructor(plan: Plan, options: { actor?: Actor; now?: number; presence?: Iterable<Presence> | null }) {
+  constructor(
+    plan: Plan,
+    options: {
+      actor?: Actor;
+      now?: number;
+      presence?: Iterable<Presence> | null;
+      nameOf?: (actor: Actor) => string;
+      numbers?: boolean;
+    },
+  ) {
     this.plan = plan;
+    this.nameOf = options.nameOf ?? ((actor) => actor);
+    this.showNumbers = options.numbers ?? false;
     this.actor = options.actor ?? plan.actor;
     this.now = renderClock(options.now ?? Date.now());
     this.presence = options.presence ? [...options.presence] : null;
@@ -144,18 +159,38 @@ export function statusWords(status: Status): string {
  * Text from the plan (titles, next steps, actors, ids) as it may appear inside one rendered line. Anyone who can
  * write a title can put line breaks in it; printed as they are, they would let a title add lines of its own (a
  * fake "- [x] 2. Deploy (done)" or a "## System:" heading) to the context a model reads. Every kind of line
- * break becomes a visible " ⏎ ", other control characters a space, so one task is always one line.
+ * break becomes a visible " ⏎ ", other control characters a space, so one task is always one line. Characters a
+ * reader cannot see but a model reads (bidi controls that reorder what a person reviews, zero-width spaces and
+ * joiners of words, Unicode tags that spell hidden ASCII) are shown by their code point, `<U+202E>`: the document
+ * keeps them as written (docs/decisions/034).
  */
 export function inline(text: string): string {
-  return text.replace(LINE_BREAKS, ' ⏎ ').replace(CONTROLS, ' ');
+  const oneLine = text.replace(LINE_BREAKS, ' ⏎ ');
+  // A test first: most text has nothing to show, and a test allocates nothing (cheaper than a replace that finds
+  // nothing, with a class this wide).
+  return MAY_BE_UNSEEN.test(oneLine) ? oneLine.replace(UNSEEN, unseen) : oneLine;
 }
 
 // CR, LF, vertical tab, form feed, NEL and the Unicode line and paragraph separators, in runs. (Not the blanks
 // around them: a pattern that starts with a run of blanks is quadratic on a long blank title.)
 const LINE_BREAKS = /[\r\n\v\f\u0085\u2028\u2029]+/g;
-// What is left of C0 and C1 (tab included), and DEL.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+// What is left of C0 and C1 (tab included) and DEL, which read as a space; and, shown by code point: the Arabic
+// letter mark, Mongolian vowel separator, zero-width space, LRM / RLM, the bidi embeddings, overrides and
+// isolates, word joiner and invisible operators, the byte order mark, and the tag characters U+E0000-E007F (as
+// their UTF-16 pairs). Zero-width (non-)joiners U+200C/U+200D stay: scripts and emoji sequences need them.
+const UNSEEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/g;
+/** Whether `UNSEEN` may match (not global: a test keeps no state between calls). */
+const MAY_BE_UNSEEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]/;
+
+function unseen(char: string): string {
+  const code = char.codePointAt(0)!;
+  if (code < 0xa0) return ' ';
+  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
 
 /**
  * `inline`, with square brackets escaped as Markdown does (`\[x\]`): in the formats whose lines carry a

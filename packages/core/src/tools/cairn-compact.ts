@@ -1,7 +1,7 @@
 // A compact variant of the native family: the same work in three general tools (read, write, claim) instead of
 // ten, so its definitions cost a model about half as many tokens on every call. Each call is passed on whole to
 // the native tool that does that work, so results, errors and the one-transaction rule are the native family's.
-// Offered with `createToolkit(plan, { families: [], extraTools: CAIRN_COMPACT_TOOLS })`.
+// Offered as the family `cairn_compact` (`createToolkit(plan, { families: ['cairn_compact'] })`).
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import { TaskIdSchema, TaskPatchSchema } from '../schema.js';
@@ -20,7 +20,7 @@ import {
   updateTasks,
   VIEWS,
 } from './cairn.js';
-import { defineTool, type ToolContext, type ToolSpec } from './tool.js';
+import { defineTool, type ToolContext, type ToolFamily, type ToolSpec } from './tool.js';
 
 const Id = TaskIdSchema;
 const patch = TaskPatchSchema.shape;
@@ -177,3 +177,9 @@ const claimTask = defineTool({
 
 /** The compact native tools: read_tasks, write_tasks, claim_task. */
 export const CAIRN_COMPACT_TOOLS: ReadonlyArray<ToolSpec<unknown>> = [readTasks, writeTasks, claimTask];
+
+export const cairnCompactFamily: ToolFamily = {
+  name: 'cairn_compact',
+  ids: 'id',
+  tools: CAIRN_COMPACT_TOOLS,
+};

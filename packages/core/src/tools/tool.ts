@@ -4,7 +4,14 @@ import type * as z from 'zod';
 import type { Plan } from '../plan.js';
 import type { Actor, TaskSnapshot } from '../schema.js';
 
-export const FAMILY_NAMES = ['cairn', 'task_manage', 'todo', 'task_graph', 'ongoing_task'] as const;
+export const FAMILY_NAMES = [
+  'cairn',
+  'task_manage',
+  'todo',
+  'task_graph',
+  'ongoing_task',
+  'cairn_compact',
+] as const;
 export type FamilyName = (typeof FAMILY_NAMES)[number];
 
 export interface ToolContext {

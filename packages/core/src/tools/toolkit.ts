@@ -8,6 +8,7 @@ import { type Actor, ActorSchema } from '../schema.js';
 import { parseOrThrow } from '../validate.js';
 import { errorInAliases } from './aliases.js';
 import { cairnFamily } from './cairn.js';
+import { cairnCompactFamily } from './cairn-compact.js';
 import {
   acceptsNull,
   DEFINITION_FORMATS,
@@ -33,6 +34,7 @@ export const FAMILIES: Readonly<Record<FamilyName, ToolFamily>> = {
   todo: todoFamily,
   task_graph: taskGraphFamily,
   ongoing_task: ongoingTaskFamily,
+  cairn_compact: cairnCompactFamily,
 };
 
 export interface ToolkitOptions {
@@ -180,8 +182,11 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
   return observeCalls(toolkit, options.onCall, ctx.now, (name) => tools.get(name)?.family.ids === 'num');
 }
 
-/** Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape. */
-function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
+/**
+ * Parses raw arguments (object or JSON text) against the tool's schema, with a message naming the shape: what a
+ * dispatch runs with, and how a trace's recorded arguments are checked before they are learned from.
+ */
+export function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
   let value = raw;
   if (typeof value === 'string') {
     const text = value.trim();

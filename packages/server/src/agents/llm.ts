@@ -1,6 +1,6 @@
 // A real model for the agents runner, through any OpenAI-compatible chat completions endpoint: it splits the goal
 // by calling the toolkit's own add_tasks tool, and writes a short result for each step it works on.
-import { CairnError, createToolkit, isToolError, type Plan } from '@cairn/core';
+import { CairnError, createToolkit, inline, isToolError, type Plan } from '@cairn/core';
 
 export interface LlmOptions {
   /** e.g. `https://api.openai.com/v1` or a local server's `/v1`. */
@@ -105,7 +105,8 @@ export async function workWithModel(
       },
       {
         role: 'user',
-        content: `Task: ${task}\nStep: ${step}\nWhat did you do, and what came out of it?${news ? `\n\n${news}` : ''}`,
+        // Titles are a writer's text: each on its line, so a title cannot add a "Step:" or an instruction of its own.
+        content: `Task: ${inline(task)}\nStep: ${inline(step)}\nWhat did you do, and what came out of it?${news ? `\n\n${news}` : ''}`,
       },
     ],
   });

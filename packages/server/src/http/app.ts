@@ -21,6 +21,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   locked: 423,
   limit: 429,
   storage: 503,
+  two_yjs_copies: 500, // the server's own installation is broken, not the request
   internal: 500,
 };
 

@@ -8,6 +8,7 @@ import type { SyncHub } from '../hub/hub.js';
 import { jsonResponse } from './app.js';
 import {
   agentActor,
+  jsonBytes,
   type PlanRoutesOptions,
   parseBody,
   readBody,
@@ -56,6 +57,7 @@ export function registerConversationRoutes(app: Hono, hub: SyncHub, options: Pla
     const handle: PlanHandle = await hub.openPlan(planId);
     const chat = createChat(handle.doc, { actor });
     try {
+      hub.assertFits(planId, jsonBytes(turn));
       const message = chat.append(turn);
       await handle.flush();
       return jsonResponse({ plan: planId, message, cursor: cursorOf(handle.doc) }, 201);

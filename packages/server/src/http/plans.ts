@@ -130,6 +130,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const actor = userActor(subjectOf(hub, grant));
     const body = parsePatch(await readBody(c.req.raw, false));
     return withPlanView(hub, options, planId, { actor }, async (plan, handle) => {
+      hub.assertFits(planId, jsonBytes(body));
       const task = taskOf(plan, c.req.param('taskId'));
       const note = body.note ? (task.note ? `${task.note}\n${body.note}` : body.note) : undefined;
       // Closing the task skips its open steps in the same write (the plan's rule).
@@ -148,7 +149,8 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
     const grant = await authorizeRequest(hub, c.req.raw, planId, 'read');
     const format = queryEnum(url, 'format', RENDER_FORMATS) ?? 'native';
     const maxTokens = queryInt(url, 'maxTokens', 1, 1_000_000);
-    const reader = agentActor(hub, grant, null);
+    // `as`: the agent reading (its own changes are left out of a delta), as a tool call names it.
+    const reader = agentActor(hub, grant, url.searchParams.get('as'));
     const sinceParam = url.searchParams.get('since');
     const since = sinceParam ? readCursor(sinceParam) : null;
     const json = /\bapplication\/json\b/.test(c.req.header('accept') ?? '');
@@ -248,6 +250,7 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
         },
       });
       try {
+        if (!offered.readOnly) hub.assertFits(planId, jsonBytes(args));
         const result = await toolkit.dispatch(name, args);
         // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
         await Promise.all([
@@ -544,6 +547,14 @@ export function parseBody<T extends z.ZodType>(
 }
 
 /** The JSON body; an empty body is `undefined` when `optional` (a tool without arguments). */
+/**
+ * Bytes of a request's JSON body as read: what a write from it adds to a plan, about (the server refuses a write
+ * that would grow the plan past its limit: `SyncHub.assertFits`).
+ */
+export function jsonBytes(body: unknown): number {
+  return body === undefined ? 0 : Buffer.byteLength(JSON.stringify(body));
+}
+
 export function readBody(request: Request, optional: boolean): Promise<unknown> {
   return readJson(request, { maxBytes: MAX_BODY_BYTES, maxNodes: MAX_BODY_NODES, optional });
 }

@@ -1,7 +1,7 @@
 // The transport-agnostic sync hub: rooms keyed by plan id, auth decisions, loading before the first sync,
 // unloading idle plans, and the extensions that do the rest (the store first). A host (node-host.ts, a Worker,
 // a test) feeds it sockets.
-import { CairnError, toCairnError } from '@cairn/core';
+import { CairnError, ownerOfDerivedDoc, toCairnError } from '@cairn/core';
 import type * as decoding from 'lib0/decoding';
 import { type Authenticator, createAuthenticator, type Grant, type Role } from '../auth.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
@@ -11,7 +11,7 @@ import { CloseCode, encodeKeepAlive } from '../wire.js';
 import { Connection, type HubConnection, type HubSocket } from './connection.js';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom, RoomConnection } from './extension.js';
 import { Extensions } from './extensions.js';
-import { type Limits, resolveLimits } from './limits.js';
+import { type Limits, planTooLarge, resolveLimits } from './limits.js';
 import { handleMessage, type MessageContext } from './messages.js';
 import { createHubMetrics, type HubMetrics, updateMetrics } from './metrics.js';
 import { Room } from './room.js';
@@ -149,6 +149,18 @@ export class SyncHub {
     return room?.state === 'ready' ? room : undefined;
   }
 
+  /**
+   * Throws CairnError `limit` (naming `maxDocBytes`) when a server-side write of about `bytes` (an HTTP request's
+   * body) would grow a loaded plan past the limit a client's update meets, so every path has the same bound.
+   */
+  assertFits(planId: string, bytes: number): void {
+    const room = this.rooms.get(planId);
+    if (room?.state === 'ready' && !room.fits(bytes)) {
+      this.metrics.refusedUpdatesTotal.inc({ reason: 'plan_too_large' });
+      throw planTooLarge(this.limits.maxDocBytes);
+    }
+  }
+
   /** Resolves once every edit of a loaded plan so far is durably stored (every extension's `store`). */
   flush(planId: string): Promise<void> {
     return this.extensions.store(planId);
@@ -182,8 +194,10 @@ export class SyncHub {
 
   /** Throws CairnError `invalid_argument` for an id no plan can have. */
   validatePlanId(planId: string): void {
+    // A trace or skills document may pass the limit by its suffix: the plan (or scope) it belongs to may not.
+    const owner = ownerOfDerivedDoc(planId) ?? planId;
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
-    if (planId.length === 0 || planId.length > MAX_PLAN_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(planId)) {
+    if (planId.length === 0 || owner.length > MAX_PLAN_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(planId)) {
       throw new CairnError(
         'invalid_argument',
         `A plan id is 1 to ${MAX_PLAN_ID_LENGTH} characters without control characters, e.g. "acme:conv:7".`,

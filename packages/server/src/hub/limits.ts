@@ -1,5 +1,6 @@
 // What one connection and one plan may cost the server, with the defaults. Every limit that trips closes that
 // connection only, with a named close code (docs/PROTOCOL.md).
+import { CairnError } from '@cairn/core';
 
 export interface Limits {
   /** Largest frame accepted, in bytes. Default 8 MiB (a fresh client's first sync can carry a whole plan). */
@@ -94,4 +95,16 @@ export class TokenBucket {
     this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
     this.last = t;
   }
+}
+
+/**
+ * The refusal of a write that would grow a plan past `maxDocBytes`: one error, whichever path the write came by
+ * (a client's update: 4414; an HTTP write: 413).
+ */
+export function planTooLarge(maxDocBytes: number): CairnError {
+  return new CairnError(
+    'limit',
+    `The plan would exceed ${maxDocBytes} bytes (the server's maxDocBytes); nothing was written.`,
+    { maxDocBytes, status: 413 },
+  );
 }

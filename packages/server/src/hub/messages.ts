@@ -21,8 +21,9 @@ import {
 import { type AwarenessEntry, decodeAwarenessUpdate } from './awareness.js';
 import type { Connection } from './connection.js';
 import type { PlanRoom, RoomMessage } from './extension.js';
-import type { Limits } from './limits.js';
+import { type Limits, planTooLarge } from './limits.js';
 import type { HubMetrics } from './metrics.js';
+import { writesSystemRole } from './system-turns.js';
 import { changesDoc, type DecodedUpdate } from './updates.js';
 import { checkWholeUpdate } from './whole-update.js';
 
@@ -168,10 +169,18 @@ function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder:
   const { maxDocBytes } = ctx.limits;
   if (!room.fits(payload.byteLength)) {
     ctx.metrics.refusedUpdatesTotal.inc({ reason: 'plan_too_large' });
-    conn.refusal = new CairnError('limit', `The plan would exceed ${maxDocBytes} bytes.`, {
-      maxDocBytes,
-    });
+    conn.refusal = planTooLarge(maxDocBytes);
     conn.close(CloseCode.PlanTooLarge, `Update refused: the plan would exceed ${maxDocBytes} bytes.`);
+    return;
+  }
+  if (conn.grant.role !== 'admin' && writesSystemRole(room.doc, payload)) {
+    ctx.metrics.refusedUpdatesTotal.inc({ reason: 'system_turn' });
+    const reason = `Update refused: a "system" chat turn needs role admin, not ${conn.grant.role}.`;
+    conn.refusal = new CairnError('forbidden', `${reason} Write "user" or "assistant" turns.`, {
+      role: conn.grant.role,
+      needs: 'admin',
+    });
+    conn.close(CloseCode.Forbidden, reason);
     return;
   }
   // A SyncStep2 answers the server's state vector (and repeats the client's whole delete set): only what it adds

@@ -15,6 +15,8 @@ import {
   createPlan,
   DEFAULT_TRACE_BOUND,
   DOC_KEYS,
+  knownTools,
+  learnableCalls,
   learnedProcedures,
   learnSkill,
   offlineDistill,
@@ -34,6 +36,7 @@ import {
   skillsDocId,
   type TaskSnapshot,
   type ToolCallRecord,
+  type ToolSpec,
   TRACE_KEYS,
   type TraceBound,
   TraceCallSchema,
@@ -75,6 +78,11 @@ export interface LearningOptions {
   indexPath?: string | null;
   /** Every stored document id (trace documents among them): read to rebuild the index when its file is missing or unreadable. */
   listDocuments?: (() => Promise<string[]>) | null;
+  /**
+   * Tools beside Cairn's own whose traced calls may be learned (an integrator's). A traced call of any other tool,
+   * and arguments its tool would not take, never reach a skill. Default none.
+   */
+  tools?: ReadonlyArray<ToolSpec<unknown>>;
   logger?: Logger;
 }
 
@@ -159,6 +167,8 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
   private indexDirty = false;
   private sweeping: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The tools a traced call may name (Cairn's and `options.tools`). */
+  private readonly tools: ReadonlyMap<string, ToolSpec<unknown>>;
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -187,6 +197,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     this.indexPath = options.indexPath ?? null;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
+    this.tools = knownTools(options.tools);
     this.ready = this.findQueued(options.listDocuments ?? null);
   }
 
@@ -218,7 +229,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       handle.release();
     }
     const job = await this.onTrace(planId, async (trace) => {
-      const all = readCalls(trace.doc);
+      const all = learnableCalls(readCalls(trace.doc), this.tools);
       const calls = sample.ids
         ? callsForTask(all, sample.ids, sample.since)
         : all.filter((c) => c.at >= sample.since);
@@ -404,7 +415,8 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     }
     if (offer) clearOffer(trace.doc, task.id, 'learning');
     if (task.status === 'done') {
-      const calls = callsForTask(readCalls(trace.doc), new Set([task.id, ...steps]), task.createdAt);
+      const traced = learnableCalls(readCalls(trace.doc), this.tools);
+      const calls = callsForTask(traced, new Set([task.id, ...steps]), task.createdAt);
       if (calls.some((c) => c.outcome === 'ok')) {
         this.enqueue(trace, { planId, taskId: task.id, goal: task.title, calls }, 'learning');
       } else {
@@ -551,8 +563,10 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
 
   /** The draft of a job: the model's, checked in full before anything is stored; offline without a model. */
   private async write(job: DistillJob): Promise<{ draft: SkillDraft; author: SkillAuthor }> {
-    const sample: TraceSample = { planId: job.planId, taskId: job.taskId, goal: job.goal, calls: job.calls };
-    const tools = new Set(job.calls.filter((c) => c.outcome === 'ok').map((c) => c.tool));
+    // Checked again here: a job queued before its calls were checked, or written into `pending` by a writer.
+    const calls = learnableCalls(job.calls, this.tools);
+    const sample: TraceSample = { planId: job.planId, taskId: job.taskId, goal: job.goal, calls };
+    const tools = new Set(calls.filter((c) => c.outcome === 'ok').map((c) => c.tool));
     if (this.distiller && job.attempts < this.maxAttempts) {
       const output = await this.distiller.distill(sample, AbortSignal.timeout(this.timeoutMs));
       return { draft: parseSkillDraft(output, tools), author: { kind: 'model', model: this.distiller.name } };

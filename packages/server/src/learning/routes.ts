@@ -16,7 +16,7 @@ import {
 } from '@cairn/core';
 import type { Hono } from 'hono';
 import * as z from 'zod';
-import type { Grant, Role } from '../auth.js';
+import { type Grant, type Role, scopeWhollyCovered } from '../auth.js';
 import { jsonResponse, textResponse } from '../http/app.js';
 import {
   type PlanRoutesOptions,
@@ -68,6 +68,15 @@ export function registerLearningRoutes(
   app.patch('/api/scopes/:scope/skills/:skillId', async (c) => {
     const scope = c.req.param('scope');
     const grant = await authorizeScope(hub, c.req.raw, scope, 'write');
+    // Retiring or restoring changes what every plan of the scope is offered: a token for one plan may not.
+    if (!scopeWhollyCovered(grant.pattern, scope)) {
+      throw new CairnError(
+        'forbidden',
+        `Changing the skills of scope "${scope}" needs a token for the whole scope (plan "${scope}:*" or ` +
+          `a pattern covering it), role write or admin; this token is for "${grant.pattern}".`,
+        { plan: grant.pattern, needs: `${scope}:*` },
+      );
+    }
     const actor = userActor(subjectOf(hub, grant));
     const body = parseSkillPatch(await readBody(c.req.raw, false));
     const handle = await hub.openPlan(skillsDocId(scope));

@@ -1,8 +1,13 @@
 // Plan names to file names: an injective encoding that cannot leave the directory and that keeps two names
 // apart even on a case-insensitive disk (macOS, Windows), where "Plan" and "plan" would share a file.
 import { CairnError } from '../../errors.js';
+import { ownerOfDerivedDoc } from '../../learning/documents.js';
 
-/** Longest encoded name; leaves room for suffixes within the usual 255-byte file name limit. */
+/**
+ * Longest encoded plan name; leaves room for suffixes within the usual 255-byte file name limit. A document kept
+ * beside a plan (`<plan>#traces`, `<scope>#skills`) may be longer by its suffix (`%23traces`, 9 bytes): the limit
+ * applies to the plan's part, so every plan that fits has a trace that fits (`.lock` temp files stay under 255).
+ */
 export const MAX_ENCODED_NAME_BYTES = 200;
 
 // Kept as is: lower-case letters, digits, '-', '_' and '.'; everything else (':' included, which Windows
@@ -26,15 +31,25 @@ export function encodePlanName(name: unknown): string {
   }
   // A leading dot would make a hidden file, or "." / ".." the directory itself or its parent.
   if (out.startsWith('.')) out = `%2E${out.slice(1)}`;
-  if (out.length > MAX_ENCODED_NAME_BYTES) {
+  const owner = ownerOfDerivedDoc(name);
+  const length = owner === null ? out.length : encodedLength(owner);
+  if (length > MAX_ENCODED_NAME_BYTES) {
     throw new CairnError(
       'invalid_argument',
-      `Plan name is too long for a file name (${out.length} bytes encoded, at most ${MAX_ENCODED_NAME_BYTES}; ` +
+      `Plan name is too long for a file name (${length} bytes encoded, at most ${MAX_ENCODED_NAME_BYTES}; ` +
         'characters other than a-z 0-9 . _ - take 3 bytes each).',
-      { field: 'name', encodedLength: out.length, max: MAX_ENCODED_NAME_BYTES },
+      { field: 'name', encodedLength: length, max: MAX_ENCODED_NAME_BYTES },
     );
   }
   return out;
+}
+
+function encodedLength(name: string): number {
+  let length = 0;
+  for (const byte of new TextEncoder().encode(name)) {
+    length += byte < 0x80 && KEEP.test(String.fromCharCode(byte)) ? 1 : 3;
+  }
+  return length + (name.startsWith('.') ? 2 : 0);
 }
 
 export function decodePlanName(encoded: string): string {
