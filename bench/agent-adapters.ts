@@ -1,4 +1,4 @@
-// Benchmark 13: the agent-framework adapters. (1) Tokens the model reads over a 20-call scripted session in each
+// Benchmark 14: the agent-framework adapters. (1) Tokens the model reads over a 20-call scripted session in each
 // framework's own loop, with Cairn's context (the plan once, byte-identical, then deltas) against the same
 // session with the plan rendered again into the system prompt on every call it changed. A provider
 // caches a prompt's unchanged prefix, so what a model call reads anew is what follows the longest prefix it

@@ -1,4 +1,4 @@
-// Benchmark 13: many plans on one server. Plans of 30 tasks are written one after another through the hub (the
+// Benchmark 15: many plans on one server. Plans of 30 tasks are written one after another through the hub (the
 // path of the HTTP API and the sweepers: open, write, flush, release); then the server's RSS and heap while
 // they are loaded, and again once every plan has unloaded after its idle minute and a collection ran. Beside
 // it the reference: the same documents held as Y.Docs in a Map, as a server that never unloads holds them.
@@ -107,7 +107,7 @@ export async function run({
   }
   return {
     id: 'many-plans',
-    number: 13,
+    number: 15,
     title: 'Many plans on one server',
     method:
       'Plans of 30 tasks (a third done) written one after another through the hub with the disk store (open, write, ' +

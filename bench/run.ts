@@ -24,6 +24,7 @@ export const BENCHMARKS = [
   'cluster-fanout',
   'agent-context',
   'agent-adapters',
+  'cluster-storage',
   'many-plans',
 ] as const;
 

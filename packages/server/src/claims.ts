@@ -5,6 +5,7 @@
 import {
   actorFor,
   CairnError,
+  type ClaimArbiter,
   type ClaimResult,
   createPlan,
   isOpenStatus,
@@ -50,12 +51,15 @@ export interface Reservation {
   token: number | null;
 }
 
-/** Claims shared by the servers of a cluster, decided atomically (cluster/redis-claims.ts). */
+/**
+ * Claims shared by the servers of a cluster, decided atomically (cluster/redis-claims.ts). `lease`: the holder's
+ * claim is watched (and lapses once the reservation expired); without it the reservation only decides the race.
+ */
 export interface ClaimReservations {
   /** Makes `actor` the holder unless another holds the task. */
-  reserve(planId: string, taskId: string, actor: string): Promise<Reservation>;
+  reserve(planId: string, taskId: string, actor: string, lease: boolean): Promise<Reservation>;
   /** Moves the holder's reservation to `to`, or drops it (null). False when `from` does not hold it. */
-  move(planId: string, taskId: string, from: string, to: string | null): Promise<boolean>;
+  move(planId: string, taskId: string, from: string, to: string | null, lease: boolean): Promise<boolean>;
   /** Extends the holder's reservation by a lease; false when it is not theirs any more. */
   extend(planId: string, taskId: string, holder: string): Promise<boolean>;
   /** True for exactly one server, and only once the reservation expired: that server frees the task. */
@@ -123,6 +127,15 @@ const MAX_NONCES = 10_000;
 
 type Decision = Omit<ClaimReply, 'reqId'>;
 
+/** One claim operation as the arbiter decides it, whoever asked (a connection's request, or `arbiterFor`). */
+type ClaimAsk = Pick<ClaimRequest, 'op' | 'taskId' | 'filter' | 'to'>;
+
+/** The plan an in-process claim is decided on: its loaded (authoritative) doc. */
+export interface ClaimPlan {
+  readonly planId: string;
+  readonly doc: Y.Doc;
+}
+
 interface PlanClaims {
   leases: Map<string, { holder: string; renewedAt: number }>;
   absentSince: Map<string, number>;
@@ -178,6 +191,23 @@ export class ClaimArbiterService implements Extension {
       .finally(() => this.pending.set(conn, (this.pending.get(conn) ?? 1) - 1));
   }
 
+  /**
+   * The arbiter for claims made on the server itself (the HTTP tool API): `plan.useArbiter(arbiterFor(...))` sends
+   * them down the path a connection's claims take, so in a cluster they are reserved in Redis like every other
+   * claim and exactly one agent wins whichever instance each asked. Writes go to `room.doc`, attributed to the
+   * claimer; the caller flushes them. Such a claim is not leased: its holder has no presence to watch.
+   */
+  arbiterFor(room: ClaimPlan): ClaimArbiter {
+    const decide = (actor: string, ask: ClaimAsk) =>
+      this.settle(room, this.claimsOf(room.planId), actor, ask, false);
+    return {
+      claim: (taskId, actor) => decide(actor, { op: 'claim', taskId }),
+      claimNext: (actor, filter = {}) => decide(actor, { op: 'claim_next', filter }),
+      release: (taskId, actor) => decide(actor, { op: 'release', taskId }),
+      handOff: (taskId, from, to) => decide(from, { op: 'hand_off', taskId, to }),
+    };
+  }
+
   /** Claim messages of the plan's clients (sub-types 3 to 6). */
   message({ room, connection, subType, decoder }: RoomMessage): undefined {
     this.handle(room, connection, decodeClaimRequestBody(subType, decoder));
@@ -227,15 +257,7 @@ export class ClaimArbiterService implements Extension {
 
     const speaks = this.speaksFor.get(conn) ?? new Set<string>();
     this.speaksFor.set(conn, speaks.add(actor));
-    let applied: Promise<ClaimResult>;
-    try {
-      applied = this.reservations
-        ? this.applyReserved(room, claims, actor, request, this.reservations)
-        : Promise.resolve(this.apply(room.doc, claims, actor, request));
-    } catch (error) {
-      return Promise.resolve(refusal(error));
-    }
-    const decision = applied.then(
+    const decision = this.settle(room, claims, actor, request, true).then(
       (result) =>
         this.host.flush(room.planId).then(
           (): Decision => ({
@@ -260,15 +282,36 @@ export class ClaimArbiterService implements Extension {
   }
 
   /**
+   * The one place every claim is decided, from a connection or from the server itself: on the plan's doc, and in
+   * a cluster through the shared reservations. `lease`: the granted claim is watched (a connection's holder).
+   */
+  private settle(
+    room: ClaimPlan,
+    claims: PlanClaims,
+    actor: string,
+    ask: ClaimAsk,
+    lease: boolean,
+  ): Promise<ClaimResult> {
+    try {
+      return this.reservations
+        ? this.applyReserved(room, claims, actor, ask, this.reservations, lease)
+        : Promise.resolve(this.apply(room.doc, claims, actor, ask, lease));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
    * The claim rule on this server's copy first (a claim it refuses is refused), then the reservation shared by
    * the cluster decides; only a reserved claim is written. Releases and hand-offs move the reservation along.
    */
   private async applyReserved(
-    room: ClaimRoom,
+    room: ClaimPlan,
     claims: PlanClaims,
     actor: string,
-    request: ClaimRequest,
+    request: ClaimAsk,
     reservations: ClaimReservations,
+    lease: boolean,
   ): Promise<ClaimResult> {
     const { planId } = room;
     if (request.op === 'claim' || request.op === 'claim_next') {
@@ -284,10 +327,10 @@ export class ClaimArbiterService implements Extension {
         );
         if (preview.outcome !== 'won' || !preview.taskId) return preview;
         const taskId = preview.taskId;
-        const reservation = await reservations.reserve(planId, taskId, actor);
+        const reservation = await reservations.reserve(planId, taskId, actor, lease);
         if (reservation.token !== null) {
-          const result = this.apply(room.doc, claims, actor, { ...request, op: 'claim', taskId });
-          if (result.outcome !== 'won') await reservations.move(planId, taskId, actor, null);
+          const result = this.apply(room.doc, claims, actor, { ...request, op: 'claim', taskId }, lease);
+          if (result.outcome !== 'won') await reservations.move(planId, taskId, actor, null, false);
           return result;
         }
         if (request.op === 'claim') {
@@ -302,20 +345,30 @@ export class ClaimArbiterService implements Extension {
         reservedElsewhere.add(taskId);
       }
     }
-    const result = this.apply(room.doc, claims, actor, request);
+    const result = this.apply(room.doc, claims, actor, request, lease);
     if (result.outcome === 'won' && request.taskId) {
       await reservations.move(
         planId,
         request.taskId,
         actor,
         request.op === 'hand_off' ? (request.to ?? null) : null,
+        lease,
       );
     }
     return result;
   }
 
-  /** Applies the claim rule on the authoritative doc, attributed to the claimer. */
-  private apply(doc: Y.Doc, claims: PlanClaims, actor: string, request: ClaimRequest): ClaimResult {
+  /**
+   * Applies the claim rule on the authoritative doc, attributed to the claimer. `lease`: the new holder's claim is
+   * watched; otherwise a claim only renews a lease its holder already has.
+   */
+  private apply(
+    doc: Y.Doc,
+    claims: PlanClaims,
+    actor: string,
+    request: ClaimAsk,
+    lease: boolean,
+  ): ClaimResult {
     const arbiter = localArbiterOf(this.viewOf(doc));
     const taskId = request.taskId ?? '';
     switch (request.op) {
@@ -329,7 +382,9 @@ export class ClaimArbiterService implements Extension {
           true,
         );
         if (result.outcome === 'won' && result.taskId) {
-          claims.leases.set(result.taskId, { holder: actor, renewedAt: this.now() });
+          if (lease || claims.leases.get(result.taskId)?.holder === actor) {
+            claims.leases.set(result.taskId, { holder: actor, renewedAt: this.now() });
+          }
         }
         return result;
       }
@@ -341,7 +396,8 @@ export class ClaimArbiterService implements Extension {
       case 'hand_off': {
         const to = principalActor(request.to, 'to', 'Hand off to');
         const result = arbiter.decide(actor, { op: 'hand_off', taskId, to }, true);
-        claims.leases.set(taskId, { holder: to, renewedAt: this.now() });
+        if (lease) claims.leases.set(taskId, { holder: to, renewedAt: this.now() });
+        else claims.leases.delete(taskId);
         return result;
       }
     }

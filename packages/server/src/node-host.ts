@@ -164,6 +164,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   registerCoreRoutes(app, hub, options.services);
   const planRoutes: PlanRoutesOptions = {
     autoClose,
+    claims,
     ...planExists,
     recordCall: learner
       ? (planId, call) =>

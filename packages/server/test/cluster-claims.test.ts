@@ -1,6 +1,7 @@
 // Claims across three instances sharing plans through Redis: K agents spread over the instances race for one
-// task, trial after trial; exactly one wins and every replica ends with that winner. claimNext over the
-// instances hands each ready task out once. CAIRN_RACE_TRIALS sets the trial count (default below).
+// task, trial after trial, over WebSocket and over the HTTP tool API; exactly one wins and every replica ends with
+// that winner. claimNext over the instances hands each ready task out once, on either path. CAIRN_RACE_TRIALS
+// sets the trial count (default below).
 import { createPlan, type Plan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import { connectPlan, type PlanConnection } from '@cairn/core/websocket';
@@ -67,6 +68,87 @@ describe.each([8, 32])('K = %i agents over three instances racing for one task',
     },
     60_000 + TRIALS[k]! * k * 60,
   );
+});
+
+/** A tool call over HTTP on one instance, as `actor` (an open server takes `?as=`). */
+async function httpTool(
+  instance: ClusterInstance,
+  planId: string,
+  tool: string,
+  actor: string,
+  args: Record<string, unknown>,
+  // biome-ignore lint/suspicious/noExplicitAny: a tool's JSON result, whose shape each assertion states
+): Promise<any> {
+  const response = await fetch(
+    `${instance.http}/api/plans/${encodeURIComponent(planId)}/tools/${tool}?as=${encodeURIComponent(actor)}`,
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) },
+  );
+  return response.json();
+}
+
+describe('the HTTP tool API over three instances', () => {
+  it('claim: K = 6 agents on different instances, exactly one winner in each of 100 trials, every replica agrees', async () => {
+    const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
+    const planId = 'race:cluster:http';
+    // One replica per instance, to create each task and to see where every instance's copy ends up.
+    const replicas = await agents(instances, planId, 3);
+    const actors = Array.from({ length: 6 }, (_, i) => `agent:h${i}`);
+    const trials = FULL > 0 ? FULL : 100;
+    for (let trial = 0; trial < trials; trial++) {
+      const task = replicas[trial % 3]!.plan.add({ title: `Task ${trial}` });
+      await Promise.all(replicas.map((r) => until(r.plan, () => r.plan.has(task.id))));
+      const results = await Promise.all(
+        actors.map((actor, i) => httpTool(instances[i % 3]!, planId, 'claim', actor, { id: task.id })),
+      );
+      const winners = results.filter((r) => r.outcome === 'won');
+      expect(winners, `trial ${trial}: ${JSON.stringify(results)}`).toHaveLength(1);
+      const winner = winners[0].holder as string;
+      expect(winner).toBe(actors[results.indexOf(winners[0])]);
+      for (const result of results) {
+        if (result !== winners[0]) expect(result).toMatchObject({ outcome: 'lost', holder: winner });
+      }
+      await Promise.all(replicas.map((r) => until(r.plan, () => r.plan.get(task.id)?.assignee === winner)));
+      for (const r of replicas) {
+        expect(r.plan.get(task.id)).toMatchObject({
+          assignee: winner,
+          status: 'in_progress',
+          updatedBy: winner,
+        });
+      }
+    }
+  }, 120_000);
+
+  it('claim_next and hand_off: each ready task goes to one agent; a hand-off moves the reservation', async () => {
+    const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
+    const planId = 'race:cluster:http-next';
+    const [replica] = await agents(instances, planId, 1);
+    const n = 12;
+    replica!.plan.addMany(Array.from({ length: n }, (_, i) => ({ title: `Ready ${i}` })));
+    await replica!.connection.whenAcknowledged();
+    const actors = Array.from({ length: 6 }, (_, i) => `agent:n${i}`);
+    const taken = new Map<string, string[]>();
+    await Promise.all(
+      actors.map(async (actor, i) => {
+        for (;;) {
+          const result = await httpTool(instances[i % 3]!, planId, 'claim_next', actor, {});
+          if (result.outcome === 'none') return;
+          expect(result).toMatchObject({ outcome: 'won', holder: actor });
+          taken.set(result.task.id, [...(taken.get(result.task.id) ?? []), actor]);
+        }
+      }),
+    );
+    expect(taken.size).toBe(n);
+    expect([...taken.values()].every((holders) => holders.length === 1)).toBe(true);
+    // A hand-off over HTTP on one instance: the new holder, not the old one, keeps the task everywhere.
+    const [taskId, [holder]] = [...taken][0]! as [string, string[]];
+    const handed = await httpTool(instances[0]!, planId, 'hand_off', holder!, {
+      id: taskId,
+      to: 'agent:next',
+    });
+    expect(handed).toMatchObject({ outcome: 'won', holder: 'agent:next' });
+    const stolen = await httpTool(instances[1]!, planId, 'claim', holder!, { id: taskId });
+    expect(stolen).toMatchObject({ outcome: 'lost', holder: 'agent:next' });
+  });
 });
 
 describe('claimNext over three instances', () => {

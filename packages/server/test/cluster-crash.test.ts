@@ -17,7 +17,10 @@ import { freePort } from './services.js';
 
 const services = useClusterServices();
 
-/** A client writing one key after another, each acknowledged before the next; `acked` holds what was. */
+/**
+ * A client writing one key after another, each acknowledged before the next; `acked` holds what was. Each write
+ * also overwrites the shared key `last`, so it rests on whichever write (from any instance) it saw there before.
+ */
 function writer(url: string, planId: string, name: string) {
   const doc = new Y.Doc();
   const state = { doc, acked: [] as string[], failures: 0, stop: false, conn: null as PlanConnection | null };
@@ -26,7 +29,10 @@ function writer(url: string, planId: string, name: string) {
     await state.conn!.whenSynced(30_000);
     for (let n = 0; !state.stop; n++) {
       const key = `${name}-${n}`;
-      doc.getMap('tasks').set(key, n);
+      doc.transact(() => {
+        doc.getMap('tasks').set(key, n);
+        doc.getMap('tasks').set('last', key);
+      });
       try {
         await state.conn!.whenAcknowledged(5_000);
         state.acked.push(key);
@@ -47,11 +53,14 @@ async function keysIn(url: string, planId: string): Promise<Set<string>> {
   return keys;
 }
 
+/** The keys PostgreSQL holds; it must hold every update a stored one rests on (nothing left pending). */
 async function storedKeys(url: string, planId: string): Promise<Set<string>> {
   const store = await PostgresStore.connect(url, { mode: 'cluster' });
   try {
     const doc = new Y.Doc();
     for (const u of await store.readStored(planId)) Y.applyUpdate(doc, u);
+    expect(doc.store.pendingStructs).toBeNull();
+    expect(doc.store.pendingDs).toBeNull();
     return new Set(doc.getMap('tasks').keys());
   } finally {
     await store.close();

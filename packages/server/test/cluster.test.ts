@@ -139,6 +139,41 @@ describe('three instances on Redis and PostgreSQL', () => {
     expect(copy.getMap('tasks').get('t1')).toBe('stored');
   });
 
+  it('stores each update once, where it entered: 1,000 edits from clients on three instances make at most 1,000 rows plus compactions', async () => {
+    const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
+    const plan = 'acme:once';
+    const docs = instances.map(() => new Y.Doc());
+    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
+    await Promise.all(conns.map((c) => c.whenSynced()));
+    const edits = 1_000;
+    for (let n = 0; n < edits; n++) {
+      docs[n % 3]!.getMap('tasks').set(`k${n}`, n); // one transaction, one update
+      if (n % 50 === 49) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(conns.map((c) => c.whenAcknowledged()));
+    // Every instance has every edit (so each had the chance to store what it relayed) and has stored all it will.
+    await vi.waitFor(
+      () => {
+        for (const doc of docs) expect(doc.getMap('tasks').size).toBe(edits);
+      },
+      { timeout: 30_000 },
+    );
+    await Promise.all(instances.map((i) => i.cluster.store.flush(plan)));
+    const metrics = instances.map((i) => i.cluster.store.metrics());
+    const appended = metrics.reduce((n, m) => n + m.appends, 0);
+    const compactions = metrics.reduce((n, m) => n + m.compactions, 0);
+    expect(appended).toBeLessThanOrEqual(edits);
+    const { rows } = await instances[0]!.cluster.store.pool.query<{ count: string }>(
+      'SELECT count(*) FROM cairn_updates WHERE plan_id = $1',
+      [plan],
+    );
+    expect(Number(rows[0]!.count)).toBeLessThanOrEqual(edits + compactions);
+    const stored = new Y.Doc();
+    for (const u of await instances[0]!.cluster.store.readStored(plan)) Y.applyUpdate(stored, u);
+    expect(stored.getMap('tasks').size).toBe(edits);
+    expect(stored.store.pendingStructs).toBeNull();
+  });
+
   it('/healthz reports Redis and PostgreSQL; /metrics counts what crossed instances', async () => {
     const [a, b] = await Promise.all([startInstance(services), startInstance(services)]);
     const health = await (await fetch(`${a.http}/healthz`)).json();

@@ -104,7 +104,7 @@ describe('hub extensions', () => {
     createPlan({ doc: other, actor: 'agent:far' }).add({ title: 'from elsewhere' });
     const room = server.server.hub.loadedRoom('acme:1')!;
     room.applyRemote(Y.encodeStateAsUpdate(other), 'test');
-    expect(high.changes[2]!.origin).toEqual({ source: 'remote', via: 'test' });
+    expect(high.changes[2]!.origin).toEqual({ source: 'remote', via: 'test', stored: false });
     // A remote update reaches the clients and the store like any other.
     await vi.waitFor(() => expect(doc.getMap('tasks').size).toBe(3), { timeout: 10_000 });
     handle.release();

@@ -14,6 +14,7 @@ import { RedisWakeIndex } from './wake-index.js';
 /** How long a claim's reservation lives without its holder present (the arbiter's default absence). */
 const DEFAULT_LEASE_MS = 60_000;
 
+export { COMPACTION_LOCK } from './compaction-worker.js';
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
 export { RedisClaimReservations } from './redis-claims.js';
@@ -89,6 +90,7 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
           relay = new RedisRelay(host, redis, {
             url: options.redisUrl,
             readStored: (planId) => store.readStored(planId),
+            stored: (planId) => store.committed(planId),
             ...options.relay,
           });
           return relay;

@@ -1,10 +1,11 @@
 // A PlanStore in PostgreSQL, shared by every instance of a cluster: one row per stored update, appended in
 // batches, compacted in a transaction that replaces exactly the rows it merged (another instance's rows written
 // meanwhile stay). Several instances may load one plan at once: each keeps the others' writes (docs/STORAGE.md).
+// One instance at a time compacts a plan (a PostgreSQL advisory lock), on a worker thread (compaction-worker.ts).
 import { CairnError } from '@cairn/core';
 import pg from 'pg';
-import * as Y from 'yjs';
 import type { PlanStore, StoreMetrics } from '../store/store.js';
+import { type CompactionOutcome, CompactionWorker } from './compaction-worker.js';
 import { redactUrl } from './urls.js';
 
 /** The schema this code writes; a database with a newer one is refused (docs/STORAGE.md). */
@@ -31,14 +32,16 @@ export type PostgresMode = 'cluster' | 'single';
 export interface PostgresStoreOptions {
   /** Default `single`. */
   mode?: PostgresMode;
-  /** Merge a plan's rows into one once this instance knows of this many. Default 500. */
+  /**
+   * Merge a plan's rows into one once it has this many: checked when the rows this instance loaded or wrote since
+   * reach it, and then against the table (another instance may have compacted meanwhile). Default 500.
+   */
   compactAfter?: number;
   /** Connections in the pool. Default 10. */
   poolSize?: number;
 }
 
 interface LoadedPlan {
-  snapshot: () => Uint8Array;
   /** Appended, not yet handed to an insert. */
   queued: Uint8Array[];
   /** The insert chain: resolves once everything handed to it is stored (or kept in `failed`). */
@@ -46,6 +49,7 @@ interface LoadedPlan {
   /** Updates whose insert failed, retried by the next write or flush. */
   failed: Uint8Array[];
   lastError: Error | null;
+  /** Rows loaded, or counted at the last compaction check, plus those this instance wrote since. */
   rows: number;
   bytes: number;
   compacting: Promise<void> | null;
@@ -55,6 +59,7 @@ export class PostgresStore implements PlanStore {
   private readonly plans = new Map<string, LoadedPlan>();
   private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0 };
   private readonly errorListeners = new Set<(error: Error, planId: string) => void>();
+  private readonly compactor: CompactionWorker;
   private closed = false;
 
   private constructor(
@@ -63,7 +68,9 @@ export class PostgresStore implements PlanStore {
     /** This database's id (a random uuid made with its schema): names the store in Redis. */
     readonly storeId: string,
     private readonly options: PostgresStoreOptions,
-  ) {}
+  ) {
+    this.compactor = new CompactionWorker(url);
+  }
 
   /** Connects, creates the schema if missing; rejects with CairnError `storage` naming the URL (no password). */
   static async connect(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -120,7 +127,7 @@ export class PostgresStore implements PlanStore {
     }
   }
 
-  async load(planId: string, snapshot: () => Uint8Array): Promise<Uint8Array[]> {
+  async load(planId: string): Promise<Uint8Array[]> {
     this.assertOpen();
     if (this.plans.has(planId)) {
       throw new CairnError('locked', `Plan "${planId}" is already loaded from this store.`, { planId });
@@ -134,7 +141,6 @@ export class PostgresStore implements PlanStore {
       (r) => new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength),
     );
     this.plans.set(planId, {
-      snapshot,
       queued: [],
       tail: Promise.resolve(),
       failed: [],
@@ -178,18 +184,27 @@ export class PostgresStore implements PlanStore {
       plan.tail = plan.tail.then(() => this.insertQueued(planId, plan));
       await plan.tail;
     }
-    if (plan.failed.length > 0) {
-      throw new CairnError(
-        'storage',
-        `Could not store updates of plan "${planId}" in PostgreSQL at ${redactUrl(this.url)}: ${plan.lastError?.message}`,
-        { planId },
-      );
-    }
+    if (plan.failed.length > 0) throw this.notStored(planId, plan);
   }
 
-  compact(planId: string): Promise<void> {
+  /**
+   * Resolves once every update appended so far is committed; rejects when an insert failed. Unlike `flush` it
+   * never retries, so a caller per update (the relay) adds no inserts while the database is away.
+   */
+  async committed(planId: string): Promise<void> {
     const plan = this.loadedPlan(planId);
-    plan.compacting ??= this.compactNow(planId, plan).finally(() => {
+    await plan.tail;
+    if (plan.failed.length > 0) throw this.notStored(planId, plan);
+  }
+
+  /** Compacts the plan now, unless another instance is compacting it (then that one does). */
+  compact(planId: string): Promise<void> {
+    return this.compactOnce(planId, true);
+  }
+
+  private compactOnce(planId: string, always: boolean): Promise<void> {
+    const plan = this.loadedPlan(planId);
+    plan.compacting ??= this.compactNow(planId, plan, always).finally(() => {
       plan.compacting = null;
     });
     return plan.compacting;
@@ -209,7 +224,7 @@ export class PostgresStore implements PlanStore {
     if (this.closed) return;
     const results = await Promise.allSettled([...this.plans.keys()].map((id) => this.release(id)));
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.compactor.close()]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
@@ -250,8 +265,8 @@ export class PostgresStore implements PlanStore {
       plan.lastError = null;
       plan.rows += batch.length;
       plan.bytes += batch.reduce((n, u) => n + u.byteLength, 0);
-      if (plan.rows >= (this.options.compactAfter ?? 500)) {
-        this.compact(planId).catch((error: Error) => this.report(error, planId));
+      if (plan.rows >= this.compactAfter && !plan.compacting) {
+        this.compactOnce(planId, false).catch((error: Error) => this.report(error, planId));
       }
     } catch (error) {
       // Kept in order for the next try; acknowledgements fail until it succeeds.
@@ -261,36 +276,44 @@ export class PostgresStore implements PlanStore {
     }
   }
 
-  private async compactNow(planId: string, plan: LoadedPlan): Promise<void> {
+  private get compactAfter(): number {
+    return this.options.compactAfter ?? 500;
+  }
+
+  /**
+   * Merges the plan's rows into one on the worker thread, in a transaction holding the plan's advisory lock: an
+   * instance that does not get it leaves the work to the one that has it. Unless `always`, the rows are counted
+   * first and merged only when they still reach `compactAfter` (another instance may just have compacted). Every
+   * update this instance holds is in the rows (it flushes first, and what it read from other instances they had
+   * committed), so the rows alone are merged.
+   */
+  private async compactNow(planId: string, plan: LoadedPlan, always: boolean): Promise<void> {
     await this.flush(planId);
-    const client = await this.pool.connect().catch((error: Error) => {
-      throw this.storageError(planId, error);
-    });
+    const before = plan.rows;
+    let outcome: CompactionOutcome;
     try {
-      await client.query('BEGIN');
-      // Lock the rows merged; another instance's rows inserted meanwhile are not among them and stay.
-      const rows = await client.query<{ id: string; data: Buffer }>(
-        'SELECT id, data FROM cairn_updates WHERE plan_id = $1 ORDER BY id FOR UPDATE',
-        [planId],
-      );
-      const merged = Y.mergeUpdates([...rows.rows.map((r) => new Uint8Array(r.data)), plan.snapshot()]);
-      await client.query('DELETE FROM cairn_updates WHERE id = ANY($1::bigint[])', [
-        rows.rows.map((r) => r.id),
-      ]);
-      await client.query('INSERT INTO cairn_updates (plan_id, data) VALUES ($1, $2)', [
-        planId,
-        Buffer.from(merged),
-      ]);
-      await client.query('COMMIT');
-      plan.rows = 1;
-      plan.bytes = merged.byteLength;
-      this.counters.compactions++;
+      outcome = await this.compactor.compact(planId, always ? 2 : this.compactAfter);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
       throw this.storageError(planId, error as Error);
-    } finally {
-      client.release();
     }
+    // Rows this instance wrote during the compaction are not in it.
+    const since = plan.rows - before;
+    if (outcome.kind === 'compacted') {
+      plan.rows = 1 + since;
+      plan.bytes = outcome.bytes;
+      this.counters.compactions++;
+    } else {
+      // Counted again from here: `busy`, the compactor at work resets the table; `few`, it was just compacted.
+      plan.rows = (outcome.kind === 'few' ? outcome.rows : 0) + since;
+    }
+  }
+
+  private notStored(planId: string, plan: LoadedPlan): CairnError {
+    return new CairnError(
+      'storage',
+      `Could not store updates of plan "${planId}" in PostgreSQL at ${redactUrl(this.url)}: ${plan.lastError?.message}`,
+      { planId },
+    );
   }
 
   private async query<R extends pg.QueryResultRow>(planId: string, text: string, values: unknown[]) {

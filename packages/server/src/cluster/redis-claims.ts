@@ -24,8 +24,9 @@ const leaseMember = (planId: string, taskId: string) => `${planId}\n${taskId}`;
 const NOW_MS = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-// KEYS: claim, fence, leases, deadlines. ARGV: actor, ttl ms, task id, deadline member. Grants when nobody holds
-// the task or the actor already does (a renewal keeps its token); returns {1, token} or {0, holder}.
+// KEYS: claim, fence, leases, deadlines. ARGV: actor, ttl ms, task id, deadline member, '1' to keep a lease.
+// Grants when nobody holds the task or the actor already does (a renewal keeps its token); returns {1, token} or
+// {0, holder}. Without a lease the reservation only decides the race: it is not watched and never lapses.
 const RESERVE = `
 ${NOW_MS}
 local holder = redis.call('HGET', KEYS[1], 'holder')
@@ -36,14 +37,16 @@ if not holder then
   redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token)
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[4])
+if ARGV[5] == '1' then
+  redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[4])
+end
 return {1, tonumber(token)}
 `;
 
 // KEYS: claim, fence, leases, deadlines. ARGV: actor, new holder ('' to release), ttl ms, task id, deadline
-// member. Only the holder (or nobody, after an expiry) may move a reservation; a new holder gets a new token, so a
-// stale holder's later write is refused.
+// member, '1' to keep a lease for the new holder. Only the holder (or nobody, after an expiry) may move a
+// reservation; a new holder gets a new token, so a stale holder's later write is refused.
 const MOVE = `
 ${NOW_MS}
 local holder = redis.call('HGET', KEYS[1], 'holder')
@@ -56,9 +59,14 @@ if ARGV[2] == '' then
 end
 local token = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', token)
-redis.call('HSET', KEYS[3], ARGV[4], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[5])
+if ARGV[6] == '1' then
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[2])
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[5])
+else
+  redis.call('HDEL', KEYS[3], ARGV[4])
+  redis.call('ZREM', KEYS[4], ARGV[5])
+end
 return 1
 `;
 
@@ -136,20 +144,26 @@ export class RedisClaimReservations implements ClaimReservations {
     }
   }
 
-  async reserve(planId: string, taskId: string, actor: string): Promise<Reservation> {
+  async reserve(planId: string, taskId: string, actor: string, lease: boolean): Promise<Reservation> {
     const [won, value] = (await this.run(
       RESERVE,
       [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId), LEASE_DEADLINES_KEY],
-      [actor, String(this.ttlMs), taskId, leaseMember(planId, taskId)],
+      [actor, String(this.ttlMs), taskId, leaseMember(planId, taskId), lease ? '1' : '0'],
     )) as [number, number | string];
     return won === 1 ? { holder: actor, token: Number(value) } : { holder: String(value), token: null };
   }
 
-  async move(planId: string, taskId: string, from: string, to: string | null): Promise<boolean> {
+  async move(
+    planId: string,
+    taskId: string,
+    from: string,
+    to: string | null,
+    lease: boolean,
+  ): Promise<boolean> {
     const moved = await this.run(
       MOVE,
       [claimKey(planId, taskId), FENCE_KEY, leasesKey(planId), LEASE_DEADLINES_KEY],
-      [from, to ?? '', String(this.ttlMs), taskId, leaseMember(planId, taskId)],
+      [from, to ?? '', String(this.ttlMs), taskId, leaseMember(planId, taskId), lease ? '1' : '0'],
     );
     return moved === 1;
   }

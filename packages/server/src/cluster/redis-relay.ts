@@ -1,6 +1,6 @@
 // Shares every loaded plan with the other instances of a cluster through Redis (docs/decisions/023): each update
-// accepted here is added to the plan's Redis stream, each instance reads the streams of the plans it holds from
-// the last entry it saw, and presence crosses over pub/sub. After a lost connection an instance re-reads what it
+// accepted here is added to the plan's Redis stream once PostgreSQL has it, each instance reads the streams of the
+// plans it holds from the last entry it saw (and stores none of it again), and presence crosses over pub/sub. After a lost connection an instance re-reads what it
 // missed (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it could
 // not add, so no update is skipped.
 
@@ -25,6 +25,12 @@ export interface RedisRelayOptions {
   retentionMs?: number;
   /** Every row stored for a plan (PostgreSQL): read after a lost connection, for entries Redis may have lost. */
   readStored: (planId: string) => Promise<Uint8Array[]>;
+  /**
+   * Resolves once every update of the plan appended to the store so far is committed (the store's flush). An
+   * update is added to the stream only after that: whatever another instance reads from Redis is durable already,
+   * so it stores none of it, and an edit acknowledged there never rests on one that a crash here could lose.
+   */
+  stored: (planId: string) => Promise<void>;
   /** How long one blocking read waits before it picks up newly loaded plans. Default 200 ms. */
   blockMs?: number;
 }
@@ -167,7 +173,7 @@ export class RedisRelay implements Extension {
   change({ room, update, origin }: RoomChange): void {
     if (origin.source === 'remote' && origin.via === REDIS_VIA) return;
     const plan = this.plans.get(room.planId);
-    if (plan) this.publish(room.planId, plan, update);
+    if (plan) this.publish(room.planId, plan, update, this.options.stored(room.planId));
   }
 
   async store({ planId }: { planId: string }): Promise<void> {
@@ -177,7 +183,8 @@ export class RedisRelay implements Extension {
     if (plan.unpublished && plan.room && this.client.isReady) {
       // Redis is back before the reader noticed anything: publish the whole state now instead of waiting.
       plan.unpublished = false;
-      this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc));
+      // The store's flush ran before this hook (it has the higher priority): the whole state is stored.
+      this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc), null);
       await Promise.allSettled([...plan.pending]);
     }
     if (plan.unpublished) {
@@ -206,24 +213,26 @@ export class RedisRelay implements Extension {
     this.client.destroy();
   }
 
-  private publish(planId: string, plan: RelayedPlan, update: Uint8Array): void {
-    const minId = Date.now() - (this.options.retentionMs ?? 120_000);
-    const adding = this.client
-      .sendCommand([
+  /** Adds `update` to the plan's stream once `stored` resolved (null: it is stored already). */
+  private publish(planId: string, plan: RelayedPlan, update: Uint8Array, stored: Promise<void> | null): void {
+    const add = () =>
+      this.client.sendCommand([
         'XADD',
         streamKey(planId),
         'MINID',
         '~',
-        String(minId),
+        String(Date.now() - (this.options.retentionMs ?? 120_000)),
         '*',
         'i',
         this.instanceId,
         'u',
         Buffer.from(update).toString('base64'),
-      ])
+      ]);
+    const adding = (stored ? stored.then(add) : add())
       .then(
         () => this.counters.published.inc(),
         (error: unknown) => {
+          // Not stored, or not added: the whole state is published once both work again.
           plan.unpublished = true;
           this.failed('publish', planId, error);
         },
@@ -327,7 +336,7 @@ export class RedisRelay implements Extension {
         if (plan.room && stored.length > 0) this.applyRemote(planId, plan.room, Y.mergeUpdates(stored));
         if (plan.unpublished && plan.room) {
           plan.unpublished = false;
-          this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc));
+          this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc), this.options.stored(planId));
         }
       } catch (error) {
         this.failed('catch-up', planId, error);
@@ -358,7 +367,7 @@ export class RedisRelay implements Extension {
 
   private applyRemote(planId: string, room: PlanRoom, update: Uint8Array): void {
     try {
-      room.applyRemote(update, REDIS_VIA);
+      room.applyRemote(update, REDIS_VIA, true);
       this.counters.received.inc();
     } catch (error) {
       this.failed('apply', planId, error);

@@ -40,7 +40,7 @@ import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
-import { mayActAs } from '../claims.js';
+import { type ClaimArbiterService, mayActAs } from '../claims.js';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
 import { jsonResponse, readJson, STATUS_BY_CODE, textResponse } from './app.js';
@@ -56,6 +56,12 @@ export interface PlanRoutesOptions {
   planExists?: (planId: string) => boolean;
   /** Clock for ages in the rendered context. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Decides the claims of tool calls (`claim`, `claim_next`, `release`, `hand_off` of any family): the server's
+   * arbiter, so they take the path a WebSocket client's claims take (in a cluster: reserved in Redis). Without one
+   * they are decided on the plan's doc here.
+   */
+  claims?: Pick<ClaimArbiterService, 'arbiterFor'> | null;
   /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
   recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
 }
@@ -381,6 +387,7 @@ function withPlanView<T>(
     planId,
     async (handle) => {
       const plan = createPlan({ doc: handle.doc, actor: view.actor });
+      if (options.claims) plan.useArbiter(options.claims.arbiterFor({ planId, doc: handle.doc }));
       try {
         return await fn(plan, handle);
       } finally {

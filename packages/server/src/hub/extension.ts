@@ -25,12 +25,13 @@ export interface RoomConnection {
  * Where an update of a room's doc came from. `connection`: a client's sync message. `local`: server-side code
  * through `openPlan` (the HTTP API, the sweepers), `actor` being its transaction origin when that is a string.
  * `remote`: applied by an extension with `PlanRoom.applyRemote` (e.g. `via: 'redis'`), so that extension can
- * leave out what it brought in itself and never echo it back.
+ * leave out what it brought in itself and never echo it back; `stored`: it is durable already where it entered
+ * (another instance of a cluster stored it), so the store does not store it again.
  */
 export type UpdateOrigin =
   | { readonly source: 'connection'; readonly connection: RoomConnection }
   | { readonly source: 'local'; readonly actor: string | null }
-  | { readonly source: 'remote'; readonly via: string };
+  | { readonly source: 'remote'; readonly via: string; readonly stored: boolean };
 
 /** A loaded plan as extensions see it. */
 export interface PlanRoom {
@@ -45,10 +46,11 @@ export interface PlanRoom {
   readonly conns: ReadonlySet<RoomConnection>;
   /**
    * Applies an update that comes from outside this hub (another server): relayed to every client and given to
-   * every extension's `change` with origin `{ source: 'remote', via }`. Throws on a malformed update, and
-   * CairnError `conflict` once the plan has unloaded (look the room up again with `host.room`).
+   * every extension's `change` with origin `{ source: 'remote', via, stored }`. `stored`: the update is durable
+   * already (stored by the server it entered through), so this hub's store leaves it out. Throws on a malformed
+   * update, and CairnError `conflict` once the plan has unloaded (look the room up again with `host.room`).
    */
-  applyRemote(update: Uint8Array, via: string): void;
+  applyRemote(update: Uint8Array, via: string, stored?: boolean): void;
 }
 
 /** A plan being loaded, before any client sees it. */

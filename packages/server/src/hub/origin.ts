@@ -10,7 +10,11 @@ export const LOAD_ORIGIN = Symbol('cairn:load');
 /** The Yjs origin of an update an extension brought in from outside (`PlanRoom.applyRemote`). */
 export class RemoteOrigin {
   readonly source = 'remote';
-  constructor(readonly via: string) {}
+  constructor(
+    readonly via: string,
+    /** Durable already where it entered: not stored again here. */
+    readonly stored: boolean,
+  ) {}
 }
 
 /** Reads a Yjs transaction origin (not LOAD_ORIGIN) as an UpdateOrigin. */

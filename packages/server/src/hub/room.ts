@@ -163,13 +163,13 @@ export class Room implements MessageRoom {
     return this.docBytes + bytes <= maxDocBytes;
   }
 
-  applyRemote(update: Uint8Array, via: string): void {
+  applyRemote(update: Uint8Array, via: string, stored = false): void {
     if (this.current !== 'ready') {
       throw new CairnError('conflict', `Plan "${this.planId}" is not loaded here any more.`, {
         planId: this.planId,
       });
     }
-    Y.applyUpdate(this.doc, update, new RemoteOrigin(via));
+    Y.applyUpdate(this.doc, update, new RemoteOrigin(via, stored));
   }
 
   /**

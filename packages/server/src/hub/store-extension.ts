@@ -36,7 +36,9 @@ export class StoreExtension implements Extension {
     );
   }
 
-  change({ room, update }: RoomChange): void {
+  change({ room, update, origin }: RoomChange): void {
+    // Stored once, where it entered: another instance of a cluster committed it before relaying it here.
+    if (origin.source === 'remote' && origin.stored) return;
     try {
       this.planStore.append(room.planId, update);
     } catch (error) {
