@@ -5,8 +5,10 @@ import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { MemoryStore, signToken } from '../src/index.js';
-import { cairnClient, rawClient, startServer, stockClient, whenProviderSynced } from './helpers.js';
+import { start } from './child-server.js';
+import { cairnClient, rawClient, startServer, stockClient, tempDir, whenProviderSynced } from './helpers.js';
 
 function storedDoc(dir: string, planId: string): Y.Doc {
   const doc = new Y.Doc();
@@ -184,6 +186,40 @@ describe('a cap on loaded plans', () => {
     expect(more.doc.getMap('tasks').get('t1')).toBe('acme:old');
     for (const handle of [more, alsoHeld, held, job]) handle.release();
     connected.destroy();
+  });
+  it('`cairn serve --max-loaded-plans` and `--idle-unload` bound the plans a server keeps', async () => {
+    const dir = await tempDir();
+    const server = await start([
+      ...SOURCE_CLI_ARGS,
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      dir,
+      '--static',
+      'none',
+      '--max-loaded-plans',
+      '1',
+      '--idle-unload',
+      '2',
+    ]);
+    const rooms = async () =>
+      ((await (await fetch(`${server.url.replace('ws', 'http')}/healthz`)).json()) as { rooms: number })
+        .rooms;
+    for (const planId of ['acme:cli-a', 'acme:cli-b']) {
+      const doc = new Y.Doc();
+      const conn = cairnClient(server.url, planId, doc);
+      await conn.whenSynced();
+      doc.getMap('tasks').set('t1', planId);
+      await conn.whenAcknowledged();
+      conn.destroy();
+    }
+    // Two plans used one after the other, a cap of one: the first was unloaded when the second loaded (counted
+    // as it happens, so no idle timer could have done it instead).
+    const metrics = await (await fetch(`${server.url.replace('ws', 'http')}/metrics`)).text();
+    expect(metrics).toMatch(/^cairn_plans_evicted_total 1$/m);
+    // And the last one unloads after its idle 2 s.
+    await vi.waitFor(async () => expect(await rooms()).toBe(0), { timeout: 15_000, interval: 250 });
   });
 });
 

@@ -364,7 +364,7 @@ export class SyncHub {
   }
 
   /** Over the cap: unloads the least recently used plans nobody uses, as many as the cap is passed by. */
-  private evictOverCap(keep: Room): void {
+  private evictOverCap(keep: Room | null): void {
     let over = this.rooms.size - this.evicting.size - this.maxLoadedPlans;
     if (over <= 0 || this.closing) return;
     for (const room of this.rooms.values()) {
@@ -388,6 +388,8 @@ export class SyncHub {
   private maybeIdle(room: Room): void {
     if (this.closing) return;
     room.whenIdle(this.idleUnloadMs, () => void this.unload(room));
+    // Over the cap because every plan was in use when the last one loaded: the one now unused may go.
+    this.evictOverCap(null);
   }
 
   // Flushed while still in the map (a client may join meanwhile and keep it), then removed and released.
