@@ -25,6 +25,7 @@ export const BENCHMARKS = [
   'agent-context',
   'agent-adapters',
   'cluster-storage',
+  'many-plans',
 ] as const;
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */

@@ -4,7 +4,15 @@
 // here; the other 48 clients run in a child process, so the server fans every edit out to 49 sockets.
 import { createPlan, type Plan } from '@cairn/core';
 import { connectClient, timeStatusFlip, untilTasks } from './lib/clients.js';
-import { collectGarbage, now, progress, rng, type Summary, summarize } from './lib/measure.js';
+import {
+  bootstrapRatio,
+  collectGarbage,
+  now,
+  progress,
+  rng,
+  type Summary,
+  summarize,
+} from './lib/measure.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
 import { makeRoom, seedRooms, spawnClients } from './lib/rooms.js';
 import { SERVER_NAMES, type ServerKind, startServer } from './lib/servers.js';
@@ -166,20 +174,6 @@ export async function run({
       `Time to connect and sync all ${CLIENTS} clients: floor ${results.floor.connectS.toFixed(1)} s, reference ${results.reference.connectS.toFixed(1)} s, Cairn ${results.cairn.connectS.toFixed(1)} s.`,
     ],
   };
-}
-
-/** The 5th and 95th percentiles of quantile(a) / quantile(b) over `draws` bootstrap resamples of each. */
-function bootstrapRatio(a: number[], b: number[], q: number, draws = 1_000): { low: number; high: number } {
-  const random = rng(7);
-  const resampledQuantile = (xs: number[]) => {
-    const sample = Float64Array.from({ length: xs.length }, () => xs[Math.floor(random() * xs.length)]!);
-    sample.sort();
-    return sample[Math.min(sample.length - 1, Math.ceil(q * sample.length) - 1)]!;
-  };
-  const ratios = Array.from({ length: draws }, () => resampledQuantile(a) / resampledQuantile(b)).sort(
-    (x, y) => x - y,
-  );
-  return { low: ratios[Math.floor(0.05 * draws)]!, high: ratios[Math.floor(0.95 * draws)]! };
 }
 
 /** Cairn's p99 over the reference's in each round (each pooled list holds the rounds in order, equal parts). */

@@ -89,3 +89,22 @@ export function progress(message: string): void {
   if (typeof process !== 'undefined' && process.stderr)
     process.stderr.write(`   [${((now() - started) / 1000).toFixed(1)} s] ${message}\n`);
 }
+
+/** The 5th and 95th percentiles of quantile(a) / quantile(b) over `draws` bootstrap resamples of each. */
+export function bootstrapRatio(
+  a: number[],
+  b: number[],
+  q: number,
+  draws = 1_000,
+): { low: number; high: number } {
+  const random = rng(7);
+  const resampledQuantile = (xs: number[]) => {
+    const sample = Float64Array.from({ length: xs.length }, () => xs[Math.floor(random() * xs.length)]!);
+    sample.sort();
+    return sample[Math.min(sample.length - 1, Math.ceil(q * sample.length) - 1)]!;
+  };
+  const ratios = Array.from({ length: draws }, () => resampledQuantile(a) / resampledQuantile(b)).sort(
+    (x, y) => x - y,
+  );
+  return { low: ratios[Math.floor(0.05 * draws)]!, high: ratios[Math.floor(0.95 * draws)]! };
+}

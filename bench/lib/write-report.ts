@@ -68,6 +68,13 @@ export function writeReport(
     '',
     '## Targets',
     '',
+    'How a row is met: a latency target is held to the p99, never the median. Where the benchmark runs in rounds ' +
+      '(sync latency, rendering), the systems or formats take turns within each round, three rounds, and the p99 ' +
+      'is of the rounds pooled; the row is met when that pooled p99 is under the target (or within the ratio to ' +
+      'its baseline). Beside it stands the 90% bootstrap interval of the ratio (p99 over the baseline p99, or over ' +
+      'the target), 1,000 resamples of the pooled samples: an interval that spans the line means the run could ' +
+      'not tell, and a p99 ratio on this machine moves by about ±0.1 from run to run.',
+    '',
     '| Benchmark | What was measured | Cairn | Target | Met |',
     '| --- | --- | ---: | --- | :---: |',
     ...summary,

@@ -106,12 +106,17 @@ export class GraphIndex {
       return;
     }
     if (this.edgeChanged.size > 0) this.updateEdges();
+    if (this.stepChanged.size > 0) this.stepsChanged();
+    if (this.dirty.size > 0) this.updateBlocked();
+  }
+
+  /** Parents of steps that opened, closed or appeared are re-decided (looked up now that the tree holds them). */
+  private stepsChanged(): void {
     for (const id of this.stepChanged) {
       const parent = this.source.parentOf(id);
       if (parent !== null) this.dirty.add(parent);
     }
     this.stepChanged.clear();
-    if (this.dirty.size > 0) this.updateBlocked();
   }
 
   private rebuild(): void {

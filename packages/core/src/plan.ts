@@ -298,6 +298,14 @@ export class Plan {
     return info && task ? { ...info, task } : undefined;
   }
 
+  /**
+   * Why each blocked open task cannot start, by id, without a snapshot per task: for a reader that asks about
+   * many tasks at once (a render). Do not keep it across a change of the plan; the next change patches it.
+   */
+  blockedReasons(): ReadonlyMap<string, BlockedInfo> {
+    return this.view().blocked();
+  }
+
   /** The tasks that wait on `id` (name it in their blockedBy), in plan order. */
   dependents(id: string): TaskSnapshot[] {
     const view = this.view();

@@ -181,6 +181,49 @@ describe('render budget', () => {
     }
   });
 
+  it('reads the steps of only the tasks it can show, however long the plan', () => {
+    // Top-level tasks of 4 steps, each with 1 step of its own (9 tasks each), added in calls of 50 (450 tasks).
+    const plan = fixedPlan('agent:a', 7);
+    const addTops = (from: number, to: number) => {
+      for (let start = from; start < to; start += 50)
+        plan.addMany(
+          Array.from({ length: 50 }, (_, k) => k + start).map((i) => ({
+            title: `Task ${i} with a title of a usual length for a plan`,
+            status: i < 40 ? ('done' as const) : ('pending' as const),
+            steps: Array.from({ length: 4 }, (_, s) => ({
+              title: `Step ${s} of task ${i}, also of a usual length`,
+              status: s === 0 ? ('done' as const) : ('pending' as const),
+              steps: [{ title: `Detail of step ${s} of task ${i}` }],
+            })),
+          })),
+        );
+    };
+    const read = new Set<string>();
+    const children = plan.children.bind(plan);
+    plan.children = (parent) => {
+      if (parent !== null && plan.get(parent)?.parent !== null) read.add(parent);
+      return children(parent);
+    };
+    /** How many steps' own step lists one render of each format reads. */
+    const stepListsRead = () =>
+      RENDER_FORMATS.map((format) => {
+        read.clear();
+        expect(renderPlan(plan, { format, maxTokens: 1_000 })).toContain('open task');
+        return read.size;
+      });
+    addTops(0, 200);
+    const at200 = stepListsRead();
+    addTops(200, 400);
+    const at400 = stepListsRead();
+    RENDER_FORMATS.forEach((format, i) => {
+      // Of the 800 steps of 200 tasks, about what is shown (34 lines). The native format groups an open task by
+      // where its open steps are, so it reads every open step's own steps: that part grows with the plan.
+      if (format === 'native') return;
+      expect(at200[i], format).toBeLessThan(400);
+      expect(at400[i], format).toBe(at200[i]);
+    });
+  });
+
   it('refuses a budget that is not a positive integer and an unknown format', () => {
     expect(() => renderPlan(fixedPlan(), { format: 'checklist', maxTokens: 0 })).toThrow(CairnError);
     expect(() => renderPlan(fixedPlan(), { format: 'markdown' as never })).toThrow(

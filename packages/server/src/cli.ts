@@ -19,7 +19,8 @@ import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
-              [--trace-calls N] [--trace-days D] [--retire-after N] [--redis URL --postgres URL]
+              [--trace-calls N] [--trace-days D] [--retire-after N] [--idle-unload S] [--max-loaded-plans N]
+              [--redis URL --postgres URL]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       With --redis and --postgres (or CAIRN_REDIS_URL and CAIRN_POSTGRES_URL) it is one instance of a cluster:
       plans are stored in PostgreSQL and shared with the other instances through Redis (no --data).
@@ -32,6 +33,8 @@ const USAGE = `Usage:
       model writes skills learned from finished tasks (without one, an offline distiller writes them).
       Each plan's trace of tool calls keeps at most --trace-calls calls (500) of the last --trace-days days
       (30); a skill is retired after --retire-after failed tasks in a row (3).
+      A plan nobody uses is unloaded after --idle-unload seconds (30); with --max-loaded-plans, loading one
+      more than N unloads the least recently used plan that no client and no job is using (default: no cap).
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
 ${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
@@ -125,6 +128,8 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     'trace-calls': { type: 'string' },
     'trace-days': { type: 'string' },
     'retire-after': { type: 'string' },
+    'idle-unload': { type: 'string' },
+    'max-loaded-plans': { type: 'string' },
     redis: { type: 'string' },
     postgres: { type: 'string' },
   });
@@ -135,6 +140,11 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     DEFAULT_TRACE_BOUND.maxAgeMs / 86_400_000,
   );
   const retireAfter = positiveInt(values['retire-after'], '--retire-after', 3);
+  const idleUnloadSeconds = positiveInt(values['idle-unload'], '--idle-unload', 30);
+  const maxLoadedPlans =
+    values['max-loaded-plans'] === undefined
+      ? undefined
+      : positiveInt(values['max-loaded-plans'], '--max-loaded-plans', 0);
   const logLevel = values['log-level'] ?? 'warn';
   if (logLevel !== 'warn' && logLevel !== 'info') {
     throw usage(`--log-level must be warn (the default) or info, not "${logLevel}".`);
@@ -160,6 +170,8 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     model: modelProxyFromEnv(io.env),
     allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),
     allowedOrigins: listFromEnv(io.env.CAIRN_ALLOWED_ORIGINS),
+    idleUnloadMs: idleUnloadSeconds * 1000,
+    ...(maxLoadedPlans !== undefined ? { maxLoadedPlans } : {}),
   });
   let info: Awaited<ReturnType<typeof server.listen>>;
   try {

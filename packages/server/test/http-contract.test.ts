@@ -313,6 +313,14 @@ describe('the HTTP contract of docs/PROTOCOL.md', () => {
         },
       }),
     );
+    // Without a token the caller is its address, and the message says so.
+    let anonymous = await call(server, 'GET', '/api/model');
+    for (let i = 0; i < 2 && anonymous.status !== 429; i++)
+      anonymous = await call(server, 'GET', '/api/model');
+    expect(anonymous.status).toBe(429);
+    expect(JSON.parse(anonymous.text).error.message).toMatch(
+      /^Too many requests: at most 0\.25 per second and 1048576 body bytes per second for one address without a token\. Retry after \d+ s\.$/,
+    );
   });
 
   it('passes the model’s answer through as it was sent: status, content type, body and Retry-After', async () => {

@@ -197,6 +197,23 @@ describe('tokens', () => {
     expect(err).toMatch(/--role must be one of read, write, admin/);
   });
 
+  it('`cairn serve` refuses a bad --idle-unload or --max-loaded-plans, saying what is valid', async () => {
+    let help = '';
+    await main(['serve', '--help'], { stdout: () => undefined, stderr: (t) => (help += t), env: {} });
+    expect(help).toMatch(/--idle-unload S\] \[--max-loaded-plans N\]/);
+    for (const [flag, value] of [
+      ['--idle-unload', '0'],
+      ['--idle-unload', '1.5'],
+      ['--max-loaded-plans', '0'],
+      ['--max-loaded-plans', 'many'],
+    ] as const) {
+      let err = '';
+      const io = { stdout: () => undefined, stderr: (t: string) => (err += t), env: {} };
+      expect(await main(['serve', '--port', '0', flag, value], io), `${flag} ${value}`).toBe(2);
+      expect(err).toContain(`${flag} must be a whole number, 1 or more, not "${value}".`);
+    }
+  });
+
   it('`cairn serve --help`, `token --help` and `mcp --help` print the usage and exit 0', async () => {
     for (const command of ['serve', 'token', 'mcp', 'agents']) {
       let err = '';

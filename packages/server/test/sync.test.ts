@@ -5,8 +5,10 @@ import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { MemoryStore, signToken } from '../src/index.js';
-import { cairnClient, rawClient, startServer, stockClient, whenProviderSynced } from './helpers.js';
+import { start } from './child-server.js';
+import { cairnClient, rawClient, startServer, stockClient, tempDir, whenProviderSynced } from './helpers.js';
 
 function storedDoc(dir: string, planId: string): Y.Doc {
   const doc = new Y.Doc();
@@ -142,6 +144,82 @@ describe('sync', () => {
     const next = cairnClient(url, 'acme:idle', again);
     await next.whenSynced();
     expect(again.getMap('tasks').get('t1')).toBe('kept');
+  });
+});
+
+describe('a cap on loaded plans', () => {
+  it('unloads the least recently used plan nobody uses, never one with a client or a job holding it', async () => {
+    const { url, server } = await startServer({ maxLoadedPlans: 4, idleUnloadMs: 3_600_000 });
+    const hub = server.hub;
+    const connect = async (planId: string) => {
+      const doc = new Y.Doc();
+      const conn = cairnClient(url, planId, doc);
+      await conn.whenSynced();
+      doc.getMap('tasks').set('t1', planId);
+      await conn.whenAcknowledged();
+      return conn;
+    };
+    const visit = async (planId: string) => {
+      (await connect(planId)).destroy();
+      await vi.waitFor(() => expect(hub.connectionCount).toBe(1));
+    };
+    const loaded = () =>
+      ['connected', 'job', 'old', 'recent', 'new', 'held'].filter((p) => hub.isLoaded(`acme:${p}`));
+    const connected = await connect('acme:connected'); // stays connected
+    const job = await hub.openPlan('acme:job'); // a server-side job holds it
+    await visit('acme:old');
+    await visit('acme:recent');
+    expect(loaded()).toEqual(['connected', 'job', 'old', 'recent']);
+    // A use makes a plan the most recently used: loading a fifth unloads `recent`, now the idlest.
+    (await hub.openPlan('acme:old')).release();
+    await visit('acme:new');
+    await vi.waitFor(() => expect(loaded()).toEqual(['connected', 'job', 'old', 'new']));
+    const held = await hub.openPlan('acme:held');
+    await vi.waitFor(() => expect(loaded()).toEqual(['connected', 'job', 'new', 'held']));
+    // Only plans in use are left: one more passes the cap rather than unload a plan someone uses.
+    const alsoHeld = await hub.openPlan('acme:recent');
+    await vi.waitFor(() => expect(loaded()).toEqual(['connected', 'job', 'recent', 'held']));
+    const more = await hub.openPlan('acme:old');
+    expect(hub.roomCount).toBe(5);
+    expect(loaded()).toEqual(['connected', 'job', 'old', 'recent', 'held']);
+    // An unloaded plan loads again with what was written to it.
+    expect(more.doc.getMap('tasks').get('t1')).toBe('acme:old');
+    for (const handle of [more, alsoHeld, held, job]) handle.release();
+    connected.destroy();
+  });
+  it('`cairn serve --max-loaded-plans` and `--idle-unload` bound the plans a server keeps', async () => {
+    const dir = await tempDir();
+    const server = await start([
+      ...SOURCE_CLI_ARGS,
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      dir,
+      '--static',
+      'none',
+      '--max-loaded-plans',
+      '1',
+      '--idle-unload',
+      '2',
+    ]);
+    const rooms = async () =>
+      ((await (await fetch(`${server.url.replace('ws', 'http')}/healthz`)).json()) as { rooms: number })
+        .rooms;
+    for (const planId of ['acme:cli-a', 'acme:cli-b']) {
+      const doc = new Y.Doc();
+      const conn = cairnClient(server.url, planId, doc);
+      await conn.whenSynced();
+      doc.getMap('tasks').set('t1', planId);
+      await conn.whenAcknowledged();
+      conn.destroy();
+    }
+    // Two plans used one after the other, a cap of one: the first was unloaded when the second loaded (counted
+    // as it happens, so no idle timer could have done it instead).
+    const metrics = await (await fetch(`${server.url.replace('ws', 'http')}/metrics`)).text();
+    expect(metrics).toMatch(/^cairn_plans_evicted_total 1$/m);
+    // And the last one unloads after its idle 2 s.
+    await vi.waitFor(async () => expect(await rooms()).toBe(0), { timeout: 15_000, interval: 250 });
   });
 });
 

@@ -104,16 +104,17 @@ const STAGES: readonly Stage[] = [
         .filter((t) => !isOpenStatus(t.status))
         .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1)),
   },
+  // The next two stages name every shown task, without reading its steps: a plan far over the budget would
+  // otherwise be read whole to choose tasks that are then left out anyway. Hiding the finished steps of a task
+  // that has none changes nothing, and the page makes a collapse only where the summary is shorter than the
+  // steps it replaces (never for a task without steps), deciding that for the tasks it shows, when it shows them.
   {
     set: (omit) => omit.closedStepsHidden,
-    candidates: (page) => fromEnd(shownTops(page).filter((t) => page.view.steps(t.id).closed > 0)),
+    candidates: (page) => fromEnd(shownTops(page)),
   },
   {
     set: (omit) => omit.collapsed,
-    candidates: (page) =>
-      fromEnd(
-        shownTops(page).filter((t) => page.view.children(t.id).length > 0 && page.collapsingShortens(t)),
-      ),
+    candidates: (page) => fromEnd(shownTops(page)),
   },
   { set: (omit) => omit.hidden, candidates: (page) => fromEnd(shownTops(page)) },
 ];

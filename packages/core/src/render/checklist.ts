@@ -3,14 +3,13 @@
 import type { TaskSnapshot } from '../schema.js';
 import { type FormatRenderer, linesBlock } from './page.js';
 import {
+  type Cut,
   checkbox,
   collapsedNote,
   indent,
-  inlineMarked,
-  type Omissions,
+  markedTitle,
   type PlanView,
   statusWords,
-  visibleSteps,
 } from './view.js';
 
 export const checklistFormat: FormatRenderer = {
@@ -22,17 +21,7 @@ export const checklistFormat: FormatRenderer = {
   block: linesBlock(line),
 };
 
-function line(
-  view: PlanView,
-  omit: Omissions,
-  top: TaskSnapshot,
-  task: TaskSnapshot,
-  depth: number,
-  out: string[],
-): void {
-  const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
-  out.push(
-    `${indent(depth)}- ${checkbox(task.status)} ${task.num}. ${inlineMarked(task.title)}${statusWords(task.status)}${collapsed}`,
-  );
-  for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
+function line(view: PlanView, cut: Cut, top: TaskSnapshot, task: TaskSnapshot, depth: number): string {
+  const collapsed = depth === 0 ? collapsedNote(view, cut, top.id) : '';
+  return `${indent(depth)}- ${checkbox(task.status)} ${task.num}. ${markedTitle(task)}${statusWords(task.status)}${collapsed}`;
 }

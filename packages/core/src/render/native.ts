@@ -4,15 +4,15 @@
 import { isOpenStatus, type TaskSnapshot } from '../schema.js';
 import { type FormatRenderer, linesBlock } from './page.js';
 import {
+  type Cut,
   checkbox,
   collapsedNote,
   indent,
   inline,
   inlineMarked,
-  type Omissions,
+  markedTitle,
   type PlanView,
   statusWords,
-  visibleSteps,
 } from './view.js';
 
 type Group = 'ready' | 'taken' | 'blocked' | 'waiting' | 'done';
@@ -40,6 +40,7 @@ function stepsGroup(view: PlanView, id: string): Group {
   let best = ORDER.length - 1;
   for (const step of view.children(id)) {
     if (isOpenStatus(step.status)) best = Math.min(best, ORDER.indexOf(groupOf(view, step)));
+    if (best === 0) break; // one step that can start makes the task ready: the rest need not be read
   }
   return ORDER[best]!;
 }
@@ -60,30 +61,26 @@ export const nativeFormat: FormatRenderer = {
   block: linesBlock(line),
 };
 
-function line(
-  view: PlanView,
-  omit: Omissions,
-  top: TaskSnapshot,
-  task: TaskSnapshot,
-  depth: number,
-  out: string[],
-): void {
+function line(view: PlanView, cut: Cut, top: TaskSnapshot, task: TaskSnapshot, depth: number): string {
   const notes = annotations(view, task);
-  const collapsed = depth === 0 ? collapsedNote(view, omit, top.id) : '';
-  out.push(
-    `${indent(depth)}- ${checkbox(task.status)} ${view.showNumbers ? `${task.num}. ` : ''}${named(task.title, task.id)}${statusWords(task.status)}${collapsed}` +
-      (notes.length > 0 ? ` — ${notes.join('; ')}` : ''),
+  const collapsed = depth === 0 ? collapsedNote(view, cut, top.id) : '';
+  return (
+    `${indent(depth)}- ${checkbox(task.status)} ${view.showNumbers ? `${task.num}. ` : ''}${named(task)}${statusWords(task.status)}${collapsed}` +
+    (notes.length > 0 ? ` — ${notes.join('; ')}` : '')
   );
-  for (const step of visibleSteps(view, omit, top.id, task.id)) line(view, omit, top, step, depth + 1, out);
 }
 
 function ref(view: PlanView, id: string): string {
-  return named(view.title(id), id);
+  const task = view.plan.get(id);
+  return task ? named(task) : `${inlineMarked(id)} [${inlineMarked(id)}]`;
 }
 
-/** "Write migration [k3x9a2b]": brackets in the title are escaped, so the last pair is always the id. */
-function named(title: string, id: string): string {
-  return `${inlineMarked(title)} [${inlineMarked(id)}]`;
+/**
+ * "Write migration [k3x9a2b]": brackets in the title are escaped, so the last pair is always the id (ids are
+ * generated without brackets or breaks, but a document from elsewhere may hold any key).
+ */
+function named(task: TaskSnapshot): string {
+  return `${markedTitle(task)} [${inlineMarked(task.id)}]`;
 }
 
 function annotations(view: PlanView, task: TaskSnapshot): string[] {

@@ -2,18 +2,18 @@
 // note and wake time, newest first, under the task numbers the ongoing_task tools take (steps use up none). Informational: the model is told to put the user's current message first.
 import type { TaskSnapshot } from '../schema.js';
 import { openConversationTasks } from '../task-numbers.js';
-import type { FormatRenderer } from './page.js';
+import { eachStep, type FormatRenderer } from './page.js';
 import {
   ago,
+  type Cut,
   checkbox,
   collapsedNote,
   indent,
   inline,
-  inlineMarked,
-  type Omissions,
+  inlineTitle,
+  markedTitle,
   type PlanView,
   statusWords,
-  visibleSteps,
 } from './view.js';
 
 export const openTasksFormat: FormatRenderer = {
@@ -26,22 +26,16 @@ export const openTasksFormat: FormatRenderer = {
   block,
 };
 
-function block(view: PlanView, omit: Omissions, task: TaskSnapshot): string {
+function block(view: PlanView, cut: Cut, task: TaskSnapshot): string {
   const lines = [
-    `Task ${view.taskNumber(task.id) ?? task.num}: ${inline(task.title)}`,
+    `Task ${view.taskNumber(task.id) ?? task.num}: ${inlineTitle(task)}`,
     `- Status: ${task.status}${wokeUp(view, task)}, opened ${ago(view.now - task.createdAt)}`,
   ];
   const steps: string[] = [];
-  const walk = (id: string, depth: number) => {
-    for (const step of visibleSteps(view, omit, task.id, id)) {
-      steps.push(
-        `${indent(depth)}- ${checkbox(step.status)} ${inlineMarked(step.title)}${statusWords(step.status)}`,
-      );
-      walk(step.id, depth + 1);
-    }
-  };
-  walk(task.id, 1);
-  const collapsed = collapsedNote(view, omit, task.id);
+  eachStep(view, cut, task.id, 1, (step, depth) => {
+    steps.push(`${indent(depth)}- ${checkbox(step.status)} ${markedTitle(step)}${statusWords(step.status)}`);
+  });
+  const collapsed = collapsedNote(view, cut, task.id);
   if (collapsed) lines.push(`- Steps:${collapsed}`);
   else if (steps.length > 0) lines.push('- Steps:', ...steps);
   if (task.nextStep) lines.push(`- Next step: ${inline(task.nextStep)}`);

@@ -3,7 +3,15 @@
 // the note on what was left out. A block depends only on how its own task is cut down, so it is rendered once
 // per cut and reused while the budget tries what to leave out.
 import type { TaskSnapshot } from '../schema.js';
-import { noOmissions, type Omissions, type Omitted, omissionNote, omittedBy, type PlanView } from './view.js';
+import {
+  type Cut,
+  noOmissions,
+  type Omitted,
+  omissionNote,
+  omittedBy,
+  type PlanView,
+  visibleSteps,
+} from './view.js';
 
 export interface FormatRenderer {
   /** The top-level tasks this format shows, in display order (a section's tasks next to each other). */
@@ -16,34 +24,53 @@ export interface FormatRenderer {
   between: string;
   /** What separates two sections, and the last one from the note. */
   gap: string;
-  /** A top-level task and its steps, as `omit` cuts them down. */
-  block(view: PlanView, omit: Omissions, top: TaskSnapshot): string;
+  /** A top-level task and its steps, cut down by `cut`. */
+  block(view: PlanView, cut: Cut, top: TaskSnapshot): string;
 }
 
-/** Writes one task's line, then its visible steps' (one deeper), onto `out`. */
+/** One task's line in a block cut down by `cut`; `depth` 0 is the top-level task. */
 export type LineWriter = (
   view: PlanView,
-  omit: Omissions,
+  cut: Cut,
   top: TaskSnapshot,
   task: TaskSnapshot,
   depth: number,
-  out: string[],
-) => void;
+) => string;
+
+/**
+ * Calls `visit` for each step shown under `id` in a block cut down by `cut`, depth first, in order: the one walk
+ * every format's step list is written by.
+ */
+export function eachStep(
+  view: PlanView,
+  cut: Cut,
+  id: string,
+  depth: number,
+  visit: (step: TaskSnapshot, depth: number) => void,
+): void {
+  for (const step of visibleSteps(view, cut, id)) {
+    visit(step, depth);
+    eachStep(view, cut, step.id, depth + 1, visit);
+  }
+}
 
 /** A format's `block` for a format that prints a task and its steps a line each, starting at the top task. */
 export function linesBlock(line: LineWriter): FormatRenderer['block'] {
-  return (view, omit, top) => {
-    const lines: string[] = [];
-    line(view, omit, top, top, 0, lines);
-    return lines.join('\n');
+  return (view, cut, top) => {
+    let text = line(view, cut, top, top, 0);
+    eachStep(view, cut, top.id, 1, (step, depth) => {
+      text += `\n${line(view, cut, top, step, depth)}`;
+    });
+    return text;
   };
 }
 
-/** How a top-level task is cut down; each gives a different block. */
-type Cut = 'whole' | 'openSteps' | 'collapsed';
-
 export class Page {
-  /** What is left out; the budget changes it, and the page reflects it on the next read. */
+  /**
+   * What the budget asks to leave out; the page reflects it on the next read. A collapse asked for is made only
+   * where the summary is shorter than the steps it replaces (`collapsingShortens`), decided when the block is
+   * first read, so only the tasks that are shown are ever rendered twice.
+   */
   readonly omit = noOmissions();
   readonly tops: readonly TaskSnapshot[];
   readonly head: string;
@@ -68,29 +95,21 @@ export class Page {
 
   /** The block of a shown top-level task, as it is cut down now. */
   block(top: TaskSnapshot): string {
-    const cache = this.blocks[this.cut(top.id)];
-    let text = cache.get(top.id);
-    if (text === undefined) {
-      text = this.format.block(this.view, this.omit, top);
-      cache.set(top.id, text);
-    }
-    return text;
+    return this.blockCut(top, this.cut(top));
+  }
+
+  /** What a top-level task adds to the note on what is left out, as it is cut down now. */
+  omittedBy(top: TaskSnapshot): Omitted {
+    return omittedBy(this.view, top, this.shown(top) ? this.cut(top) : null);
   }
 
   /**
-   * Whether summarising a task's steps as "(n of m steps done)" makes its block shorter than it is now. When its
-   * visible steps are fewer words than the summary, collapsing would cost tokens instead of saving them.
+   * Whether summarising a task's steps as "(n of m steps done)" makes its block shorter than it is without the
+   * summary. When its visible steps are fewer words than the summary, collapsing would cost tokens instead of
+   * saving them.
    */
   collapsingShortens(top: TaskSnapshot): boolean {
-    const now = this.block(top);
-    const collapsed = this.omit.collapsed;
-    if (collapsed.has(top.id)) return false;
-    collapsed.add(top.id);
-    try {
-      return this.block(top).length < now.length;
-    } finally {
-      collapsed.delete(top.id);
-    }
+    return this.blockCut(top, 'collapsed').length < this.blockCut(top, this.uncollapsed(top.id)).length;
   }
 
   /** The section heading a top-level task is listed under; '' in a format without sections. */
@@ -107,7 +126,7 @@ export class Page {
   omitted(): Omitted {
     const total: Omitted = { closedTasks: 0, openTasks: 0, closedSteps: 0 };
     for (const top of this.tops) {
-      const one = omittedBy(this.view, this.omit, top);
+      const one = this.omittedBy(top);
       total.closedTasks += one.closedTasks;
       total.openTasks += one.openTasks;
       total.closedSteps += one.closedSteps;
@@ -146,8 +165,22 @@ export class Page {
     return this.head + parts.join(this.format.gap);
   }
 
-  private cut(id: string): Cut {
-    if (this.omit.collapsed.has(id)) return 'collapsed';
+  private blockCut(top: TaskSnapshot, cut: Cut): string {
+    const cache = this.blocks[cut];
+    let text = cache.get(top.id);
+    if (text === undefined) {
+      text = this.format.block(this.view, cut, top);
+      cache.set(top.id, text);
+    }
+    return text;
+  }
+
+  private cut(top: TaskSnapshot): Cut {
+    if (this.omit.collapsed.has(top.id) && this.collapsingShortens(top)) return 'collapsed';
+    return this.uncollapsed(top.id);
+  }
+
+  private uncollapsed(id: string): Cut {
     return this.omit.closedStepsHidden.has(id) ? 'openSteps' : 'whole';
   }
 }

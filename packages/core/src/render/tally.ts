@@ -8,7 +8,7 @@
 import type { TaskSnapshot } from '../schema.js';
 import type { Page } from './page.js';
 import type { Tokenizer } from './tokenizer.js';
-import { type Omitted, omissionNote, omittedBy } from './view.js';
+import { type Omitted, omissionNote } from './view.js';
 
 /** What one top-level task adds to the page as it is cut down now. */
 interface Share {
@@ -76,7 +76,7 @@ export class Tally {
     const share: Share = {
       size: shown ? this.pieces.block(top) : 0,
       section: shown ? page.section(top) : null,
-      omitted: omittedBy(page.view, page.omit, top),
+      omitted: page.omittedBy(top),
     };
     this.shares.set(top.id, share);
     this.apply(share, 1);

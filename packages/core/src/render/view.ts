@@ -1,6 +1,7 @@
 // What every render format shares: one read of the plan (the tree, step counts, why tasks are blocked), the
 // checkbox and status words, what the budget has left out, and the note that says so.
-import type { BlockedTask, Plan } from '../plan.js';
+import type { BlockedInfo } from '../graph.js';
+import type { Plan } from '../plan.js';
 import { type Actor, isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
 import { type TaskNumbers, taskNumbers } from '../task-numbers.js';
 
@@ -31,6 +32,8 @@ export class PlanView {
   readonly showNumbers: boolean;
   private readonly kids = new Map<string | null, TaskSnapshot[]>();
   private readonly counts = new Map<string, StepCount>();
+  /** Why tasks cannot start, read once per render (a format asks about most tasks, some more than once). */
+  private blockedMap: ReadonlyMap<string, BlockedInfo> | undefined;
   private numbers: TaskNumbers | undefined;
 
   constructor(
@@ -51,9 +54,10 @@ export class PlanView {
     this.presence = options.presence ? [...options.presence] : null;
   }
 
-  /** Why a task cannot start, or undefined (the plan keeps its blocked set up to date; this asks for one). */
-  blocked(id: string): BlockedTask | undefined {
-    return this.plan.blockedTask(id);
+  /** Why an open task cannot start, or undefined (the plan keeps its blocked set up to date). */
+  blocked(id: string): BlockedInfo | undefined {
+    this.blockedMap ??= this.plan.blockedReasons();
+    return this.blockedMap.get(id);
   }
 
   /**
@@ -87,10 +91,6 @@ export class PlanView {
     return count;
   }
 
-  title(id: string): string {
-    return this.plan.get(id)?.title ?? id;
-  }
-
   /** Seed 001's number of a top-level task (steps use up none), read once per render. */
   taskNumber(id: string): number | undefined {
     this.numbers ??= taskNumbers(this.plan);
@@ -112,16 +112,22 @@ export function noOmissions(): Omissions {
   return { hidden: new Set(), closedStepsHidden: new Set(), collapsed: new Set() };
 }
 
-/** The steps to print under `id`, given what is left out below top-level task `top`. */
-export function visibleSteps(view: PlanView, omit: Omissions, top: string, id: string): TaskSnapshot[] {
-  if (omit.collapsed.has(top)) return [];
+/**
+ * How a shown top-level task is cut down: all its steps, only its open ones, or its step list summarised. A
+ * block depends on its own cut only.
+ */
+export type Cut = 'whole' | 'openSteps' | 'collapsed';
+
+/** The steps to print under `id` (the top-level task or one of its steps) in a block cut down by `cut`. */
+export function visibleSteps(view: PlanView, cut: Cut, id: string): TaskSnapshot[] {
+  if (cut === 'collapsed') return [];
   const steps = view.children(id);
-  return omit.closedStepsHidden.has(top) ? steps.filter((s) => isOpenStatus(s.status)) : steps;
+  return cut === 'openSteps' ? steps.filter((s) => isOpenStatus(s.status)) : steps;
 }
 
 /** " (2 of 5 steps done)" for a collapsed task, else "". */
-export function collapsedNote(view: PlanView, omit: Omissions, top: string): string {
-  if (!omit.collapsed.has(top)) return '';
+export function collapsedNote(view: PlanView, cut: Cut, top: string): string {
+  if (cut !== 'collapsed') return '';
   const { all, closed } = view.steps(top);
   if (all === 0) return '';
   return ` (${closed} of ${all} step${all === 1 ? '' : 's'} done)`;
@@ -194,6 +200,34 @@ export function inlineMarked(text: string): string {
   return inline(text).replace(/[[\]]/g, '\\$&');
 }
 
+// A task's title as one line, kept per snapshot: snapshots are replaced when a task changes, so an edit costs
+// one escaping of what it changed, not one of every title on every render.
+const inlineTitles = new WeakMap<TaskSnapshot, string>();
+const markedTitles = new WeakMap<TaskSnapshot, string>();
+
+/** `inline(task.title)`, escaped once per snapshot. */
+export function inlineTitle(task: TaskSnapshot): string {
+  return escapedTitle(inlineTitles, task, inline);
+}
+
+/** `inlineMarked(task.title)`, escaped once per snapshot. */
+export function markedTitle(task: TaskSnapshot): string {
+  return escapedTitle(markedTitles, task, inlineMarked);
+}
+
+function escapedTitle(
+  cache: WeakMap<TaskSnapshot, string>,
+  task: TaskSnapshot,
+  toLine: (text: string) => string,
+): string {
+  let text = cache.get(task);
+  if (text === undefined) {
+    text = toLine(task.title);
+    cache.set(task, text);
+  }
+  return text;
+}
+
 export function indent(depth: number): string {
   return '  '.repeat(depth);
 }
@@ -209,10 +243,13 @@ const NOTHING: Omitted = Object.freeze({ closedTasks: 0, openTasks: 0, closedSte
 const OPEN_TASK: Omitted = Object.freeze({ closedTasks: 0, openTasks: 1, closedSteps: 0 });
 const CLOSED_TASK: Omitted = Object.freeze({ closedTasks: 1, openTasks: 0, closedSteps: 0 });
 
-/** What one top-level task adds to the note: itself if left out, else its finished steps if those are. */
-export function omittedBy(view: PlanView, omit: Omissions, top: TaskSnapshot): Omitted {
-  if (omit.hidden.has(top.id)) return isOpenStatus(top.status) ? OPEN_TASK : CLOSED_TASK;
-  if (!omit.closedStepsHidden.has(top.id) || omit.collapsed.has(top.id)) return NOTHING;
+/**
+ * What one top-level task adds to the note: itself if left out (`cut` null), else its finished steps if its
+ * block leaves them out (a summary counts them itself).
+ */
+export function omittedBy(view: PlanView, top: TaskSnapshot, cut: Cut | null): Omitted {
+  if (cut === null) return isOpenStatus(top.status) ? OPEN_TASK : CLOSED_TASK;
+  if (cut !== 'openSteps') return NOTHING;
   return { closedTasks: 0, openTasks: 0, closedSteps: view.steps(top.id).closed };
 }
 

@@ -44,7 +44,8 @@ export class HttpRateLimiter {
 
   /** Throws CairnError `limit` (429, `retryAfter` in seconds) when the request's caller is over its limits. */
   check(req: IncomingMessage): void {
-    const buckets = this.buckets(callerOf(req));
+    const caller = callerOf(req);
+    const buckets = this.buckets(caller);
     const declared = Number(req.headers['content-length'] ?? 0);
     const bytes = Number.isFinite(declared) && declared > 0 ? declared : 0;
     const { requestsPerSecond, bytesPerSecond } = this.limits;
@@ -54,7 +55,7 @@ export class HttpRateLimiter {
       throw new CairnError(
         'limit',
         `Too many requests: at most ${requestsPerSecond} per second and ${bytesPerSecond} body bytes per second ` +
-          `for one token. Retry after ${retryAfter} s.`,
+          `for ${caller.startsWith('token:') ? 'one token' : 'one address without a token'}. Retry after ${retryAfter} s.`,
         { status: 429, retryAfter },
       );
     }

@@ -25,6 +25,13 @@ export interface HubOptions {
   /** How long a plan nobody uses stays loaded before it is flushed and unloaded. Default 30 s. */
   idleUnloadMs?: number;
   /**
+   * At most this many plans loaded at once: loading one more flushes and unloads the least recently used plan
+   * nobody uses (no client connected, no server-side job holding it), without waiting for it to be idle for
+   * `idleUnloadMs`. Plans in use are never unloaded, so the count can pass the cap while they all are. Default:
+   * no cap.
+   */
+  maxLoadedPlans?: number;
+  /**
    * A client that received nothing for this long gets an empty awareness message, so y-websocket's "no message
    * in 30 s" watchdog does not drop a client that is alone in its plan. Default 15 s; 0 turns it off.
    */
@@ -61,7 +68,11 @@ export class SyncHub {
   readonly store: PlanStore;
   private readonly logger: Logger;
   private readonly idleUnloadMs: number;
+  private readonly maxLoadedPlans: number;
+  /** Loaded plans, least recently used first (a use moves a plan to the end). */
   private readonly rooms = new Map<string, Room>();
+  /** Rooms being unloaded to make room under `maxLoadedPlans` (not counted again). */
+  private readonly evicting = new Set<Room>();
   /** Plans whose store is being released; a new room of the same plan loads after it. */
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly connections = new Set<Connection>();
@@ -80,6 +91,11 @@ export class SyncHub {
     this.limits = resolveLimits(options.limits);
     this.logger = options.logger ?? silentLogger;
     this.idleUnloadMs = options.idleUnloadMs ?? 30_000;
+    this.maxLoadedPlans = options.maxLoadedPlans ?? Number.POSITIVE_INFINITY;
+    if (!(this.maxLoadedPlans >= 1))
+      throw new CairnError('invalid_argument', 'maxLoadedPlans must be 1 or more.');
+    if (!(this.idleUnloadMs >= 0))
+      throw new CairnError('invalid_argument', 'idleUnloadMs must be 0 or more.');
     this.registry = options.registry ?? new MetricsRegistry();
     this.metrics = createHubMetrics(this.registry, {
       connections: () => this.connections.size,
@@ -324,6 +340,8 @@ export class SyncHub {
     const existing = this.rooms.get(planId);
     if (existing) {
       existing.cancelIdle();
+      this.rooms.delete(planId); // most recently used last
+      this.rooms.set(planId, existing);
       return existing;
     }
     const room = new Room(
@@ -341,7 +359,23 @@ export class SyncHub {
         room.destroy();
       },
     );
+    this.evictOverCap(room);
     return room;
+  }
+
+  /** Over the cap: unloads the least recently used plans nobody uses, as many as the cap is passed by. */
+  private evictOverCap(keep: Room | null): void {
+    let over = this.rooms.size - this.evicting.size - this.maxLoadedPlans;
+    if (over <= 0 || this.closing) return;
+    for (const room of this.rooms.values()) {
+      if (over <= 0) break;
+      if (room === keep || this.evicting.has(room) || !room.idle || room.state !== 'ready') continue;
+      over--;
+      this.evicting.add(room);
+      room.cancelIdle();
+      this.metrics.plansEvictedTotal.inc();
+      void this.unload(room).finally(() => this.evicting.delete(room));
+    }
   }
 
   private ended(room: Room | null, conn: Connection): void {
@@ -354,6 +388,8 @@ export class SyncHub {
   private maybeIdle(room: Room): void {
     if (this.closing) return;
     room.whenIdle(this.idleUnloadMs, () => void this.unload(room));
+    // Over the cap because every plan was in use when the last one loaded: the one now unused may go.
+    this.evictOverCap(null);
   }
 
   // Flushed while still in the map (a client may join meanwhile and keep it), then removed and released.

@@ -29,6 +29,10 @@ export function createHubMetrics(
     refusedUpdatesTotal: registry.counter('cairn_updates_refused_total', 'Updates refused, by reason.'),
     acksTotal: registry.counter('cairn_acks_total', 'Write acknowledgements answered, by result.'),
     errorsTotal: registry.counter('cairn_errors_total', 'Errors, by kind.'),
+    plansEvictedTotal: registry.counter(
+      'cairn_plans_evicted_total',
+      'Plans unloaded before their idle time to stay within the cap on loaded plans.',
+    ),
     storeSeconds: registry.histogram(
       'cairn_store_duration_seconds',
       'Latency of store operations, by operation.',

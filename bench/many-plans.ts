@@ -1,0 +1,120 @@
+// Benchmark 15: many plans on one server. Plans of 30 tasks are written one after another through the hub (the
+// path of the HTTP API and the sweepers: open, write, flush, release); then the server's RSS and heap while
+// they are loaded, and again once every plan has unloaded after its idle minute and a collection ran. Beside
+// it the reference: the same documents held as Y.Docs in a Map, as a server that never unloads holds them.
+// Each measurement runs in a process of its own. 10,000 plans would take about six minutes of writing alone on
+// this 2-core machine, so the full run stops at 3,000.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { progress } from './lib/measure.js';
+import { type BenchResult, cairnOnly, type Row } from './lib/report.js';
+
+interface Measured {
+  kind: 'cairn' | 'reference';
+  plans: number;
+  base: { rss: number; heap: number };
+  loaded: { rss: number; heap: number };
+  idle: { rss: number; heap: number };
+  createS: number;
+  rooms: number;
+  unloadedAfterS?: number;
+  reloadMedianMs?: number;
+  reloadP99Ms?: number;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function measure(kind: 'cairn' | 'reference', plans: number, idleMs: number): Measured {
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--conditions=@cairn/source',
+      '--import',
+      'tsx',
+      join(here, 'lib', 'many-plans-child.ts'),
+      kind,
+      String(plans),
+    ],
+    { env: { ...process.env, IDLE_MS: String(idleMs) }, encoding: 'utf8', maxBuffer: 1 << 24 },
+  );
+  if (child.status !== 0) throw new Error(`many-plans ${kind} ${plans} failed: ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop()!) as Measured;
+}
+
+const mb = (x: number) => `${x.toFixed(0)} MiB`;
+const kib = (x: number) => `${(x * 1024).toFixed(0)} KiB`;
+
+export async function run({
+  quick,
+}: {
+  quick: boolean;
+}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+  const sizes = quick ? [200] : [1_000, 3_000];
+  const idleMs = quick ? 2_000 : 60_000;
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  for (const plans of sizes) {
+    progress(`${plans} plans: Cairn`);
+    const c = measure('cairn', plans, idleMs);
+    progress(`${plans} plans: reference`);
+    const r = measure('reference', plans, idleMs);
+    const n = plans.toLocaleString('en-US');
+    // Per plan loaded when measured: plans idle past the idle time unload while later ones are written.
+    const perPlan = (m: Measured) => (m.loaded.heap - m.base.heap) / m.rooms;
+    rows.push(
+      {
+        measure: `${n} plans written (${c.rooms.toLocaleString('en-US')} of them still loaded): RSS / heap after a collection`,
+        cairn: `${mb(c.loaded.rss)} / ${mb(c.loaded.heap)}`,
+        baselineName: 'reference: the same documents held in memory',
+        baseline: `${mb(r.loaded.rss)} / ${mb(r.loaded.heap)}`,
+        ratio: `${(c.loaded.rss / r.loaded.rss).toFixed(2)}x RSS`,
+        target: '',
+        met: null,
+      },
+      {
+        measure: `${n} plans, heap per loaded plan (slope over the empty server)`,
+        cairn: kib(perPlan(c)),
+        baselineName: 'reference',
+        baseline: kib(perPlan(r)),
+        ratio: `${(perPlan(c) / perPlan(r)).toFixed(2)}x`,
+        target: '',
+        met: null,
+      },
+      {
+        measure: `${n} plans after an idle ${idleMs / 1000} s and a collection: RSS / heap (rooms 0)`,
+        cairn: `${mb(c.idle.rss)} / ${mb(c.idle.heap)}`,
+        baselineName: 'reference (never unloads)',
+        baseline: `${mb(r.idle.rss)} / ${mb(r.idle.heap)}`,
+        ratio: `${(c.idle.rss / r.idle.rss).toFixed(2)}x RSS`,
+        target: '',
+        met: null,
+      },
+      cairnOnly(
+        `${n} plans: reload of an unloaded plan from disk (median / p99 of 50)`,
+        `${c.reloadMedianMs!.toFixed(1)} ms / ${c.reloadP99Ms!.toFixed(1)} ms`,
+      ),
+    );
+    notes.push(
+      `${n} plans: written in ${c.createS.toFixed(0)} s (${c.rooms} still loaded when measured; those idle past ` +
+        `${idleMs / 1000} s unload while the rest are written); the last unloaded ${c.unloadedAfterS!.toFixed(0)} s ` +
+        `after the writes ended. The empty server: RSS ${mb(c.base.rss)}, heap ${mb(c.base.heap)}. After unloading, ` +
+        `the heap returns to within ${mb(c.idle.heap - c.base.heap)} of the empty server's; RSS stays ` +
+        `${mb(c.idle.rss - c.base.rss)} above it: V8 keeps pages it has grown into, and the server does nothing ` +
+        'more about it (the pages are reused by the next plans loaded).',
+    );
+  }
+  return {
+    id: 'many-plans',
+    number: 15,
+    title: 'Many plans on one server',
+    method:
+      'Plans of 30 tasks (a third done) written one after another through the hub with the disk store (open, write, ' +
+      `flush, release), the idle unload at ${idleMs / 1000} s. RSS and heap (process.memoryUsage after two forced ` +
+      'collections) of the empty server, with the plans loaded, and after every plan has unloaded. The reference ' +
+      'holds the same documents as Y.Docs in a Map. Each figure from a process of its own.',
+    rows,
+    notes,
+  };
+}
