@@ -89,6 +89,7 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
           relay = new RedisRelay(host, redis, {
             url: options.redisUrl,
             readStored: (planId) => store.readStored(planId),
+            append: (planId, update) => store.append(planId, update),
             ...options.relay,
           });
           return relay;

@@ -25,6 +25,12 @@ export interface RedisRelayOptions {
   retentionMs?: number;
   /** Every row stored for a plan (PostgreSQL): read after a lost connection, for entries Redis may have lost. */
   readStored: (planId: string) => Promise<Uint8Array[]>;
+  /**
+   * Appends an update to the plan's rows in PostgreSQL (the plan is loaded there): at load, what the stream held
+   * that PostgreSQL lacks. An instance that died between adding an update to the stream and committing it left it
+   * only in Redis; acknowledging later edits that build on it would promise what a PostgreSQL read cannot give.
+   */
+  append: (planId: string, update: Uint8Array) => void;
   /** How long one blocking read waits before it picks up newly loaded plans. Default 200 ms. */
   blockMs?: number;
 }
@@ -125,7 +131,12 @@ export class RedisRelay implements Extension {
         '-',
         '+',
       ])) as StreamEntry[];
+      const stored = Y.snapshot(room.doc);
+      const before = Y.encodeStateVector(room.doc);
       room.apply(entries.map(([, fields]) => decodeEntry(fields).update));
+      if (!Y.equalSnapshots(stored, Y.snapshot(room.doc))) {
+        this.options.append(room.planId, Y.encodeStateAsUpdate(room.doc, before));
+      }
       plan.lastId = entries.at(-1)?.[0] ?? '0-0';
     } catch (error) {
       // Served from PostgreSQL alone for now; the catch-up after reconnecting reads the stream from the start.
