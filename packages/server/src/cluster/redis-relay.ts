@@ -49,13 +49,23 @@ interface RelayedPlan {
 const streamKey = (planId: string) => `cairn:plan:${planId}:updates`;
 const presenceChannel = (planId: string) => `cairn:plan:${planId}:presence`;
 
+/**
+ * Redis is retried every 100 ms or so however long it has been away: acknowledgements fail until it is back, so
+ * the first retry after its return decides how long they keep failing (a delay doubling to 2 s left them failing
+ * about a second). A refused connection on a private network costs next to nothing; the jitter keeps instances
+ * (and each one's three connections) from arriving together.
+ */
+function reconnectDelay(retries: number): number {
+  return Math.min(25 * 2 ** retries, 100) + Math.floor(Math.random() * 25);
+}
+
 /** Connects to Redis (rejecting with CairnError `storage` naming the URL when it is down) and makes the relay. */
 export async function connectRedis(url: string): Promise<RedisClient> {
   const client = createClient({
     url,
     // A command sent while the connection is down fails at once instead of waiting: writes fail loudly.
     disableOfflineQueue: true,
-    socket: { connectTimeout: 5000, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
+    socket: { connectTimeout: 5000, reconnectStrategy: reconnectDelay },
   });
   let lastError: unknown = null;
   client.on('error', (error) => {
