@@ -88,13 +88,17 @@ export async function startRedis(options: ServiceOptions & { persist?: boolean }
     if (options.persist) args.push('--appendonly', 'yes', '--appendfsync', 'always');
     else args.push('--appendonly', 'no');
     child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, /Ready to accept connections/, 'redis-server');
+    await waitForLine(child, /Ready to accept connections/, 'redis-server').catch(stopAndThrow);
   };
   const stop = async (how: 'term' | 'kill' = 'term') => {
     const running = child;
     child = null;
     running?.kill(how === 'kill' ? 'SIGKILL' : 'SIGTERM');
     await exited(running);
+  };
+  const stopAndThrow = async (error: unknown): Promise<never> => {
+    await stop('kill');
+    throw error;
   };
   await start();
   return {
@@ -155,7 +159,7 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
       'max_connections=200',
     ]);
     child = spawn(postgres, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, /ready to accept connections/, 'postgres');
+    await waitForLine(child, /ready to accept connections/, 'postgres').catch(stopAndThrow);
   };
   const stop = async (how: 'term' | 'kill' = 'term') => {
     const running = child;
@@ -163,6 +167,11 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
     // SIGINT is PostgreSQL's fast shutdown.
     running?.kill(how === 'kill' ? 'SIGKILL' : 'SIGINT');
     await exited(running);
+  };
+  // A failure once it runs (a port taken, createdb refused) must not leave it behind.
+  const stopAndThrow = async (error: unknown): Promise<never> => {
+    await stop('term');
+    throw error;
   };
   await start();
   const [createdb, createArgs] = pgCommand('createdb', [
@@ -174,7 +183,13 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
     'cairn',
     'cairn',
   ]);
-  if (fresh) execFileSync(createdb, createArgs, { stdio: 'pipe' });
+  if (fresh) {
+    try {
+      execFileSync(createdb, createArgs, { stdio: 'pipe' });
+    } catch (error) {
+      await stopAndThrow(error);
+    }
+  }
   return {
     url: `postgres://cairn@127.0.0.1:${port}/cairn`,
     port,
