@@ -2,7 +2,7 @@
 // (docs/decisions/023). Node-only; loaded only when a cluster is configured, so the embedded default needs neither.
 import { randomUUID } from 'node:crypto';
 import { CairnError, isPlanDocId } from '@cairn/core';
-import type { ClaimOptions } from '../claims.js';
+import { type ClaimOptions, DEFAULT_ABSENT_MS } from '../claims.js';
 import type { CairnServerOptions } from '../node-host.js';
 import { redisOnce } from './jobs.js';
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
@@ -10,9 +10,6 @@ import { RedisClaimReservations } from './redis-claims.js';
 import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
 import { redactUrl } from './urls.js';
 import { RedisWakeIndex } from './wake-index.js';
-
-/** How long a claim's reservation lives without its holder present (the arbiter's default absence). */
-const DEFAULT_LEASE_MS = 60_000;
 
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
@@ -82,7 +79,7 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
       autoClose: { once },
       claims: {
         ...options.claims,
-        reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_LEASE_MS),
+        reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_ABSENT_MS),
       },
       extensions: [
         (host) => {
