@@ -165,7 +165,11 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     logger: createConsoleLogger({ quiet: logLevel === 'warn' }),
     judge: judgeFromEnv(io.env),
     distiller: distillerFromEnv(io.env),
-    learning: { traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 }, retireAfter },
+    learning: {
+      ...cluster?.serverOptions.learning,
+      traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 },
+      retireAfter,
+    },
     model: modelProxyFromEnv(io.env),
     allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),
     allowedOrigins: listFromEnv(io.env.CAIRN_ALLOWED_ORIGINS),

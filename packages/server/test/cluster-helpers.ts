@@ -51,6 +51,7 @@ export async function startInstance(
     wake: serverOptions.wake === false ? false : { ...base.wake, ...serverOptions.wake },
     claims: serverOptions.claims === false ? false : { ...base.claims, ...serverOptions.claims },
     autoClose: { ...base.autoClose, ...serverOptions.autoClose },
+    learning: serverOptions.learning === false ? false : { ...base.learning, ...serverOptions.learning },
   });
   return { ...server, cluster };
 }
@@ -60,18 +61,22 @@ export function serveChild(
   services: ClusterServices,
   port: number,
   extraArgs: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<Child> {
-  return start([
-    ...SOURCE_CLI_ARGS,
-    'serve',
-    '--port',
-    String(port),
-    '--static',
-    'none',
-    '--redis',
-    services.redis.url,
-    '--postgres',
-    services.postgres.url,
-    ...extraArgs,
-  ]);
+  return start(
+    [
+      ...SOURCE_CLI_ARGS,
+      'serve',
+      '--port',
+      String(port),
+      '--static',
+      'none',
+      '--redis',
+      services.redis.url,
+      '--postgres',
+      services.postgres.url,
+      ...extraArgs,
+    ],
+    env,
+  );
 }

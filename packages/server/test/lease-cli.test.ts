@@ -46,7 +46,7 @@ async function freedAfter(url: string): Promise<number> {
   await until(b.plan, () => b.plan.get(task.id)?.assignee === 'agent:a');
   const left = Date.now();
   a.connection.destroy();
-  await until(b.plan, () => b.plan.get(task.id)?.assignee === null, 20_000);
+  await until(b.plan, () => b.plan.get(task.id)?.assignee === null);
   expect(b.plan.get(task.id)).toMatchObject({ status: 'pending', updatedBy: 'lease' });
   return Date.now() - left;
 }

@@ -3,14 +3,17 @@
 import { randomUUID } from 'node:crypto';
 import { CairnError, isPlanDocId } from '@cairn/core';
 import { type ClaimOptions, DEFAULT_ABSENT_MS } from '../claims.js';
+import type { LearningOptions } from '../learning/learner.js';
 import type { CairnServerOptions } from '../node-host.js';
 import { redisOnce } from './jobs.js';
+import { RedisLearningQueue } from './learning-queue.js';
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { RedisClaimReservations } from './redis-claims.js';
 import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
 import { redactUrl } from './urls.js';
 import { RedisWakeIndex } from './wake-index.js';
 
+export { LEARNING_INDEX_KEY, RedisLearningQueue } from './learning-queue.js';
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
 export { RedisClaimReservations } from './redis-claims.js';
@@ -34,7 +37,7 @@ export interface Cluster {
   /** Spread into `createCairnServer`: the store, the relay extension and the `/healthz` checks. */
   readonly serverOptions: Required<
     Pick<CairnServerOptions, 'store' | 'extensions' | 'services' | 'claims' | 'wake' | 'autoClose'>
-  >;
+  > & { learning: Required<Pick<LearningOptions, 'shared'>> };
   /** The relay, once the server made it. */
   relay(): RedisRelay | null;
 }
@@ -77,6 +80,7 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
         shared: new RedisWakeIndex(redis),
       },
       autoClose: { once },
+      learning: { shared: new RedisLearningQueue(redis, once) },
       claims: {
         ...options.claims,
         reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_ABSENT_MS),
