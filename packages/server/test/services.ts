@@ -42,6 +42,8 @@ async function dataDir(options: ServiceOptions, prefix: string): Promise<string>
 export interface Service {
   readonly url: string;
   readonly port: number;
+  /** The running process (PostgreSQL's postmaster), null while stopped. */
+  readonly pid: number | null;
   /** Stops it (SIGKILL for `kill`: a crash), keeping its data dir so `start` brings it back on the same port. */
   stop(how?: 'term' | 'kill'): Promise<void>;
   start(): Promise<void>;
@@ -104,6 +106,9 @@ export async function startRedis(options: ServiceOptions & { persist?: boolean }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return (child as ChildProcess | null)?.pid ?? null;
+    },
     stop,
     start,
     destroy: async () => {
@@ -193,6 +198,9 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
   return {
     url: `postgres://cairn@127.0.0.1:${port}/cairn`,
     port,
+    get pid() {
+      return (child as ChildProcess | null)?.pid ?? null;
+    },
     stop,
     start,
     destroy: async () => {
