@@ -174,6 +174,8 @@ export async function run({
     notes: [
       'redis-server, PostgreSQL, the instances and the client processes share the same 2 cores with other work on the ' +
         'machine: this compares systems side by side, it does not show scale-out.',
+      'Hocuspocus has no database here and forgets a document when its last client leaves, so each room keeps the ' +
+        'client that seeded it connected to the first instance during the run (one more replica per room there).',
       "Hocuspocus stores nothing here (no database extension) and acknowledges nothing; Cairn's cluster commits every " +
         'update to PostgreSQL, so the comparison favours Hocuspocus on CPU.',
     ],

@@ -71,11 +71,12 @@ export async function measure(
     : [await startServer(kind, cpuProfileDir ? { cpuProfileDir } : {})];
   const server = servers[0]!;
   const procs: ClientProcess[] = [];
+  let releaseSeeders: () => void = () => undefined;
   try {
     await sleep(500);
     const rssBase = server.rss();
     const all: Room[] = Array.from({ length: rooms }, (_, i) => makeRoom(`room${i}`, perRoom));
-    await seedRooms(server, all);
+    releaseSeeders = await seedRooms(server, all);
     if (cluster) {
       // One client process per instance, each holding every room's clients i with i % 3 == its index.
       for (const [k, instance] of servers.entries())
@@ -158,6 +159,7 @@ export async function measure(
     };
   } finally {
     for (const p of procs) await p.stop();
+    releaseSeeders();
     await Promise.all(servers.map((s) => s.stop()));
   }
 }
