@@ -21,7 +21,13 @@ import {
   throughputRatio,
 } from './lib/report.js';
 import { type ClientProcess, makeRoom, type Room, seedRooms, spawnClients } from './lib/rooms.js';
-import { type RunningServer, SERVER_NAMES, type ServerKind, startServer } from './lib/servers.js';
+import {
+  type RunningServer,
+  SERVER_NAMES,
+  type ServerKind,
+  startServer,
+  treeCpuSeconds,
+} from './lib/servers.js';
 
 process.setMaxListeners(0);
 
@@ -31,9 +37,13 @@ export interface FanoutResult {
   expectedDeliveries: number;
   delivered: number;
   latency: ReturnType<typeof summarize>;
+  /** Every edit → replica latency measured (ms), for intervals across runs. */
+  samples: number[];
   cpuPercent: number;
   /** CPU of each server process (one entry unless the load was spread over a cluster's instances). */
   cpuPerServer: number[];
+  /** CPU of the cluster's services over the same window (`cluster.services`), each with its child processes. */
+  cpuPerService: Record<string, number>;
   rssPerRoom: number;
   rssPeak: number;
   lost: number;
@@ -54,18 +64,19 @@ export async function measure(
   durationMs: number,
   rate: number,
   cpuProfileDir?: string,
-  cluster?: { redis: string; postgres: string },
+  cluster?: { redis: string; postgres: string; services?: Record<string, number> },
 ): Promise<FanoutResult> {
   const servers: RunningServer[] = cluster
     ? await Promise.all([0, 1, 2].map(() => startServer(kind, { cluster })))
     : [await startServer(kind, cpuProfileDir ? { cpuProfileDir } : {})];
   const server = servers[0]!;
   const procs: ClientProcess[] = [];
+  let releaseSeeders: () => void = () => undefined;
   try {
     await sleep(500);
     const rssBase = server.rss();
     const all: Room[] = Array.from({ length: rooms }, (_, i) => makeRoom(`room${i}`, perRoom));
-    await seedRooms(server, all);
+    releaseSeeders = await seedRooms(server, all);
     if (cluster) {
       // One client process per instance, each holding every room's clients i with i % 3 == its index.
       for (const [k, instance] of servers.entries())
@@ -77,6 +88,8 @@ export async function measure(
     }
     await Promise.all(procs.map((p) => p.next('ready')));
     const cpu0 = servers.map((s) => s.cpuSeconds());
+    const services = Object.entries(cluster?.services ?? {});
+    const serviceCpu0 = services.map(([, pid]) => treeCpuSeconds(pid));
     let rssPeak = server.rss();
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, server.rss());
@@ -88,6 +101,9 @@ export async function measure(
     const elapsedS = (performance.now() - t0) / 1000;
     const cpuPerServer = servers.map((s, i) => ((s.cpuSeconds() - cpu0[i]!) / elapsedS) * 100);
     const cpuPercent = cpuPerServer.reduce((a, b) => a + b, 0);
+    const cpuPerService = Object.fromEntries(
+      services.map(([name, pid], i) => [name, ((treeCpuSeconds(pid) - serviceCpu0[i]!) / elapsedS) * 100]),
+    );
     // Drain: ask every replica what it holds until each has every writer's last edit (or 30 s pass).
     const sent: Record<string, number> = Object.assign({}, ...reports.map((r) => r.sent));
     const d0 = performance.now();
@@ -131,8 +147,10 @@ export async function measure(
       expectedDeliveries: totalSent * (perRoom - 1),
       delivered,
       latency: summarize(latencies),
+      samples: latencies,
       cpuPercent,
       cpuPerServer,
+      cpuPerService,
       rssPerRoom: (rssPeak - rssBase) / rooms,
       rssPeak,
       lost,
@@ -141,6 +159,7 @@ export async function measure(
     };
   } finally {
     for (const p of procs) await p.stop();
+    releaseSeeders();
     await Promise.all(servers.map((s) => s.stop()));
   }
 }

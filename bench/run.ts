@@ -28,6 +28,12 @@ export const BENCHMARKS = [
   'many-plans',
 ] as const;
 
+/** Seconds a benchmark may take (quick, full) where the default (60, 420) is too short. */
+const TIME_LIMITS_S: Record<string, { quick: number; full: number }> = {
+  // Three systems, each on its own services, three interleaved runs.
+  'cluster-fanout': { quick: 300, full: 1500 },
+};
+
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
 const SERVER_BENCHMARKS: readonly string[] = ['sync-latency', 'fanout', 'cluster-latency', 'cluster-fanout'];
 
@@ -112,7 +118,11 @@ async function main(): Promise<void> {
         tmp,
         ...(args.quick ? ['--quick'] : []),
       ],
-      { cwd: root, stdio: 'inherit', timeout: (args.quick ? 60 : 420) * 1000 },
+      {
+        cwd: root,
+        stdio: 'inherit',
+        timeout: (TIME_LIMITS_S[id]?.[args.quick ? 'quick' : 'full'] ?? (args.quick ? 60 : 420)) * 1000,
+      },
     );
     if (child.status !== 0 || !fs.existsSync(tmp)) {
       failed++;

@@ -3,6 +3,7 @@
 // Against the bare-ws floor, which speaks no sync protocol: the same Update messages y-websocket would send,
 // sent and applied by hand, on docs that start from the same state.
 import type { Plan } from '@cairn/core';
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import { WebSocket } from 'ws';
@@ -36,6 +37,25 @@ export function connectClient(
   base: Uint8Array | null,
 ): SyncClient {
   const doc = new Y.Doc();
+  if (kind === 'hocuspocus') {
+    // Hocuspocus names the document in every message: its own provider, on the same Y.Doc.
+    const socket = new HocuspocusProviderWebsocket({ url: wsBase, WebSocketPolyfill: WebSocket });
+    const provider = new HocuspocusProvider({ websocketProvider: socket, name: room, document: doc });
+    provider.attach();
+    const ready = new Promise<void>((resolve) => {
+      if (provider.synced) resolve();
+      else provider.on('synced', () => resolve());
+    });
+    return {
+      doc,
+      ready,
+      close: () => {
+        provider.destroy();
+        socket.destroy();
+        doc.destroy();
+      },
+    };
+  }
   if (kind !== 'floor') {
     const provider = new WebsocketProvider(wsBase, room, doc, {
       WebSocketPolyfill: WebSocket as never,

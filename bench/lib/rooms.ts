@@ -24,9 +24,14 @@ export function makeRoom(room: string, clients: number): Room {
   return { room, state, clients: names.map((name, i) => ({ name, taskId: tasks[i]!.id })) };
 }
 
-/** Puts each room's plan on the server (a y-websocket client writes it and waits until it is synced back). */
-export async function seedRooms(server: RunningServer, rooms: Room[]): Promise<void> {
-  if (server.kind === 'floor') return; // the floor has no state: clients start from the room's state
+/**
+ * Puts each room's plan on the server (a y-websocket client writes it and waits until it is synced back). Returns
+ * what releases the seeders: Hocuspocus without a database forgets a document when its last client leaves, so
+ * there the seeders stay connected until the run ends.
+ */
+export async function seedRooms(server: RunningServer, rooms: Room[]): Promise<() => void> {
+  const kept: Array<{ close(): void }> = [];
+  if (server.kind === 'floor') return () => undefined; // the floor has no state: clients start from the room's state
   for (const r of rooms) {
     const seeder = connectClient(server.kind, server.wsBase, r.room, null);
     await seeder.ready;
@@ -36,8 +41,12 @@ export async function seedRooms(server: RunningServer, rooms: Room[]): Promise<v
     await probe.ready;
     await untilTasks(probe.doc, r.clients.length);
     probe.close();
-    seeder.close();
+    if (server.kind === 'hocuspocus') kept.push(seeder);
+    else seeder.close();
   }
+  return () => {
+    for (const seeder of kept) seeder.close();
+  };
 }
 
 const here = dirname(fileURLToPath(import.meta.url));

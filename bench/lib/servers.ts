@@ -6,12 +6,13 @@ import * as os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ServerKind = 'cairn' | 'reference' | 'floor';
+export type ServerKind = 'cairn' | 'reference' | 'floor' | 'hocuspocus';
 
 export const SERVER_NAMES: Record<ServerKind, string> = {
   cairn: 'Cairn server (`cairn serve`, disk store on)',
   reference: 'reference @y/websocket-server 0.1.1 (in memory)',
   floor: 'bare `ws` broadcast (floor)',
+  hocuspocus: 'Hocuspocus 4.7 + @hocuspocus/extension-redis (in memory)',
 };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -46,6 +47,25 @@ function assertFreshBuild(): void {
   buildChecked = true;
 }
 
+/** user + system CPU seconds of a process and its direct children (PostgreSQL's backends), from /proc. */
+export function treeCpuSeconds(pid: number): number {
+  const ticks = 100; // USER_HZ on Linux
+  let total = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(entry) === pid || Number(fields[1]) === pid)
+      total += (Number(fields[11]) + Number(fields[12])) / ticks;
+  }
+  return total;
+}
+
 export interface RunningServer {
   kind: ServerKind;
   pid: number;
@@ -72,6 +92,15 @@ export async function startServer(
   if (kind === 'cairn' && options.cluster) {
     const { redis, postgres } = options.cluster;
     args = [BUILT_CLI, 'serve', '--port', '0', '--static', 'none', '--redis', redis, '--postgres', postgres];
+  } else if (kind === 'hocuspocus') {
+    if (!options.cluster) throw new Error('Hocuspocus runs here only with its Redis extension: pass cluster');
+    args = [
+      '--import',
+      'tsx',
+      join(root, 'bench/baselines/hocuspocus-server.ts'),
+      '0',
+      options.cluster.redis,
+    ];
   } else if (kind === 'cairn') {
     data = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-server-'));
     args = [BUILT_CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data];

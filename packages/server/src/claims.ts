@@ -123,6 +123,8 @@ export interface Lease {
 const MAX_PENDING = 64;
 /** How long a decided request is remembered for a resend with the same nonce (after a reconnect). */
 const NONCE_TTL_MS = 10 * 60_000;
+/** How long a claim survives its holder's absence by default (`absentMs`; `cairn serve --lease-ms`). */
+export const DEFAULT_ABSENT_MS = 60_000;
 const MAX_NONCES = 10_000;
 
 type Decision = Omit<ClaimReply, 'reqId'>;
@@ -165,7 +167,7 @@ export class ClaimArbiterService implements Extension {
     options: ClaimOptions = {},
   ) {
     this.reservations = options.reservations ?? null;
-    this.absentMs = nonNegative(options.absentMs ?? 60_000, 'absentMs');
+    this.absentMs = nonNegative(options.absentMs ?? DEFAULT_ABSENT_MS, 'absentMs');
     this.renewMs = nonNegative(options.renewMs ?? 0, 'renewMs');
     this.now = options.now ?? Date.now;
     const shortest = Math.min(...[this.absentMs, this.renewMs].filter((ms) => ms > 0));

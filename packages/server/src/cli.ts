@@ -8,6 +8,7 @@ import { MCP_USAGE } from '@cairn/mcp/usage';
 import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';
 import { judgeFromEnv } from './auto-close.js';
+import { DEFAULT_ABSENT_MS } from './claims.js';
 import { parseOptions, usage } from './cli-args.js';
 import { bundledDemoDir } from './demo-assets.js';
 import { listFromEnv } from './http/origin.js';
@@ -20,7 +21,7 @@ import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 const USAGE = `Usage:
   cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
               [--trace-calls N] [--trace-days D] [--retire-after N] [--idle-unload S] [--max-loaded-plans N]
-              [--redis URL --postgres URL]
+              [--lease-ms MS] [--redis URL --postgres URL]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
       With --redis and --postgres (or CAIRN_REDIS_URL and CAIRN_POSTGRES_URL) it is one instance of a cluster:
       plans are stored in PostgreSQL and shared with the other instances through Redis (no --data).
@@ -35,6 +36,8 @@ const USAGE = `Usage:
       (30); a skill is retired after --retire-after failed tasks in a row (3).
       A plan nobody uses is unloaded after --idle-unload seconds (30); with --max-loaded-plans, loading one
       more than N unloads the least recently used plan that no client and no job is using (default: no cap).
+      A claimed task is freed once its holder has been absent from the plan for --lease-ms milliseconds
+      (60000; 1000 or more); in a cluster this is also how long the claim's reservation in Redis lives.
   cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
 ${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
@@ -109,11 +112,11 @@ function readSecret(values: { 'secret-file'?: string | boolean }, io: CliIO): st
   return io.env.CAIRN_SECRET?.trim() || null;
 }
 
-function positiveInt(value: string | undefined, flag: string, fallback: number): number {
+function positiveInt(value: string | undefined, flag: string, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1)
-    throw usage(`${flag} must be a whole number, 1 or more, not "${value}".`);
+  if (!/^\d+$/.test(value) || n < min || !Number.isSafeInteger(n))
+    throw usage(`${flag} must be a whole number, ${min} or more, not "${value}".`);
   return n;
 }
 
@@ -130,6 +133,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     'retire-after': { type: 'string' },
     'idle-unload': { type: 'string' },
     'max-loaded-plans': { type: 'string' },
+    'lease-ms': { type: 'string' },
     redis: { type: 'string' },
     postgres: { type: 'string' },
   });
@@ -140,6 +144,8 @@ async function serve(args: string[], io: CliIO): Promise<number> {
     DEFAULT_TRACE_BOUND.maxAgeMs / 86_400_000,
   );
   const retireAfter = positiveInt(values['retire-after'], '--retire-after', 3);
+  // Below a second a holder's reconnect (jittered up to 1 s) would already cost it its claims.
+  const leaseMs = positiveInt(values['lease-ms'], '--lease-ms', DEFAULT_ABSENT_MS, 1000);
   const idleUnloadSeconds = positiveInt(values['idle-unload'], '--idle-unload', 30);
   const maxLoadedPlans =
     values['max-loaded-plans'] === undefined
@@ -158,15 +164,21 @@ async function serve(args: string[], io: CliIO): Promise<number> {
       `--static ${values.static} has no index.html: build the app first, or point at its build directory.`,
     );
   }
-  const cluster = await connectClusterFromArgs(values, io);
+  const cluster = await connectClusterFromArgs(values, io, leaseMs);
   const server = createCairnServer({
-    ...(cluster ? cluster.serverOptions : { dataDir: values.data ?? './data' }),
+    ...(cluster
+      ? cluster.serverOptions
+      : { dataDir: values.data ?? './data', claims: { absentMs: leaseMs } }),
     secret: readSecret(values, io),
     staticDir: values.static === 'none' ? null : (values.static ?? bundledDemoDir()),
     logger: createConsoleLogger({ quiet: logLevel === 'warn' }),
     judge: judgeFromEnv(io.env),
     distiller: distillerFromEnv(io.env),
-    learning: { traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 }, retireAfter },
+    learning: {
+      ...cluster?.serverOptions.learning,
+      traceBound: { maxCalls: traceCalls, maxAgeMs: traceDays * 86_400_000 },
+      retireAfter,
+    },
     model: modelProxyFromEnv(io.env),
     allowedHosts: listFromEnv(io.env.CAIRN_ALLOWED_HOSTS),
     allowedOrigins: listFromEnv(io.env.CAIRN_ALLOWED_ORIGINS),
@@ -208,6 +220,7 @@ async function serve(args: string[], io: CliIO): Promise<number> {
 async function connectClusterFromArgs(
   values: { redis?: string | boolean; postgres?: string | boolean; data?: string | boolean },
   io: CliIO,
+  leaseMs: number,
 ) {
   const redisUrl = (typeof values.redis === 'string' ? values.redis : io.env.CAIRN_REDIS_URL)?.trim() || null;
   const postgresUrl =
@@ -224,7 +237,7 @@ async function connectClusterFromArgs(
     throw usage('--data is for a single server; a cluster instance stores plans in PostgreSQL.');
   // Loaded only here: a single server needs neither client.
   const { connectCluster } = await import('./cluster/index.js');
-  return connectCluster({ redisUrl, postgresUrl });
+  return connectCluster({ redisUrl, postgresUrl, claims: { absentMs: leaseMs } });
 }
 
 async function token(args: string[], io: CliIO): Promise<number> {

@@ -104,6 +104,7 @@ export type {
 export { DistillJobSchema, Learner } from './learning/learner.js';
 export type { LearningRoutesOptions } from './learning/routes.js';
 export { registerLearningRoutes, skillView } from './learning/routes.js';
+export type { SharedLearningQueue } from './learning/shared-queue.js';
 export type { LogFields, Logger } from './log.js';
 export { createConsoleLogger, silentLogger } from './log.js';
 export { MetricsRegistry } from './metrics.js';

@@ -11,7 +11,7 @@ import * as Y from 'yjs';
 import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { PostgresStore } from '../src/cluster/index.js';
 import { type Child, start } from './child-server.js';
-import { startInstance, useClusterServices } from './cluster-helpers.js';
+import { serveChild, startInstance, useClusterServices } from './cluster-helpers.js';
 import { cairnClient } from './helpers.js';
 import { freePort } from './services.js';
 
@@ -67,19 +67,7 @@ async function storedKeys(url: string, planId: string): Promise<Set<string>> {
   }
 }
 
-const serveInstance = (port: number): Promise<Child> =>
-  start([
-    ...SOURCE_CLI_ARGS,
-    'serve',
-    '--port',
-    String(port),
-    '--static',
-    'none',
-    '--redis',
-    services.redis.url,
-    '--postgres',
-    services.postgres.url,
-  ]);
+const serveInstance = (port: number): Promise<Child> => serveChild(services, port);
 
 describe('cluster under failures', () => {
   it('kill -9 of one instance loses no acknowledged edit: on the survivors, in PostgreSQL, after its restart', async () => {

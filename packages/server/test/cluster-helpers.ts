@@ -1,8 +1,10 @@
 // Cluster test parts: a real redis-server and PostgreSQL per test file, and instances of the server on free ports
 // joined through them (each with its own connections, as separate processes would have).
 import { afterAll, beforeAll } from 'vitest';
+import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { type Cluster, type ClusterOptions, connectCluster } from '../src/cluster/index.js';
 import type { CairnServerOptions } from '../src/index.js';
+import { type Child, start } from './child-server.js';
 import { startServer, type TestServer } from './helpers.js';
 import { type Service, startPostgres, startRedis } from './services.js';
 
@@ -49,6 +51,32 @@ export async function startInstance(
     wake: serverOptions.wake === false ? false : { ...base.wake, ...serverOptions.wake },
     claims: serverOptions.claims === false ? false : { ...base.claims, ...serverOptions.claims },
     autoClose: { ...base.autoClose, ...serverOptions.autoClose },
+    learning: serverOptions.learning === false ? false : { ...base.learning, ...serverOptions.learning },
   });
   return { ...server, cluster };
+}
+
+/** One instance as its own `cairn serve` process (so it can be killed with kill -9) on `port`. */
+export function serveChild(
+  services: ClusterServices,
+  port: number,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Child> {
+  return start(
+    [
+      ...SOURCE_CLI_ARGS,
+      'serve',
+      '--port',
+      String(port),
+      '--static',
+      'none',
+      '--redis',
+      services.redis.url,
+      '--postgres',
+      services.postgres.url,
+      ...extraArgs,
+    ],
+    env,
+  );
 }

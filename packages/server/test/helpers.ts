@@ -111,7 +111,7 @@ export function stockClient(
 }
 
 export function cairnClient(
-  url: string,
+  url: ConnectPlanOptions['url'],
   planId: string,
   doc: Y.Doc,
   options: Partial<ConnectPlanOptions> = {},

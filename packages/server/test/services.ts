@@ -42,6 +42,8 @@ async function dataDir(options: ServiceOptions, prefix: string): Promise<string>
 export interface Service {
   readonly url: string;
   readonly port: number;
+  /** The running process (PostgreSQL's postmaster), null while stopped. */
+  readonly pid: number | null;
   /** Stops it (SIGKILL for `kill`: a crash), keeping its data dir so `start` brings it back on the same port. */
   stop(how?: 'term' | 'kill'): Promise<void>;
   start(): Promise<void>;
@@ -88,7 +90,7 @@ export async function startRedis(options: ServiceOptions & { persist?: boolean }
     if (options.persist) args.push('--appendonly', 'yes', '--appendfsync', 'always');
     else args.push('--appendonly', 'no');
     child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, /Ready to accept connections/, 'redis-server');
+    await waitForLine(child, /Ready to accept connections/, 'redis-server').catch(stopAndThrow);
   };
   const stop = async (how: 'term' | 'kill' = 'term') => {
     const running = child;
@@ -96,10 +98,17 @@ export async function startRedis(options: ServiceOptions & { persist?: boolean }
     running?.kill(how === 'kill' ? 'SIGKILL' : 'SIGTERM');
     await exited(running);
   };
+  const stopAndThrow = async (error: unknown): Promise<never> => {
+    await stop('kill');
+    throw error;
+  };
   await start();
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return (child as ChildProcess | null)?.pid ?? null;
+    },
     stop,
     start,
     destroy: async () => {
@@ -155,7 +164,7 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
       'max_connections=200',
     ]);
     child = spawn(postgres, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, /ready to accept connections/, 'postgres');
+    await waitForLine(child, /ready to accept connections/, 'postgres').catch(stopAndThrow);
   };
   const stop = async (how: 'term' | 'kill' = 'term') => {
     const running = child;
@@ -163,6 +172,11 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
     // SIGINT is PostgreSQL's fast shutdown.
     running?.kill(how === 'kill' ? 'SIGKILL' : 'SIGINT');
     await exited(running);
+  };
+  // A failure once it runs (a port taken, createdb refused) must not leave it behind.
+  const stopAndThrow = async (error: unknown): Promise<never> => {
+    await stop('term');
+    throw error;
   };
   await start();
   const [createdb, createArgs] = pgCommand('createdb', [
@@ -174,10 +188,19 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
     'cairn',
     'cairn',
   ]);
-  if (fresh) execFileSync(createdb, createArgs, { stdio: 'pipe' });
+  if (fresh) {
+    try {
+      execFileSync(createdb, createArgs, { stdio: 'pipe' });
+    } catch (error) {
+      await stopAndThrow(error);
+    }
+  }
   return {
     url: `postgres://cairn@127.0.0.1:${port}/cairn`,
     port,
+    get pid() {
+      return (child as ChildProcess | null)?.pid ?? null;
+    },
     stop,
     start,
     destroy: async () => {

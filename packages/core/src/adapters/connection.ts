@@ -30,9 +30,23 @@ export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'cl
 /** The WebSocket constructor to use: the global one in browsers, `ws`'s in Node 20. */
 export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
 
+/**
+ * Asked before each (re)connect for the server to use. `failed`: the URL of the socket that just closed (null on
+ * the first connect), so a resolver can move away from an instance that went down.
+ */
+export type ServerUrlResolver = (context: {
+  attempt: number;
+  failed: string | null;
+}) => string | Promise<string>;
+
 export interface ConnectPlanOptions {
-  /** The server, e.g. `ws://127.0.0.1:1234` (http(s) URLs are turned into ws(s)). */
-  url: string;
+  /**
+   * The server, e.g. `ws://127.0.0.1:1234` (http(s) URLs are turned into ws(s)). Several URLs (instances of one
+   * cluster): the first is tried first and every reconnect moves to the next, round the list, so a client whose
+   * instance dies continues on another and resends what that one did not acknowledge. Or a function asked before
+   * each (re)connect.
+   */
+  url: string | readonly string[] | ServerUrlResolver;
   planId: string;
   /** A token, or a function asked before each (re)connect (so an expiring token can be refreshed). */
   token?: string | (() => string | Promise<string>);
@@ -63,7 +77,7 @@ export interface PlanConnectionEvents {
   synced: (synced: boolean) => void;
   /** The server refused for good (4401, 4403, ...): reconnecting stopped. */
   closed: (event: { code: number; reason: string; error: CairnError }) => void;
-  /** A refused write (read-only), a token that could not be fetched, a malformed server message. */
+  /** A refused write (read-only), a token or server URL that could not be had, a malformed server message. */
   error: (error: CairnError) => void;
   /** Other participants' presence changed. */
   presence: (peers: Map<number, Presence>) => void;
@@ -84,6 +98,8 @@ export interface PlanConnection {
   /** The underlying y-websocket provider. */
   readonly provider: WebsocketProvider;
   readonly status: ConnectionStatus;
+  /** The server URL of the current (or last) socket; null before the first one opens. */
+  readonly serverUrl: string | null;
   /** True once the server's state was received on the current connection. */
   readonly synced: boolean;
   /** Resolves once synced; rejects with CairnError on a permanent refusal, on destroy or after `timeoutMs`. */

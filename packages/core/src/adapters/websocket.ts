@@ -30,6 +30,7 @@ import {
   type PlanConnectionEvents,
   type Presence,
   PresenceSchema,
+  type ServerUrlResolver,
   type WebSocketConstructor,
 } from './connection.js';
 
@@ -63,6 +64,7 @@ class Connection implements PlanConnection {
   readonly awareness: Awareness;
   readonly provider: WebsocketProvider;
   private currentStatus: ConnectionStatus = 'disconnected';
+  private currentUrl: string | null = null;
   private readonly listeners = new Map<keyof PlanConnectionEvents, Set<(...args: unknown[]) => void>>();
   private readonly waiters = new Set<AckWaiter>();
   private readonly syncWaiters = new Set<(error?: CairnError) => void>();
@@ -91,14 +93,19 @@ class Connection implements PlanConnection {
     if (options.presence) this.awareness.setLocalStateField('presence', options.presence);
 
     const token = options.token;
+    const servers = serverPicker(options.url);
     const socketClass = jitteredSocket(WS, {
+      servers,
+      onUrl: (url) => {
+        this.currentUrl = url;
+      },
       jitterMs: options.reconnectJitterMs ?? 1000,
       tokenIn: options.tokenIn ?? 'protocol',
       token: typeof token === 'function' ? token : () => token ?? null,
-      onTokenError: (error) => this.emit('error', error),
+      onOpenError: (error) => this.emit('error', error),
     });
     this.provider = new WebsocketProvider(
-      `${toWsUrl(options.url)}${SYNC_PATH_PREFIX.slice(0, -1)}`,
+      `${servers.base}${SYNC_PATH_PREFIX.slice(0, -1)}`,
       encodeURIComponent(this.planId),
       doc,
       {
@@ -152,6 +159,10 @@ class Connection implements PlanConnection {
 
   get synced(): boolean {
     return this.provider.synced;
+  }
+
+  get serverUrl(): string | null {
+    return this.currentUrl;
   }
 
   connect(): void {
@@ -436,11 +447,60 @@ export function closeError(code: number, reason: string): CairnError {
   });
 }
 
+/** Which server each socket opens on: `base` is the URL the provider is built with, replaced at each open. */
+interface ServerPicker {
+  readonly base: string;
+  /** The server for the next socket; `failed` is the previous socket's (null for the first). */
+  next(failed: string | null): Promise<string>;
+}
+
+/** One URL, a list tried in turn (every reconnect moves on, so a dead instance is left at once), or a resolver. */
+function serverPicker(url: ConnectPlanOptions['url']): ServerPicker {
+  const invalid = () =>
+    new CairnError(
+      'invalid_argument',
+      'url must be a server URL (e.g. "ws://127.0.0.1:1234"), a non-empty list of them, or a function returning one.',
+      { field: 'url' },
+    );
+  if (typeof url === 'function') {
+    const resolve: ServerUrlResolver = url;
+    let attempt = 0;
+    return {
+      base: 'ws://resolved.invalid',
+      next: async (failed) => {
+        const picked = await resolve({ attempt: attempt++, failed });
+        if (typeof picked !== 'string' || picked.length === 0) throw invalid();
+        return toWsUrl(picked);
+      },
+    };
+  }
+  const list = typeof url === 'string' ? [url] : url;
+  if (
+    !Array.isArray(list) ||
+    list.length === 0 ||
+    list.some((u) => typeof u !== 'string' || u.length === 0)
+  ) {
+    throw invalid();
+  }
+  const urls = list.map(toWsUrl);
+  let index = -1;
+  return {
+    base: urls[0]!,
+    next: async (failed) => {
+      index = failed === null && index < 0 ? 0 : (index + 1) % urls.length;
+      return urls[index]!;
+    },
+  };
+}
+
 interface JitterOptions {
+  servers: ServerPicker;
+  /** The server a socket is opened on. */
+  onUrl: (url: string) => void;
   jitterMs: number;
   tokenIn: 'protocol' | 'query';
   token: () => string | null | Promise<string | null>;
-  onTokenError: (error: CairnError) => void;
+  onOpenError: (error: CairnError) => void;
 }
 
 /**
@@ -450,6 +510,7 @@ interface JitterOptions {
  */
 function jitteredSocket(WS: WebSocketConstructor, options: JitterOptions) {
   let attempts = 0;
+  let previous: string | null = null;
   return class JitteredWebSocket {
     static readonly CONNECTING = 0;
     static readonly OPEN = 1;
@@ -495,11 +556,24 @@ function jitteredSocket(WS: WebSocketConstructor, options: JitterOptions) {
 
     private async open(url: string): Promise<void> {
       this.timer = null;
+      let server: string;
       let token: string | null;
+      try {
+        server = await options.servers.next(previous);
+      } catch (error) {
+        this.failOpen(
+          error instanceof CairnError
+            ? error
+            : new CairnError('invalid_argument', `Could not pick a server: ${(error as Error).message}`, {
+                field: 'url',
+              }),
+        );
+        return;
+      }
       try {
         token = await options.token();
       } catch (error) {
-        options.onTokenError(
+        this.failOpen(
           new CairnError(
             'unauthorized',
             `Could not get a token: ${(error as Error).message}`,
@@ -507,15 +581,12 @@ function jitteredSocket(WS: WebSocketConstructor, options: JitterOptions) {
             { cause: error },
           ),
         );
-        token = null;
-        if (!this.cancelled) {
-          this.cancelled = true;
-          this.onclose?.({ code: 1006, reason: 'no token', wasClean: false } as CloseEvent);
-        }
         return;
       }
       if (this.cancelled) return;
-      let target = url;
+      previous = server;
+      options.onUrl(server);
+      let target = server + url.slice(options.servers.base.length);
       const protocols: string[] = [];
       if (token && options.tokenIn === 'query') {
         target += `${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}`;
@@ -529,6 +600,14 @@ function jitteredSocket(WS: WebSocketConstructor, options: JitterOptions) {
       real.onclose = (event) => this.onclose?.(event);
       real.onerror = (event) => this.onerror?.(event);
       this.real = real;
+    }
+
+    /** Reported, then closed as a lost connection: y-websocket retries with its backoff. */
+    private failOpen(error: CairnError): void {
+      options.onOpenError(error);
+      if (this.cancelled) return;
+      this.cancelled = true;
+      this.onclose?.({ code: 1006, reason: error.message.slice(0, 120), wasClean: false } as CloseEvent);
     }
   };
 }

@@ -2,19 +2,19 @@
 // (docs/decisions/023). Node-only; loaded only when a cluster is configured, so the embedded default needs neither.
 import { randomUUID } from 'node:crypto';
 import { CairnError, isPlanDocId } from '@cairn/core';
-import type { ClaimOptions } from '../claims.js';
+import { type ClaimOptions, DEFAULT_ABSENT_MS } from '../claims.js';
+import type { LearningOptions } from '../learning/learner.js';
 import type { CairnServerOptions } from '../node-host.js';
 import { redisOnce } from './jobs.js';
+import { RedisLearningQueue } from './learning-queue.js';
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { RedisClaimReservations } from './redis-claims.js';
 import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
 import { redactUrl } from './urls.js';
 import { RedisWakeIndex } from './wake-index.js';
 
-/** How long a claim's reservation lives without its holder present (the arbiter's default absence). */
-const DEFAULT_LEASE_MS = 60_000;
-
 export { COMPACTION_LOCK } from './compaction-worker.js';
+export { LEARNING_INDEX_KEY, RedisLearningQueue } from './learning-queue.js';
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
 export { RedisClaimReservations } from './redis-claims.js';
@@ -38,7 +38,7 @@ export interface Cluster {
   /** Spread into `createCairnServer`: the store, the relay extension and the `/healthz` checks. */
   readonly serverOptions: Required<
     Pick<CairnServerOptions, 'store' | 'extensions' | 'services' | 'claims' | 'wake' | 'autoClose'>
-  >;
+  > & { learning: Required<Pick<LearningOptions, 'shared'>> };
   /** The relay, once the server made it. */
   relay(): RedisRelay | null;
 }
@@ -81,9 +81,10 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
         shared: new RedisWakeIndex(redis),
       },
       autoClose: { once },
+      learning: { shared: new RedisLearningQueue(redis, once) },
       claims: {
         ...options.claims,
-        reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_LEASE_MS),
+        reservations: new RedisClaimReservations(redis, options.claims?.absentMs || DEFAULT_ABSENT_MS),
       },
       extensions: [
         (host) => {
@@ -91,6 +92,7 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
             url: options.redisUrl,
             readStored: (planId) => store.readStored(planId),
             stored: (planId) => store.committed(planId),
+            append: (planId, update) => store.append(planId, update),
             ...options.relay,
           });
           return relay;

@@ -31,6 +31,14 @@ export interface RedisRelayOptions {
    * so it stores none of it, and an edit acknowledged there never rests on one that a crash here could lose.
    */
   stored: (planId: string) => Promise<void>;
+  /**
+   * Appends an update to the plan's rows in PostgreSQL (the plan is loaded there): at load, what the stream held
+   * that the rows read just before lacked. Since updates reach the stream only once committed (`stored`), that is
+   * an entry committed between the row read and the stream read (stored again: a duplicate Yjs ignores), or one
+   * added by an instance of an older version that published before committing; either way no edit acknowledged
+   * here rests on Redis alone.
+   */
+  append: (planId: string, update: Uint8Array) => void;
   /** How long one blocking read waits before it picks up newly loaded plans. Default 200 ms. */
   blockMs?: number;
 }
@@ -49,13 +57,23 @@ interface RelayedPlan {
 const streamKey = (planId: string) => `cairn:plan:${planId}:updates`;
 const presenceChannel = (planId: string) => `cairn:plan:${planId}:presence`;
 
+/**
+ * Redis is retried every 100 ms or so however long it has been away: acknowledgements fail until it is back, so
+ * the first retry after its return decides how long they keep failing (a delay doubling to 2 s left them failing
+ * about a second). A refused connection on a private network costs next to nothing; the jitter keeps instances
+ * (and each one's three connections) from arriving together.
+ */
+function reconnectDelay(retries: number): number {
+  return Math.min(25 * 2 ** retries, 100) + Math.floor(Math.random() * 25);
+}
+
 /** Connects to Redis (rejecting with CairnError `storage` naming the URL when it is down) and makes the relay. */
 export async function connectRedis(url: string): Promise<RedisClient> {
   const client = createClient({
     url,
     // A command sent while the connection is down fails at once instead of waiting: writes fail loudly.
     disableOfflineQueue: true,
-    socket: { connectTimeout: 5000, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
+    socket: { connectTimeout: 5000, reconnectStrategy: reconnectDelay },
   });
   let lastError: unknown = null;
   client.on('error', (error) => {
@@ -131,7 +149,12 @@ export class RedisRelay implements Extension {
         '-',
         '+',
       ])) as StreamEntry[];
+      const stored = Y.snapshot(room.doc);
+      const before = Y.encodeStateVector(room.doc);
       room.apply(entries.map(([, fields]) => decodeEntry(fields).update));
+      if (!Y.equalSnapshots(stored, Y.snapshot(room.doc))) {
+        this.options.append(room.planId, Y.encodeStateAsUpdate(room.doc, before));
+      }
       plan.lastId = entries.at(-1)?.[0] ?? '0-0';
     } catch (error) {
       // Served from PostgreSQL alone for now; the catch-up after reconnecting reads the stream from the start.

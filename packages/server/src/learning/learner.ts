@@ -48,8 +48,10 @@ import {
 import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
+import { RemoteOrigin } from '../hub/origin.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
 import type { Distiller } from './distiller.js';
+import { type SharedLearningQueue, SharedQueue } from './shared-queue.js';
 
 export interface LearningOptions {
   /** Writes skills with a model; without one (null) the offline distiller writes them. */
@@ -83,6 +85,12 @@ export interface LearningOptions {
    * and arguments its tool would not take, never reach a skill. Default none.
    */
   tools?: ReadonlyArray<ToolSpec<unknown>>;
+  /**
+   * In a cluster: the queue's index every server shares, and a lock per job (cluster/learning-queue.ts). Each
+   * server sweeps every plan with due jobs, queued here or not, and runs a job only once it took its lock, so a
+   * job queued on a server that died runs on another, and once.
+   */
+  shared?: SharedLearningQueue | null;
   logger?: Logger;
 }
 
@@ -169,6 +177,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
   private closed = false;
   /** The tools a traced call may name (Cairn's and `options.tools`). */
   private readonly tools: ReadonlyMap<string, ToolSpec<unknown>>;
+  private readonly shared: SharedQueue;
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -198,6 +207,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
     this.tools = knownTools(options.tools);
+    this.shared = new SharedQueue(options.shared ?? null, this.logger);
     this.ready = this.findQueued(options.listDocuments ?? null);
   }
 
@@ -244,6 +254,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       // Not handed to the sweep: the try below comes first, and a failed try schedules its retry.
       return this.enqueue(trace, { ...sample, calls }, request.actor, false);
     });
+    await this.shared.take(runKey(job), this.runTakenMs()); // a new job: nobody else can hold it yet
     const result = await this.attemptOne(planId, job.id);
     if (!result) throw new CairnError('internal', `The distillation ${job.id} of plan "${planId}" vanished.`);
     return result;
@@ -404,10 +415,10 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     calls.observe(check);
     check();
     // Queued jobs are the server's: a client's change to them (a forged job would be learned into the scope's
-    // skills) is undone.
+    // skills) is undone. Another server's, relayed, is kept (a client's forged change is undone where it entered).
     const pending = doc.getMap<unknown>(TRACE_KEYS.pending);
     pending.observe((event, transaction) => {
-      if (transaction.origin === 'learning') return;
+      if (transaction.origin === 'learning' || transaction.origin instanceof RemoteOrigin) return;
       const changes = [...event.changes.keys];
       queueMicrotask(() => {
         doc.transact(() => {
@@ -423,7 +434,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
   private async closedTask(
     trace: PlanHandle,
     planId: string,
-    task: Pick<TaskSnapshot, 'id' | 'status' | 'title' | 'createdAt'>,
+    task: Pick<TaskSnapshot, 'id' | 'status' | 'title' | 'createdAt' | 'updatedAt'>,
     steps: string[],
   ): Promise<void> {
     const offer = readOffer(trace.doc, task.id);
@@ -434,7 +445,12 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     if (task.status === 'done') {
       const traced = learnableCalls(readCalls(trace.doc), this.tools);
       const calls = callsForTask(traced, new Set([task.id, ...steps]), task.createdAt);
-      if (calls.some((c) => c.outcome === 'ok')) {
+      // Every server holding the plan sees the close; in a cluster one of them queues it.
+      const mine = await this.shared.take(
+        `learn:close:${planId}:${task.id}:${task.updatedAt}`,
+        CLOSE_TAKEN_MS,
+      );
+      if (mine && calls.some((c) => c.outcome === 'ok')) {
         this.enqueue(trace, { planId, taskId: task.id, goal: task.title, calls }, 'learning');
       } else {
         this.logger.info('a task closed as done without traced tool calls; nothing to learn', {
@@ -505,6 +521,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
   private async sweepOnce(): Promise<{ learned: number; retried: number }> {
     const totals = { learned: 0, retried: 0 };
     const now = this.now();
+    for (const { planId, at } of await this.shared.due(now)) this.markDue(planId, at);
     for (const [planId, at] of [...this.due]) {
       if (this.closed) break;
       if (at > now) continue;
@@ -512,6 +529,11 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
         const jobs = await this.pending(planId);
         for (const job of jobs) {
           if (job.nextAt > now) continue;
+          if (!(await this.shared.take(runKey(job), this.runTakenMs()))) {
+            // Another server runs it: look again once its lock would have lapsed (it may die meanwhile).
+            this.due.set(planId, Math.max(this.due.get(planId) ?? 0, now + this.runTakenMs()));
+            continue;
+          }
           const result = await this.attemptOne(planId, job.id);
           if (result?.status === 'learned') totals.learned++;
           else if (result) totals.retried++;
@@ -614,17 +636,27 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     return next;
   }
 
+  /** How long a server holds a job it runs: longer than one model call, so only a dead server's lapses. */
+  private runTakenMs(): number {
+    return this.timeoutMs + 30_000;
+  }
+
   private markDue(planId: string, at: number): void {
     const known = this.due.get(planId);
-    if (known === undefined || at < known) this.due.set(planId, at);
+    if (known === undefined || at < known) {
+      this.due.set(planId, at);
+      this.shared.mark(planId, at);
+    }
     this.arm();
     this.saveIndex();
   }
 
   private refreshDue(planId: string, doc: Y.Doc): void {
     const jobs = readPending(doc);
-    if (jobs.length === 0) this.due.delete(planId);
-    else this.due.set(planId, Math.min(...jobs.map((j) => j.nextAt)));
+    const at = jobs.length === 0 ? null : Math.min(...jobs.map((j) => j.nextAt));
+    if (at === null) this.due.delete(planId);
+    else this.due.set(planId, at);
+    this.shared.mark(planId, at);
     this.arm();
     this.saveIndex();
   }
@@ -651,8 +683,9 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     if (!this.useTimer || this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.due.size === 0) return;
-    const soonest = Math.min(...this.due.values());
+    // With a shared index, jobs queued by other servers are due here too: look at least once a minute.
+    if (this.due.size === 0 && !this.shared.enabled) return;
+    const soonest = Math.min(...this.due.values(), this.shared.next ?? Number.POSITIVE_INFINITY);
     const delay = Math.max(0, Math.min(soonest - this.now(), 60_000));
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -687,6 +720,10 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
 }
 
 const INDEX_VERSION = 1;
+/** One lock per try of a job: a retry (attempts + 1) is taken afresh. */
+const runKey = (job: DistillJob) => `learn:run:${job.id}:${job.attempts}`;
+/** How long a task's close stays taken by the server that queued its job (far past every server's settle time). */
+const CLOSE_TAKEN_MS = 10 * 60_000;
 const IndexSchema = z.object({ version: z.literal(INDEX_VERSION), due: z.record(z.string(), z.number()) });
 
 function readIndex(path: string): Record<string, number> | null {
