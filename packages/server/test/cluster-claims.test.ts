@@ -86,9 +86,15 @@ async function httpTool(
   return response.json();
 }
 
+/**
+ * An instance for HTTP races: the per-address rate limit (20 requests a second without a token) is off, since a
+ * race sends trials as fast as the instances answer and is about claims, not about that limit (http.test.ts).
+ */
+const httpInstance = () => startInstance(services, { httpRateLimits: false });
+
 describe('the HTTP tool API over three instances', () => {
   it('claim: K = 6 agents on different instances, exactly one winner in each of 100 trials, every replica agrees', async () => {
-    const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
+    const instances = await Promise.all([0, 1, 2].map(() => httpInstance()));
     const planId = 'race:cluster:http';
     // One replica per instance, to create each task and to see where every instance's copy ends up.
     const replicas = await agents(instances, planId, 3);
@@ -119,7 +125,7 @@ describe('the HTTP tool API over three instances', () => {
   }, 120_000);
 
   it('claim_next and hand_off: each ready task goes to one agent; a hand-off moves the reservation', async () => {
-    const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
+    const instances = await Promise.all([0, 1, 2].map(() => httpInstance()));
     const planId = 'race:cluster:http-next';
     const [replica] = await agents(instances, planId, 1);
     const n = 12;
