@@ -18,8 +18,7 @@ import { modelProxyFromEnv } from './model-proxy.js';
 import { createCairnServer } from './node-host.js';
 import { LOG_USAGE, runLogCli } from './store/log-cli.js';
 
-const USAGE = `Usage:
-  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
+const SERVE_USAGE = `  cairn serve [--port N] [--host H] [--data DIR] [--secret-file F] [--static DIR] [--log-level warn|info]
               [--trace-calls N] [--trace-days D] [--retire-after N] [--idle-unload S] [--max-loaded-plans N]
               [--lease-ms MS] [--redis URL --postgres URL]
       Runs the sync server (defaults: port 1234, host 127.0.0.1, data ./data; --port 0 takes a free port).
@@ -38,9 +37,22 @@ const USAGE = `Usage:
       more than N unloads the least recently used plan that no client and no job is using (default: no cap).
       A claimed task is freed once its holder has been absent from the plan for --lease-ms milliseconds
       (60000; 1000 or more); in a cluster this is also how long the claim's reservation in Redis lives.
-  cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
+`;
+
+const TOKEN_USAGE = `  cairn token --plan ID|PATTERN --role read|write|admin [--sub NAME] [--ttl 1h] [--secret-file F]
       Prints a token signed with the server's secret (CAIRN_SECRET or --secret-file).
-${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
+`;
+
+/** Each command's own usage, for `cairn <command> --help` and `cairn help <command>`. */
+const COMMAND_USAGE: Record<string, string> = {
+  serve: SERVE_USAGE,
+  token: TOKEN_USAGE,
+  mcp: MCP_USAGE,
+  agents: AGENTS_USAGE,
+  log: LOG_USAGE,
+};
+
+const USAGE = `Usage:\n${SERVE_USAGE}${TOKEN_USAGE}${MCP_USAGE}${AGENTS_USAGE}${LOG_USAGE}`;
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -57,9 +69,13 @@ const defaultIO: CliIO = {
 /** Runs one command; resolves with the exit code (for `serve`, once the server has shut down). */
 export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
   const [command, ...rest] = argv;
-  // `cairn serve --help` and the like: the usage, as asked for, is not a mistake.
-  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
-    io.stderr(USAGE);
+  // `cairn serve --help`, `cairn help serve`: the usage asked for goes to stdout (it is the answer, not a mistake),
+  // that command's own, or everything for a command Cairn does not have.
+  const asked =
+    command === 'help' ? rest[0] : rest.includes('--help') || rest.includes('-h') ? command : null;
+  if (command === 'help' || asked) {
+    const own = asked ? COMMAND_USAGE[asked] : undefined;
+    io.stdout(own ? `Usage:\n${own}` : USAGE);
     return 0;
   }
   try {
@@ -77,12 +93,13 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
         return await runAgentsCli(rest, io);
       case 'log':
         return await runLogCli(rest, io);
-      case undefined:
-      case 'help':
       case '--help':
       case '-h':
-        io.stderr(USAGE);
-        return command === undefined ? 2 : 0;
+        io.stdout(USAGE);
+        return 0;
+      case undefined:
+        io.stderr(USAGE); // no command is a mistake: the usage goes with the error stream
+        return 2;
       default:
         throw usage(`Unknown command "${command}".`);
     }

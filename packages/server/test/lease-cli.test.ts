@@ -17,7 +17,9 @@ const services = useClusterServices();
 async function cli(args: string[]): Promise<{ code: number; err: string }> {
   let err = '';
   const code = await main(args, {
-    stdout: () => undefined,
+    stdout: (t) => {
+      err += t; // --help answers on stdout
+    },
     stderr: (t) => {
       err += t;
     },

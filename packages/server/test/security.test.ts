@@ -199,7 +199,7 @@ describe('tokens', () => {
 
   it('`cairn serve` refuses a bad --idle-unload or --max-loaded-plans, saying what is valid', async () => {
     let help = '';
-    await main(['serve', '--help'], { stdout: () => undefined, stderr: (t) => (help += t), env: {} });
+    await main(['serve', '--help'], { stdout: (t) => (help += t), stderr: () => undefined, env: {} });
     expect(help).toMatch(/--idle-unload S\] \[--max-loaded-plans N\]/);
     for (const [flag, value] of [
       ['--idle-unload', '0'],
@@ -214,14 +214,34 @@ describe('tokens', () => {
     }
   });
 
-  it('`cairn serve --help`, `token --help` and `mcp --help` print the usage and exit 0', async () => {
-    for (const command of ['serve', 'token', 'mcp', 'agents']) {
-      let err = '';
-      const io = { stdout: () => undefined, stderr: (t: string) => (err += t), env: {} };
-      expect(await main([command, '--help'], io), command).toBe(0);
-      expect(err).toMatch(/^Usage:/);
-      expect(err).not.toMatch(/Unknown option/);
+  it('`cairn <command> --help` and `cairn help <command>` print that command’s usage on stdout and exit 0', async () => {
+    for (const command of ['serve', 'token', 'mcp', 'agents', 'log']) {
+      for (const argv of [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+      ]) {
+        let out = '';
+        let err = '';
+        const io = { stdout: (t: string) => (out += t), stderr: (t: string) => (err += t), env: {} };
+        expect(await main(argv, io), argv.join(' ')).toBe(0);
+        expect(err, argv.join(' ')).toBe('');
+        expect(out, argv.join(' ')).toMatch(new RegExp(`^Usage:\\n  cairn ${command} `));
+        // Only that command: no other command's line.
+        const others = ['serve', 'token', 'mcp', 'agents'].filter((c) => c !== command);
+        for (const other of others) expect(out, argv.join(' ')).not.toContain(`\n  cairn ${other} `);
+      }
     }
+    let all = '';
+    expect(await main(['--help'], { stdout: (t) => (all += t), stderr: () => undefined, env: {} })).toBe(0);
+    for (const command of ['serve', 'token', 'mcp', 'agents', 'log'])
+      expect(all).toContain(`  cairn ${command} `);
+    // No command at all is a mistake: the usage goes to stderr, exit 2.
+    let err = '';
+    let out = '';
+    expect(await main([], { stdout: (t) => (out += t), stderr: (t) => (err += t), env: {} })).toBe(2);
+    expect(out).toBe('');
+    expect(err).toMatch(/^Usage:/);
   });
 });
 
