@@ -13,6 +13,7 @@ export { createHttpToolkit } from './agents/http.js';
 export type {
   AgentSession,
   AgentSessionOptions,
+  AgentSource,
   AgentTool,
   AgentToolkit,
   ContextSource,

@@ -4,13 +4,10 @@
 // (byte-identical until the plan is rendered again) and appends what others changed as a user message; the SDK
 // carries a returned message list forward, so each delta is told once and stays where it was told.
 import { jsonSchema, type ModelMessage, type PrepareStepFunction, type ToolSet, tool } from 'ai';
-import type { Plan } from '../plan.js';
-import type { Toolkit } from '../tools/toolkit.js';
 import {
   type AgentSession,
   type AgentSessionOptions,
-  type AgentToolkit,
-  type ContextSource,
+  type AgentSource,
   createAgentSession,
 } from './session.js';
 
@@ -23,10 +20,7 @@ export interface CairnAI {
 }
 
 /** Cairn for the AI SDK, over a Plan (a toolkit is made with `options`), a Toolkit, or an HTTP toolkit. */
-export function cairnTools(
-  source: Plan | Toolkit | (AgentToolkit & ContextSource),
-  options: AgentSessionOptions = {},
-): CairnAI {
+export function cairnTools(source: AgentSource, options: AgentSessionOptions = {}): CairnAI {
   const session = createAgentSession(source, options);
   const tools: ToolSet = {};
   for (const t of session.tools) {

@@ -6,13 +6,10 @@
 // model's previous call is told after the next tool result, which the runner sends on the model's next call.
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
-import type { Plan } from '../plan.js';
-import type { Toolkit } from '../tools/toolkit.js';
 import {
   type AgentSession,
   type AgentSessionOptions,
-  type AgentToolkit,
-  type ContextSource,
+  type AgentSource,
   createAgentSession,
 } from './session.js';
 
@@ -25,10 +22,7 @@ export interface CairnAnthropic {
 }
 
 /** Cairn for the Anthropic tool runner, over a Plan (a toolkit is made with `options`), a Toolkit, or an HTTP toolkit. */
-export function cairnAnthropic(
-  source: Plan | Toolkit | (AgentToolkit & ContextSource),
-  options: AgentSessionOptions = {},
-): CairnAnthropic {
+export function cairnAnthropic(source: AgentSource, options: AgentSessionOptions = {}): CairnAnthropic {
   const session = createAgentSession(source, options);
   const tools = session.tools.map((t) =>
     betaTool({

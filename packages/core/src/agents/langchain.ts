@@ -7,13 +7,10 @@
 import { HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { type AgentMiddleware, createMiddleware } from 'langchain';
-import type { Plan } from '../plan.js';
-import type { Toolkit } from '../tools/toolkit.js';
 import {
   type AgentSession,
   type AgentSessionOptions,
-  type AgentToolkit,
-  type ContextSource,
+  type AgentSource,
   createAgentSession,
 } from './session.js';
 
@@ -26,10 +23,7 @@ export interface CairnLangChain {
 }
 
 /** Cairn for LangChain, over a Plan (a toolkit is made with `options`), a Toolkit, or an HTTP toolkit. */
-export function cairnLangChain(
-  source: Plan | Toolkit | (AgentToolkit & ContextSource),
-  options: AgentSessionOptions = {},
-): CairnLangChain {
+export function cairnLangChain(source: AgentSource, options: AgentSessionOptions = {}): CairnLangChain {
   const session = createAgentSession(source, options);
   const names = new Set(session.tools.map((t) => t.name));
   const tools = session.tools.map(

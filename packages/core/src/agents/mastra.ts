@@ -6,13 +6,10 @@
 // (`{ result, sinceLastCall }`, as the HTTP API says it): Mastra's message list regroups messages added between
 // steps (user messages after every response), so a delta message would move and break the cached prefix.
 import { createTool } from '@mastra/core/tools';
-import type { Plan } from '../plan.js';
-import type { Toolkit } from '../tools/toolkit.js';
 import {
   type AgentSession,
   type AgentSessionOptions,
-  type AgentToolkit,
-  type ContextSource,
+  type AgentSource,
   createAgentSession,
 } from './session.js';
 
@@ -26,10 +23,7 @@ export interface CairnMastra {
 }
 
 /** Cairn for Mastra, over a Plan (a toolkit is made with `options`), a Toolkit, or an HTTP toolkit. */
-export function cairnMastra(
-  source: Plan | Toolkit | (AgentToolkit & ContextSource),
-  options: AgentSessionOptions = {},
-): CairnMastra {
+export function cairnMastra(source: AgentSource, options: AgentSessionOptions = {}): CairnMastra {
   const session = createAgentSession(source, options);
   const tools: Record<string, MastraTool> = {};
   for (const t of session.tools) {

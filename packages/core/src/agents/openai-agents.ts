@@ -5,13 +5,10 @@
 // reads (`errorFunction`). `instructions` puts the plan in the system prompt; `callModelInputFilter` (a run
 // option) keeps it byte-identical and places what others changed as user messages where they were told.
 import { type CallModelInputFilter, type FunctionTool, tool } from '@openai/agents';
-import type { Plan } from '../plan.js';
-import type { Toolkit } from '../tools/toolkit.js';
 import {
   type AgentSession,
   type AgentSessionOptions,
-  type AgentToolkit,
-  type ContextSource,
+  type AgentSource,
   createAgentSession,
 } from './session.js';
 
@@ -29,10 +26,7 @@ export interface CairnAgents {
 class RefusedCall extends Error {}
 
 /** Cairn for the Agents SDK, over a Plan (a toolkit is made with `options`), a Toolkit, or an HTTP toolkit. */
-export function cairnAgentTools(
-  source: Plan | Toolkit | (AgentToolkit & ContextSource),
-  options: AgentSessionOptions = {},
-): CairnAgents {
+export function cairnAgentTools(source: AgentSource, options: AgentSessionOptions = {}): CairnAgents {
   const session = createAgentSession(source, options);
   const tools = session.tools.map((t) =>
     tool({

@@ -113,11 +113,11 @@ function isToolkit(value: object): value is Toolkit {
   return 'plan' in value && typeof (value as Partial<AgentToolkit>).dispatch === 'function';
 }
 
+/** What an agent's session runs over: a Plan (a toolkit is made for it), a Toolkit, or an HTTP toolkit. */
+export type AgentSource = Plan | Toolkit | (AgentToolkit & ContextSource);
+
 /** One agent's session over a Plan (a toolkit is made for it), a Toolkit, or an HTTP toolkit. */
-export function createAgentSession(
-  source: Plan | Toolkit | (AgentToolkit & ContextSource),
-  options: AgentSessionOptions = {},
-): AgentSession {
+export function createAgentSession(source: AgentSource, options: AgentSessionOptions = {}): AgentSession {
   const own = !isToolkit(source) && !isContextSource(source);
   const toolkit: Toolkit | (AgentToolkit & ContextSource) = own
     ? createToolkit(source as Plan, {
