@@ -5,7 +5,7 @@
 // `pnpm bench --only cluster-fanout` reruns it.
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
 import { type FanoutResult, measure } from './fanout.js';
-import { progress, summarize } from './lib/measure.js';
+import { progress, rng, summarize } from './lib/measure.js';
 import { type BenchResult, count, ms, type Row, speedup } from './lib/report.js';
 
 process.setMaxListeners(0);
@@ -47,18 +47,6 @@ async function measureSystem(system: System, durationMs: number): Promise<Fanout
   } finally {
     await Promise.all([redis.destroy(), postgres?.destroy()]);
   }
-}
-
-/** Seeded so reruns resample alike. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** 95% bootstrap interval of p99(a) / p99(b), resampling each pooled sample set with replacement. */
