@@ -144,7 +144,13 @@ export {
 } from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';
 export { approximateTokenizer, defaultTokenizer } from './render/tokenizer.js';
-export { inline, type Presence, RENDER_CLOCK_STEP_MS, renderClock } from './render/view.js';
+export {
+  escapeUnseenInJson,
+  inline,
+  type Presence,
+  RENDER_CLOCK_STEP_MS,
+  renderClock,
+} from './render/view.js';
 export type {
   Actor,
   ClosedStatus,

@@ -10,6 +10,8 @@ import {
   createChat,
   createContextFeed,
   createPlan,
+  escapeUnseenInJson,
+  inline,
   knownTools,
   learnableCalls,
   learnedProcedureTool,
@@ -228,5 +230,24 @@ describe('injection suite: text a writer controls, in every render', () => {
       procedures: Array<{ text: string }>;
     };
     expectClean(found.procedures[0]!.text, 'get_learned_procedure');
+  });
+});
+
+describe('escapeUnseenInJson: the same set as inline, for JSON a model reads raw', () => {
+  it('escapes every character inline would not print as it is, and the JSON value stays the same', () => {
+    const value = {
+      title: `a\u0085b\u2028c\u2029d\u202ee\u200bf\u2066g\ufeffh\u{E0041}i\u0090j`,
+      plain: 'ok',
+    };
+    const json = escapeUnseenInJson(JSON.stringify(value));
+    expect(JSON.parse(json)).toEqual(value);
+    // Nothing inline would show by code point or turn into a line break is left raw in the text.
+    expect(inline(json)).toBe(json);
+    expect(json).not.toMatch(/[\u0080-\u009f\u2028\u2029\u202e\u200b\u2066\ufeff\udb40]/);
+  });
+
+  it('leaves JSON without such characters as it is, joiners that scripts need included', () => {
+    const json = JSON.stringify({ title: 'Deploy 👩\u200d💻 to prod, ملف' });
+    expect(escapeUnseenInJson(json)).toBe(json);
   });
 });

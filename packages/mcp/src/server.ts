@@ -3,6 +3,7 @@
 // tells subscribers when anyone changes the plan.
 import {
   createToolkit,
+  escapeUnseenInJson,
   FAMILIES,
   type FamilyName,
   isToolError,
@@ -257,23 +258,18 @@ function requireUri(asked: string, uri: string): void {
 }
 
 /**
- * A JSON tool result, with the write status when there is one. Characters a reader takes for a line break
- * (U+0085, U+2028, U+2029) or that reorder what it shows (bidi controls) are written as \\u escapes: the JSON
- * means the same, and a title cannot pass for several lines or for reversed text in what the model reads.
+ * A JSON tool result, with the write status when there is one. Characters a reader takes for a line break or
+ * cannot see (bidi controls, zero-width characters: the set renders show by code point) are written as \\u
+ * escapes by core's `escapeUnseenInJson`: the JSON means the same, and a title cannot pass for several lines or
+ * for reordered text in what the model reads.
  */
 export function toolJson(result: unknown, status: WriteStatus | null = null): string {
   const value =
     status && result !== null && typeof result === 'object' && !Array.isArray(result)
       ? { ...result, ...status }
       : result;
-  return JSON.stringify(value).replace(
-    UNSAFE_IN_JSON,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return escapeUnseenInJson(JSON.stringify(value));
 }
-
-/** Line separators and the bidi controls (embeddings, overrides, isolates, marks). */
-const UNSAFE_IN_JSON = /[\u0085\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** The in-progress task this actor holds, if any (what presence says it is on). */
 function activeTask(plan: Plan): string | null {

@@ -186,6 +186,30 @@ const MAY_BE_UNSEEN =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]/;
 
+/**
+ * JSON text with the characters `inline` would not print as they are written as `\\u` escapes: line breaks JSON
+ * leaves raw (NEL, U+2028, U+2029), the rest of C1, and every character `inline` shows by code point. It is the same
+ * JSON value, but a string in it can no longer read as several lines, or as reordered or hidden text, to whoever
+ * reads the raw text (a model reading a tool result). Only strings can hold these characters, so escaping them
+ * anywhere is valid JSON.
+ */
+export function escapeUnseenInJson(json: string): string {
+  return MAY_BE_UNSEEN_IN_JSON.test(json)
+    ? json.replace(UNSEEN_IN_JSON, (chars) =>
+        Array.from(
+          { length: chars.length },
+          (_, i) => `\\u${chars.charCodeAt(i).toString(16).padStart(4, '0')}`,
+        ).join(''),
+      )
+    : json;
+}
+
+// UNSEEN without C0, tab and DEL (JSON.stringify escapes C0; DEL and tab show), with the line breaks it leaves raw.
+const UNSEEN_IN_JSON =
+  /[\u0080-\u009f\u2028\u2029\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/g;
+const MAY_BE_UNSEEN_IN_JSON =
+  /[\u0080-\u009f\u2028\u2029\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]/;
+
 function unseen(char: string): string {
   const code = char.codePointAt(0)!;
   if (code < 0xa0) return ' ';
