@@ -32,6 +32,8 @@ export const BENCHMARKS = [
 const TIME_LIMITS_S: Record<string, { quick: number; full: number }> = {
   // Three systems, each on its own services, three interleaved runs.
   'cluster-fanout': { quick: 300, full: 1500 },
+  // Up to 10,000 plans written, each size for Cairn and the reference, each with an idle minute.
+  'many-plans': { quick: 120, full: 2400 },
 };
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
