@@ -55,6 +55,7 @@ export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
 export { assertPlanDocId, isPlanDocId, ownerOfDerivedDoc } from './learning/documents.js';
+export { exampleOf, isOfKind, MAX_EXAMPLES, nameOfKind, skillOfKind, toolSequence } from './learning/kind.js';
 export { knownTools, learnableCalls } from './learning/known-tools.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
 export {
@@ -80,6 +81,8 @@ export type {
   Skill,
   SkillAuthor,
   SkillDraft,
+  SkillExample,
+  SkillExampleCall,
   SkillPitfall,
   SkillStats,
   SkillStatus,

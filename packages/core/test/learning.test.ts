@@ -207,7 +207,10 @@ describe('offline distiller and the skill library', () => {
     expect(draft.steps[0]!.args).toMatchObject({
       task: '<string>',
       status: 'in_progress',
-      steps: [{ title: '<string>' }],
+      steps: [
+        { title: '<string>', status: 'pending' },
+        { title: '<string>', status: 'pending' },
+      ],
     });
     expect(draft.steps[2]!.args).toEqual({ outcome: 'done', taskId: '<number>' });
     expect(draft.pitfalls).toEqual([
@@ -215,7 +218,7 @@ describe('offline distiller and the skill library', () => {
         tool: 'set_ongoing_task',
         error: 'invalid_argument',
         message: expect.stringContaining('status'),
-        fix: expect.stringContaining('it worked when called as set_ongoing_task'),
+        fix: 'it worked as set_ongoing_task with status "waiting_user" instead of "sleeping"',
       },
     ]);
     expect(draft.triggers).toContain('book table');
