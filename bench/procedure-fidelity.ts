@@ -36,7 +36,13 @@ interface Task {
   work(toolkit: Toolkit, goal: string, n: number): Promise<void>;
 }
 
-function booking(party: number, restaurant: string, day: string, refusal: boolean): Task {
+function booking(
+  party: number,
+  restaurant: string,
+  day: string,
+  refusal: boolean,
+  nextStep = 'Wait for the restaurant to confirm',
+): Task {
   return {
     kind: 'booking',
     goal: `Book a table for ${party} at ${restaurant} on ${day}`,
@@ -58,7 +64,7 @@ function booking(party: number, restaurant: string, day: string, refusal: boolea
         task: goal,
         status: 'waiting_external',
         wakeAt,
-        nextStep: 'Wait for the restaurant to confirm',
+        nextStep,
         taskId: n,
       });
       await toolkit.dispatch('clear_ongoing_task', { outcome: 'done', taskId: n });
@@ -132,7 +138,8 @@ const WORKLOAD: Task[] = [
   booking(4, 'Chez Panisse', 'Monday', true),
   renewal('identity card', 10, true),
   refund('C-0007', 12, true),
-  booking(6, 'Zuni Café', 'Sunday', false),
+  // The agent words one next step its own way: the procedure's agreed wording does not predict that call.
+  booking(6, 'Zuni Café', 'Sunday', false, 'Wait for the confirmation email'),
   renewal('residence permit', 5, false),
   refund('D-5150', 60, false),
 ];
@@ -346,7 +353,7 @@ export async function run(_options: {
     number: 17,
     title: 'Procedure fidelity: what a learned procedure predicts of the next task of its kind',
     method:
-      '12 tasks of 3 kinds (bookings, renewals, refunds; 4 each, 7 with a refused call) worked through the ongoing_task tools in one conversation, interleaved, each call recorded in the trace. The first 2 tasks of each kind are learned in order as the server learns a task closed as done (with the earlier traces of its kind, offline distiller); for each of the 6 held-out tasks the procedure offered for its goal (`matchSkills`, best 1) is compared with its successful calls. Counts; deterministic, no timing. The baseline learns every task from its own trace alone, as before.',
+      '12 tasks of 3 kinds (bookings, renewals, refunds; 4 each, 6 with a refused call; one held-out booking words its next step otherwise) worked through the ongoing_task tools in one conversation, interleaved, each call recorded in the trace. The first 2 tasks of each kind are learned in order as the server learns a task closed as done (with the earlier traces of its kind, offline distiller); for each of the 6 held-out tasks the procedure offered for its goal (`matchSkills`, best 1) is compared with its successful calls. Counts; deterministic, no timing. The baseline learns every task from its own trace alone, as before.',
     rows,
     notes: [
       'A call is predicted when the step in its place names its tool, gives the same argument keys at every level, each literal value the step gives equals the call’s, and every value all four tasks of the kind agreed on is given literally (a placeholder there does not count). Task references (taskId) are always placeholders.',

@@ -205,6 +205,19 @@ describe('offline distillation (issue 30)', () => {
     expect(readSkill(library, renews.id)!.examples.map((e) => e.goal)).toEqual([renew.goal]);
   });
 
+  it('a task that followed the version counts for it; a draft not made with its examples leaves its text as it was', async () => {
+    const library = new Y.Doc();
+    const first = await booking(8, 'Luigi’s', 'Tuesday');
+    const skill = learn(library, [first]);
+    const before = currentVersion(skill);
+    // Learned from its own trace alone (no skillId): found by its procedure, counted, its pitfall kept.
+    const second = await booking(2, 'Nopa', 'Friday');
+    const again = learn(library, [{ ...second, calls: second.calls.filter((c) => c.outcome === 'ok') }]);
+    expect(again.id).toBe(skill.id);
+    expect(currentVersion(again)).toEqual(before);
+    expect(again.examples).toHaveLength(2);
+  });
+
   it(`opens a skill stored in format 1 as format ${SKILL_FORMAT}, with no examples`, () => {
     const library = new Y.Doc();
     const stored = learn(library, [

@@ -202,9 +202,9 @@ export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; creat
     // A task done with the calls of the current version (typically by following it) is counted as that version's
     // success; a new version would start its success rate over and hide it. What the traces of the kind now agree
     // on sharpens the version's text in place: every task counted for it made calls that fit the new text too.
-    const refined: SkillVersion = input.example
-      ? { ...current, ...input.draft, author: input.author }
-      : current;
+    // Only a draft made with the skill's own examples (`skillId`) speaks for them all; any other keeps the text.
+    const refined: SkillVersion =
+      input.skillId === existing.id ? { ...current, ...input.draft, author: input.author } : current;
     const skill: Skill = {
       ...existing,
       versions: [...existing.versions.slice(0, -1), refined],
