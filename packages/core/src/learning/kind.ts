@@ -20,6 +20,8 @@ const SLOT_VALUE_WORDS = 4;
 
 interface Token {
   text: string;
+  /** The white space before it in the goal, kept so the name reads as the goal was written. */
+  gap: string;
   /** Its words, lower-cased, as the comparison sees them ("Luigi’s" → "luigi s"). */
   key: string;
   /** The argument it filled, when a call gave it as a value (`party` for the 8 of "for 8"). */
@@ -43,20 +45,19 @@ export function nameOfKind(samples: readonly TraceSample[]): { name: string; tri
     for (const [i, token] of tokens.entries()) if (!common[i]) token.varies = true;
   }
   markArgumentSlots(tokens, newest);
-  const parts: string[] = [];
+  let name = '';
+  let lastLabel: string | null = null;
   for (const token of tokens) {
     const slotted = token.varies || token.slot !== null;
-    if (!slotted) parts.push(token.text);
-    else {
-      const label = `<${token.slot ?? '…'}>`;
-      // A run of one slot's words (or of words that merely varied) is one slot.
-      if (parts.at(-1) !== label) parts.push(label);
-    }
+    const label = slotted ? `<${token.slot ?? '…'}>` : null;
+    // A run of one slot's words (or of words that merely varied) is one slot.
+    if (label === null || label !== lastLabel) name += `${token.gap}${label ?? token.text}`;
+    lastLabel = label;
   }
+  name = name.trim();
   const fixed = tokens.filter((t) => !t.varies && t.slot === null).map((t) => t.text);
   const words = contentWords(fixed.join(' '));
-  let name = parts.join(' ');
-  if (words.length === 0) name = newest.goal.trim();
+  if (words.length === 0) name = firstSentence(newest.goal);
   if (name.length > 120) name = `${name.slice(0, 119)}…`;
   const phrases = new Set<string>();
   const source = words.length > 0 ? words : contentWords(newest.goal);
@@ -69,13 +70,19 @@ export function nameOfKind(samples: readonly TraceSample[]): { name: string; tri
   };
 }
 
+/** A goal's first sentence: what a name is made of (as a task title usually is the whole of it). */
+function firstSentence(goal: string): string {
+  return goal.trim().split(/(?<=[.!?])\s/)[0] ?? '';
+}
+
 function tokensOf(goal: string): Token[] {
-  return goal
-    .trim()
-    .split(/\s+/)
-    .filter((text) => text !== '')
-    .slice(0, 60)
-    .map((text) => ({ text, key: searchWords(text).join(' '), slot: null, varies: false }));
+  return [...firstSentence(goal).matchAll(/(\s*)(\S+)/g)].slice(0, 60).map(([, gap = '', text = '']) => ({
+    text,
+    gap,
+    key: searchWords(text).join(' '),
+    slot: null,
+    varies: false,
+  }));
 }
 
 /** Which of `a`'s tokens are in a longest common subsequence with `b` (tokens without words always are). */
