@@ -26,6 +26,7 @@ export const BENCHMARKS = [
   'agent-adapters',
   'cluster-storage',
   'many-plans',
+  'procedure-fidelity',
 ] as const;
 
 /** Seconds a benchmark may take (quick, full) where the default (60, 420) is too short. */

@@ -55,6 +55,7 @@ export { learnedProcedures } from './learning/context.js';
 export type { TraceSample } from './learning/distill.js';
 export { offlineDistill } from './learning/distill.js';
 export { assertPlanDocId, isPlanDocId, ownerOfDerivedDoc } from './learning/documents.js';
+export { exampleOf, skillOfKind } from './learning/kind.js';
 export { knownTools, learnableCalls } from './learning/known-tools.js';
 export type { LearnInput, SkillChange } from './learning/library.js';
 export {
@@ -80,6 +81,7 @@ export type {
   Skill,
   SkillAuthor,
   SkillDraft,
+  SkillExample,
   SkillPitfall,
   SkillStats,
   SkillStatus,
@@ -129,6 +131,8 @@ export { createPlan, localArbiterOf, Plan, UNDO_LIMIT } from './plan.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';
 export { reconcileList } from './reconcile.js';
 export type { BudgetOptions, DonePolicy } from './render/budget.js';
+export type { ChangesOrWholeOptions, ContextKind } from './render/changes-or-whole.js';
+export { CURSOR_NOTES, changesOrWhole } from './render/changes-or-whole.js';
 export type { ContextFeed, ContextFeedOptions, ContextTurn } from './render/context-feed.js';
 export { createContextFeed } from './render/context-feed.js';
 export type { DeltaOptions } from './render/delta.js';
@@ -194,6 +198,7 @@ export type { DecodedSnapshot } from './snapshot.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';
+export type { Numbering } from './tools/aliases.js';
 export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export type {
   AnthropicToolDefinition,

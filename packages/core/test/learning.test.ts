@@ -110,6 +110,40 @@ describe('traces', () => {
     );
   });
 
+  it('ties an ongoing_task taskId to the task of that number, not to the plan alias it equals (issue 30)', async () => {
+    const traceDoc = new Y.Doc();
+    const plan = createPlan({ actor: 'user:ann' });
+    const toolkit = createToolkit(plan, { families: ['ongoing_task'], onCall: traceRecorder(traceDoc) });
+    // Task 1 with two steps takes the plan aliases 1 to 3; task 2 is alias 4, and alias 2 is a step of task 1.
+    await toolkit.dispatch('set_ongoing_task', {
+      task: 'Book a table at Luigi’s',
+      status: 'in_progress',
+      steps: [
+        { title: 'Find a slot', status: 'pending' },
+        { title: 'Confirm', status: 'pending' },
+      ],
+    });
+    await toolkit.dispatch('set_ongoing_task', { task: 'Renew the passport', status: 'in_progress' });
+    const [booking, passport] = plan.children(null).sort((a, b) => a.num - b.num);
+    expect(plan.byNum(2)!.parent).toBe(booking!.id);
+    // Named by number only (another wording of the goal), refused and then accepted.
+    await toolkit.dispatch('set_ongoing_task', {
+      task: 'Passport renewal',
+      status: 'in_progress',
+      wakeAt: '2026-12-04T09:00:00Z',
+      taskId: 2,
+    });
+    await toolkit.dispatch('clear_ongoing_task', { taskId: 2 });
+    const [refused, closed] = readCalls(traceDoc).slice(-2);
+    expect(refused).toMatchObject({ outcome: 'invalid_transition', tasks: [passport!.id] });
+    expect(closed).toMatchObject({ outcome: 'ok' });
+    expect(closed!.tasks).toEqual([passport!.id]);
+    // task_manage speaks the plan's aliases: there 2 is the step.
+    const aliases = createToolkit(plan, { families: ['task_manage'], onCall: traceRecorder(traceDoc) });
+    await aliases.dispatch('task_manage', { action: 'get', id: 2 });
+    expect(readCalls(traceDoc).at(-1)!.tasks).toEqual([plan.byNum(2)!.id]);
+  });
+
   it('records an unknown tool, and never lets a failing observer change a result', async () => {
     const seen: string[] = [];
     const toolkit = createToolkit(createPlan(), {
@@ -173,7 +207,10 @@ describe('offline distiller and the skill library', () => {
     expect(draft.steps[0]!.args).toMatchObject({
       task: '<string>',
       status: 'in_progress',
-      steps: [{ title: '<string>' }],
+      steps: [
+        { title: '<string>', status: 'pending' },
+        { title: '<string>', status: 'pending' },
+      ],
     });
     expect(draft.steps[2]!.args).toEqual({ outcome: 'done', taskId: '<number>' });
     expect(draft.pitfalls).toEqual([
@@ -181,7 +218,7 @@ describe('offline distiller and the skill library', () => {
         tool: 'set_ongoing_task',
         error: 'invalid_argument',
         message: expect.stringContaining('status'),
-        fix: expect.stringContaining('it worked when called as set_ongoing_task'),
+        fix: 'it worked as set_ongoing_task with status "waiting_user" instead of "sleeping"',
       },
     ]);
     expect(draft.triggers).toContain('book table');

@@ -2,12 +2,13 @@
 // plan, as the chat messages to put before the model) and `plan_changes` (only what others changed since a cursor).
 import {
   ContextTemplateSchema,
+  CURSOR_NOTES,
+  changesOrWhole,
   cursorOf,
   defineTool,
   type Plan,
   type Presence,
   readCursor,
-  renderDelta,
   resolveContext,
   type ToolSpec,
 } from '@cairn/core';
@@ -39,13 +40,18 @@ export function contextTool(plan: Plan, presence?: () => Presence[]): ToolSpec<u
   }) as ToolSpec<unknown>;
 }
 
-/** `ids`: how the offered tool families name tasks (string ids, or integer aliases), so the lines match them. */
-export function planChangesTool(plan: Plan, ids: 'id' | 'num'): ToolSpec<unknown> {
+/**
+ * `ids`: how the offered tool families name tasks (string ids, or integer aliases), so the lines match them.
+ * `whole`: the plan as the plan resource renders it, given instead of the changes when the cursor is not this
+ * plan's or so old that its changes are longer (the HTTP context route's rule, `changesOrWhole`).
+ */
+export function planChangesTool(plan: Plan, ids: 'id' | 'num', whole: () => string): ToolSpec<unknown> {
   return defineTool({
     name: 'plan_changes',
     description:
       'What others changed in the plan since a cursor, as attributed lines ("task 3 "Deploy" done by agent:b"), ' +
-      'much shorter than the whole plan. Without since it returns only a cursor to start from.',
+      'much shorter than the whole plan. Without since it returns only a cursor to start from. When the whole ' +
+      "plan is shorter than the changes (or the cursor is not this plan's), kind says so and changes is the plan.",
     annotations: { readOnlyHint: true },
     input: z.strictObject({
       since: z
@@ -55,9 +61,14 @@ export function planChangesTool(plan: Plan, ids: 'id' | 'num'): ToolSpec<unknown
         .describe('The cursor a previous call (or resolve_context) returned.'),
     }),
     run({ since }) {
-      const changes =
-        since === undefined ? '' : renderDelta(plan, { since: readCursor(since), exclude: plan.actor, ids });
-      return { changes, cursor: cursorOf(plan.doc) };
+      if (since === undefined) return { changes: '', cursor: cursorOf(plan.doc) };
+      const { kind, text } = changesOrWhole(plan, {
+        since: readCursor(since),
+        whole,
+        exclude: plan.actor,
+        ids,
+      });
+      return { kind, changes: `${CURSOR_NOTES[kind] ?? ''}${text}`, cursor: cursorOf(plan.doc) };
     },
   }) as ToolSpec<unknown>;
 }

@@ -97,7 +97,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       ...(options.skills ? [learnedProcedureTool(() => readSkills(options.skills!))] : []),
       ...conversation.tools,
       contextTool(plan, options.presence),
-      planChangesTool(plan, ids),
+      planChangesTool(plan, ids, () => render()),
     ],
   });
   const uri = planResourceUri(planId);

@@ -146,7 +146,14 @@ describe('the MCP server', () => {
 
   it('issue 30: names tasks as the family does, tells a plan_changes line once, and reads its plan by its plain URI', async () => {
     const { plan, client } = await connect(['cairn'], 'acme:conv:14');
-    const [added] = await texts(client, 'add_tasks', { tasks: [{ title: 'Write the tests' }] });
+    // Enough of a plan that one change is shorter told than the plan itself (else plan_changes gives the plan).
+    const [added] = await texts(client, 'add_tasks', {
+      tasks: [
+        { title: 'Write the tests' },
+        { title: 'Review the release notes' },
+        { title: 'Tag the release' },
+      ],
+    });
     const id = JSON.parse(added!).added[0].id as string;
     const start = JSON.parse((await texts(client, 'plan_changes'))[0]!);
 
@@ -172,5 +179,47 @@ describe('the MCP server', () => {
       const read = await client.readResource({ uri });
       expect((read.contents[0] as { text: string }).text).toContain('Write the tests');
     }
+  });
+
+  it('issue 30: plan_changes since a cursor so old that its changes are longer than the plan gives the plan, marked', async () => {
+    const { plan, client } = await connect(['cairn']);
+    const [added] = await texts(client, 'add_tasks', {
+      tasks: Array.from({ length: 20 }, (_, i) => ({
+        title: `Call supplier number ${i + 1} about the order`,
+      })),
+    });
+    const ids = (JSON.parse(added!).added as Array<{ id: string }>).map((t) => t.id);
+    const start = JSON.parse((await texts(client, 'plan_changes'))[0]!);
+
+    const other = new Y.Doc();
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(plan.doc));
+    const b = createPlan({ doc: other, actor: 'agent:b' });
+    const sync = () => Y.applyUpdate(plan.doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(plan.doc)));
+    b.update(ids[0]!, { status: 'done' });
+    sync();
+    const small = JSON.parse((await texts(client, 'plan_changes', { since: start.cursor }))[0]!);
+    expect(small).toMatchObject({
+      kind: 'delta',
+      changes: expect.stringMatching(/^Changes since your last turn:/),
+    });
+
+    // Telling each of 19 removals costs more than the one task left: the plan itself, as the resource reads it.
+    for (const id of ids.slice(1)) b.remove(id);
+    sync();
+    const old = JSON.parse((await texts(client, 'plan_changes', { since: start.cursor }))[0]!);
+    const resource = await client.readResource({ uri: 'cairn://plan/p1' });
+    const whole = (resource.contents[0] as { text: string }).text;
+    expect(old.kind).toBe('full_old_cursor');
+    expect(old.changes).toBe(
+      '(So much changed since the cursor given that the whole plan is shorter, so this is the whole plan rather ' +
+        `than what changed.)\n\n${whole}`,
+    );
+    expect(whole).toContain('Call supplier number 1 about the order');
+    // A cursor of another plan: the whole plan too, said so.
+    const stranger = createPlan({ doc: new Y.Doc(), actor: 'agent:c' });
+    stranger.add({ title: 'Elsewhere' });
+    const { cursorOf } = await import('@cairn/core');
+    const foreign = JSON.parse((await texts(client, 'plan_changes', { since: cursorOf(stranger.doc) }))[0]!);
+    expect(foreign.kind).toBe('full_unknown_cursor');
   });
 });

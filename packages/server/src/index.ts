@@ -91,8 +91,14 @@ export { SyncHub } from './hub/hub.js';
 export type { Limits } from './hub/limits.js';
 export { DEFAULT_LIMITS } from './hub/limits.js';
 export { withLearningAccess } from './learning/access.js';
-export type { Distiller } from './learning/distiller.js';
-export { chatCompletionsDistiller, distillerFromEnv, distillRequest } from './learning/distiller.js';
+export type { Distiller, DistillMaterial } from './learning/distiller.js';
+export {
+  chatCompletionsDistiller,
+  distillerFromEnv,
+  distillRequest,
+  PROSE_SHAPE,
+  withProse,
+} from './learning/distiller.js';
 export type {
   DistillJob,
   DistillResult,

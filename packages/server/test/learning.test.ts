@@ -29,9 +29,10 @@ import { cairnClient, rawClient, startServer, type TestServer } from './helpers.
 
 // ------------------------------------------------------------------ the model
 
+/** What the model is asked: the traces of the kind and the procedure worked out from them. */
 interface ModelCall {
-  goal: string;
-  calls: Array<{ tool: string; args: unknown; outcome: string }>;
+  tasks: Array<{ goal: string; calls: Array<{ tool: string; args: unknown; outcome: string }> }>;
+  procedure: { steps: string[]; pitfalls: string[] };
 }
 type Reply = { content: string } | { status: number; body: string } | { hang: true };
 
@@ -40,17 +41,14 @@ let modelUrl: string;
 const modelCalls: ModelCall[] = [];
 let reply: (call: ModelCall) => Reply;
 
-/** What a good model answers: the successful calls in order as steps, the refused ones as pitfalls. */
+/** What a good model answers: the prose of the procedure it was shown, a note per step and a fix per pitfall. */
 function goodSkill(call: ModelCall): Reply {
-  const ok = call.calls.filter((c) => c.outcome === 'ok');
   return {
     content: JSON.stringify({
       name: 'Book a restaurant table',
       triggers: ['book table', 'reserve table'],
-      steps: ok.map((c) => ({ tool: c.tool, args: { task: '<string>' } })),
-      pitfalls: call.calls
-        .filter((c) => c.outcome !== 'ok')
-        .map((c) => ({ tool: c.tool, error: c.outcome, fix: 'use a valid status' })),
+      notes: call.procedure.steps.map((_, i) => `step ${i + 1} of the booking`),
+      fixes: call.procedure.pitfalls.map(() => 'use a valid status'),
     }),
   };
 }
@@ -233,13 +231,20 @@ describe('learning with a model', () => {
 
     expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
     expect(queued).toHaveLength(1);
-    expect(modelCalls.at(-1)!.goal).toBe('Book a table for 4 at Luigi’s on Friday');
+    expect(modelCalls.at(-1)!.tasks.map((t) => t.goal)).toEqual(['Book a table for 4 at Luigi’s on Friday']);
+    expect(modelCalls.at(-1)!.procedure.steps[0]).toMatch(/^1\. set_ongoing_task \{ status: "in_progress"/);
     const [skill, ...others] = await skillsOf(s, 'acme');
     expect(others).toEqual([]);
     expect(skill.versions[0].steps.map((x: Answer) => x.tool)).toEqual(USED);
     expect(skill).toMatchObject({ version: 1, status: 'active', writtenByModel: true, successRate: null });
+    expect(skill.versions[0].steps[0].note).toBe('step 1 of the booking');
     expect(skill.versions[0].pitfalls).toEqual([
-      { tool: 'set_ongoing_task', error: 'invalid_argument', fix: 'use a valid status' },
+      {
+        tool: 'set_ongoing_task',
+        error: 'invalid_argument',
+        message: expect.stringContaining('status'),
+        fix: 'use a valid status',
+      },
     ]);
     expect(await learner.pending('acme:conv:1')).toEqual([]);
 
@@ -311,43 +316,47 @@ describe('learning with a model', () => {
     });
     expect(relearned.versions.map((v: Answer) => v.version)).toEqual([1]);
 
-    // Other calls for the same kind of task (the same tools, another argument): version 2.
-    reply = (call) => {
-      const draft = JSON.parse((goodSkill(call) as { content: string }).content);
-      draft.steps[0].args = { ...draft.steps[0].args, status: 'in_progress' };
-      return { content: JSON.stringify(draft) };
+    // Other calls for the same kind of task (the same tools, a key more): version 2.
+    const goal = 'Book a table for 5 at Nonna’s on Monday';
+    const made = await tool(s, 'acme:conv:8', 'set_ongoing_task', {
+      task: goal,
+      status: 'in_progress',
+      steps: [{ title: 'Find a slot', status: 'pending' }],
+      context: { party: 5 },
+    });
+    const waiting = {
+      task: goal,
+      status: 'waiting_user',
+      taskId: made.json.taskId,
+      nextStep: 'Ask for the time',
     };
-    await workTask(s, 'acme:conv:8', 'Book a table for 5 at Nonna’s on Monday');
+    await tool(s, 'acme:conv:8', 'set_ongoing_task', waiting);
+    await tool(s, 'acme:conv:8', 'clear_ongoing_task', { outcome: 'done', taskId: made.json.taskId });
     await until(() => queued.length === 3);
     expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
     const [changed] = await skillsOf(s, 'acme');
     expect(changed).toMatchObject({ id: skill.id, version: 2, successRate: null });
-    reply = goodSkill;
+    expect(changed.versions[1].steps[0].args).toMatchObject({ context: { party: '<number>' } });
   });
 
-  it('leaves no half-written skill when the model answers badly, and retries with backoff', async () => {
+  it('keeps the offline procedure when the model answers garbage, saying so; retries with backoff when it cannot be asked', async () => {
+    const warnings: Array<{ message: string; fields: Answer }> = [];
+    const logger = {
+      info() {},
+      warn: (message: string, fields?: Answer) => warnings.push({ message, fields }),
+      error() {},
+    };
     const s = await learningServer({
       distiller: chatCompletionsDistiller({ baseUrl: modelUrl, model: 'skill-m' }),
+      logger,
     });
     const learner = s.server.learner!;
-    const answers: Reply[] = [
-      { content: 'Sure! Here is the procedure you asked for.' },
-      { content: JSON.stringify({ name: 'Book', triggers: ['book table'] }) },
-      {
-        content: JSON.stringify({
-          name: 'Book a table',
-          triggers: ['book'],
-          steps: [{ tool: 'drop_database', args: {} }],
-          pitfalls: [],
-        }),
-      },
-      { status: 500, body: '{"error":"overloaded"}' },
-      { hang: true },
-    ];
+    // Unreachable in effect: nothing is stored, the job waits 1, then 2 s.
+    const down: Reply[] = [{ status: 500, body: '{"error":"overloaded"}' }, { hang: true }];
     await workTask(s, 'acme:conv:1', 'Book a table for 4');
     await until(async () => (await learner.pending('acme:conv:1')).length === 1);
     const delays: number[] = [];
-    for (const [i, answer] of answers.entries()) {
+    for (const [i, answer] of down.entries()) {
       reply = () => answer;
       expect(await learner.sweep()).toEqual({ learned: 0, retried: 1 });
       expect(await skillsOf(s, 'acme')).toEqual([]);
@@ -359,16 +368,43 @@ describe('learning with a model', () => {
       expect(await learner.sweep()).toEqual({ learned: 0, retried: 0 });
       s.clock.advance(1000 * 2 ** i);
     }
-    // Backoff doubles: 1, 2, 4, 8, 16 s after each failure.
     for (const [i, delay] of delays.entries()) {
       expect(delay).toBeLessThanOrEqual(1000 * 2 ** i);
       expect(delay).toBeGreaterThan(1000 * 2 ** i - 1000);
     }
-    reply = goodSkill;
-    expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
-    const skills = await skillsOf(s, 'acme');
-    expect(skills).toHaveLength(1);
-    expect(skills[0]).toMatchObject({ version: 1, writtenByModel: true });
+    // Garbage, each kind of it: the offline procedure is learned at once, and the log says why.
+    const garbage: Array<[Reply, RegExp]> = [
+      [{ content: 'Sure! Here is the procedure you asked for.' }, /not JSON/],
+      [{ content: JSON.stringify({ name: 'Book', triggers: ['book table'] }) }, /notes|fixes/],
+      [
+        { content: JSON.stringify({ name: 'Book a table', triggers: ['book'], notes: ['one'], fixes: [] }) },
+        /1 notes and 0 fixes; the procedure has 3 steps and 1 pitfalls/,
+      ],
+    ];
+    for (const [n, [answer, why]] of garbage.entries()) {
+      reply = () => answer;
+      const planId = `acme:conv:g${n}`;
+      await workTask(s, planId, 'Book a table for 4');
+      await until(async () => (await learner.pending(planId)).length === 1);
+      if (n === 0) s.clock.advance(10_000); // the first job's retry is due too
+      const swept = await learner.sweep();
+      expect(swept.learned).toBeGreaterThanOrEqual(1);
+      expect(swept.retried).toBe(0);
+      const warned = warnings.at(-1)!;
+      expect(warned.message).toBe(
+        "the model's answer was not a usable procedure; the offline procedure stays",
+      );
+      expect(warned.fields).toMatchObject({
+        plan: planId,
+        model: 'skill-m',
+        error: expect.stringMatching(why),
+      });
+      const [skill] = await skillsOf(s, 'acme');
+      expect(skill).toMatchObject({ writtenByModel: false });
+      expect(skill.versions.at(-1).author).toEqual({ kind: 'offline' });
+      expect(skill.versions.at(-1).steps.map((x: Answer) => x.tool)).toEqual(USED);
+    }
+    expect(await learner.pending('acme:conv:1')).toEqual([]);
   });
 });
 

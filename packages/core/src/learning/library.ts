@@ -5,7 +5,8 @@ import type * as Y from 'yjs';
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import { newTaskId } from '../ids.js';
-import { type Actor, ActorSchema } from '../schema.js';
+import { type Actor, ActorSchema, type Json } from '../schema.js';
+import { MAX_EXAMPLES } from './kind.js';
 import { contentWords } from './match.js';
 import {
   currentVersion,
@@ -13,6 +14,8 @@ import {
   type Skill,
   type SkillAuthor,
   type SkillDraft,
+  type SkillExample,
+  type SkillExampleCall,
   SkillSchema,
   type SkillStatus,
   type SkillStep,
@@ -113,6 +116,43 @@ function sameCalls(a: ReadonlyArray<SkillStep>, b: ReadonlyArray<SkillStep>): bo
   return calls(a) === calls(b);
 }
 
+const PLACEHOLDER = /^<[^<>]*>$/;
+
+/**
+ * Whether a task's successful calls are the steps' calls: one per step, in order, each naming its tool with the
+ * same argument keys at every level, the same number of list items, and every value the step gives as such.
+ */
+export function followsSteps(
+  steps: ReadonlyArray<SkillStep>,
+  calls: ReadonlyArray<SkillExampleCall>,
+): boolean {
+  const ok = calls.filter((c) => c.outcome === 'ok');
+  return (
+    ok.length === steps.length &&
+    ok.every((call, i) => call.tool === steps[i]!.tool && fits(steps[i]!.args, call.args))
+  );
+}
+
+function fits(step: Json, call: Json): boolean {
+  if (typeof step === 'string' && PLACEHOLDER.test(step)) return true;
+  if (Array.isArray(step) || Array.isArray(call)) {
+    return (
+      Array.isArray(step) &&
+      Array.isArray(call) &&
+      step.length === call.length &&
+      step.every((s, i) => fits(s, call[i]!))
+    );
+  }
+  if (step !== null && typeof step === 'object') {
+    if (call === null || typeof call !== 'object') return false;
+    const keys = Object.keys(step).sort();
+    return (
+      keys.join('\n') === Object.keys(call).sort().join('\n') && keys.every((k) => fits(step[k]!, call[k]!))
+    );
+  }
+  return JSON.stringify(step) === JSON.stringify(call);
+}
+
 function wordsKey(text: string): string {
   return [...new Set(contentWords(text))].sort().join(' ');
 }
@@ -131,6 +171,10 @@ export function sameProcedure(version: SkillVersion, draft: SkillDraft): boolean
 export interface LearnInput {
   scope: string;
   draft: SkillDraft;
+  /** The skill of the trace's kind (`skillOfKind`): its next version, or its use counted. Default: found by procedure. */
+  skillId?: string | null;
+  /** The trace it was learned from, kept with the skill to learn the next one of its kind with. */
+  example?: SkillExample | null;
   author: SkillAuthor;
   source: SkillVersion['source'];
   actor: Actor;
@@ -142,26 +186,36 @@ export interface LearnInput {
  * new skill. One transaction, so a reader never sees half of it.
  */
 export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; created: boolean } {
-  const existing = readSkills(doc).find((s) => sameProcedure(currentVersion(s), input.draft));
+  const existing =
+    (input.skillId ? readSkill(doc, input.skillId) : null) ??
+    readSkills(doc).find((s) => sameProcedure(currentVersion(s), input.draft));
+  const examples = [...(existing?.examples ?? []), ...(input.example ? [input.example] : [])].slice(
+    -MAX_EXAMPLES,
+  );
   const by = input.author.kind === 'model' ? `model ${input.author.model}` : 'the offline distiller';
   const from = `from ${input.source.planId}${input.source.taskId ? ` task ${input.source.taskId}` : ''}`;
-  if (existing && sameCalls(currentVersion(existing).steps, input.draft.steps)) {
-    // A task done with the very calls of the current version (typically by following it) is counted as that
-    // version's success; a new version would start its success rate over and hide it.
-    const current = currentVersion(existing).version;
-    const skill: Skill =
-      existing.status === 'retired'
-        ? {
-            ...existing,
-            status: 'active',
-            statusReason: 'learned again',
-            updatedAt: input.now,
-            updatedBy: input.actor,
-          }
-        : existing;
+  const current = existing ? currentVersion(existing) : null;
+  const followed = input.example
+    ? current !== null && followsSteps(current.steps, input.example.calls)
+    : current !== null && sameCalls(current.steps, input.draft.steps);
+  if (existing && current && followed) {
+    // A task done with the calls of the current version (typically by following it) is counted as that version's
+    // success; a new version would start its success rate over and hide it. What the traces of the kind now agree
+    // on sharpens the version's text in place: every task counted for it made calls that fit the new text too.
+    // Only a draft made with the skill's own examples (`skillId`) speaks for them all; any other keeps the text.
+    const refined: SkillVersion =
+      input.skillId === existing.id ? { ...current, ...input.draft, author: input.author } : current;
+    const skill: Skill = {
+      ...existing,
+      versions: [...existing.versions.slice(0, -1), refined],
+      examples,
+      ...(existing.status === 'retired' ? { status: 'active' as const, statusReason: 'learned again' } : {}),
+      updatedAt: input.now,
+      updatedBy: input.actor,
+    };
     write(doc, skill, input.actor, {
       change: 'relearned',
-      detail: `${by}, ${from}: the calls of version ${current}, so no new version`,
+      detail: `${by}, ${from}: the calls of version ${current.version}, so no new version`,
     });
     return { skill, created: false };
   }
@@ -182,6 +236,7 @@ export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; creat
         versions: [...existing.versions, version(currentVersion(existing).version + 1)].slice(
           -SKILL_LIMITS.versions,
         ),
+        examples,
         updatedAt: input.now,
         updatedBy: input.actor,
       }
@@ -192,6 +247,7 @@ export function learnSkill(doc: Y.Doc, input: LearnInput): { skill: Skill; creat
         status: 'active',
         statusReason: null,
         versions: [version(1)],
+        examples,
         updatedAt: input.now,
         updatedBy: input.actor,
       };

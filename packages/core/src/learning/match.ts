@@ -25,7 +25,7 @@ function wordMatches(word: string, trigger: string): boolean {
 }
 
 /** How well a phrase fits: the number of its words, when every one of them is in the text; else 0. */
-function phraseScore(phrase: string, words: readonly string[]): number {
+export function phraseScore(phrase: string, words: readonly string[]): number {
   const wanted = contentWords(phrase);
   if (wanted.length === 0) return 0;
   return wanted.every((t) => words.some((w) => wordMatches(w, t))) ? wanted.length : 0;

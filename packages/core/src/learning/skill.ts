@@ -1,17 +1,21 @@
-// The learned-skill format (docs/SCHEMA.md, "Skills", format 1): a procedure with trigger phrases, ordered steps
-// naming tools and argument shapes, and pitfalls, kept with its versions and its record of use. A distiller's
-// answer is a `SkillDraft`, checked here before anything is stored.
+// The learned-skill format (docs/SCHEMA.md, "Skills", format 2): a procedure with trigger phrases, ordered steps
+// naming tools and their arguments (values the traces agreed on, placeholders where they varied), and pitfalls,
+// kept with its versions, its record of use and the traces it was learned from. A distiller's answer is a
+// `SkillDraft`, checked here before anything is stored. Format 1 skills (without examples) still open.
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import { ActorSchema } from '../schema.js';
 import { JsonValueSchema } from './shape.js';
 
-/** Bumped when the stored skill layout changes incompatibly. */
-export const SKILL_FORMAT = 1;
+/** Bumped when the stored skill layout changes incompatibly: 2 added `examples`. */
+export const SKILL_FORMAT = 2;
 
 export const SkillStepSchema = z.strictObject({
   tool: z.string().min(1).max(100),
-  /** The argument shape: values generalised (`"<string>"`), vocabulary kept (`"done"`). */
+  /**
+   * The arguments: values every trace it was learned from agreed on kept, the others generalised (`"<string>"`);
+   * learned from one trace, only vocabulary (`"done"`) is kept.
+   */
   args: JsonValueSchema,
   note: z.string().max(500).optional(),
 });
@@ -75,8 +79,35 @@ export type SkillVersion = z.infer<typeof SkillVersionSchema>;
 export const SKILL_STATUSES = ['active', 'retired'] as const;
 export type SkillStatus = (typeof SKILL_STATUSES)[number];
 
-export const SkillSchema = z.strictObject({
-  format: z.literal(SKILL_FORMAT),
+/** One call of a trace a skill was learned from, as it was made. */
+export const SkillExampleCallSchema = z.strictObject({
+  tool: z.string().min(1).max(100),
+  args: JsonValueSchema,
+  /** `ok`, or the error code of the refusal. */
+  outcome: z.string().min(1).max(100),
+  error: z.string().max(500).optional(),
+});
+export type SkillExampleCall = z.infer<typeof SkillExampleCallSchema>;
+
+/** A trace a skill was learned from: the goal and its calls. The next trace of the kind is distilled with these. */
+export const SkillExampleSchema = z.strictObject({
+  planId: z.string().min(1).max(256),
+  taskId: z.string().max(64).nullable(),
+  goal: z.string().max(2000),
+  calls: z.array(SkillExampleCallSchema).max(50),
+});
+export type SkillExample = z.infer<typeof SkillExampleSchema>;
+
+/** What a distiller learns from: a goal and the calls made for it, in order (a finished task's trace, or a kept example). */
+export interface TraceSample {
+  planId: string;
+  /** The task that closed as done, or null when learning from a whole conversation. */
+  taskId: string | null;
+  goal: string;
+  calls: ReadonlyArray<SkillExampleCall>;
+}
+
+const SkillFields = {
   id: z.string().min(1).max(64),
   scope: z.string().min(1).max(256),
   status: z.enum(SKILL_STATUSES),
@@ -86,8 +117,25 @@ export const SkillSchema = z.strictObject({
   versions: z.array(SkillVersionSchema).min(1),
   updatedAt: z.number().finite(),
   updatedBy: ActorSchema,
+};
+
+const SkillFormat2Schema = z.strictObject({
+  format: z.literal(SKILL_FORMAT),
+  ...SkillFields,
+  /** The traces of this kind it was learned from, oldest first (the last `SKILL_LIMITS.examples`). */
+  examples: z.array(SkillExampleSchema).max(20),
 });
-export type Skill = z.infer<typeof SkillSchema>;
+
+/** Format 1, before examples were kept: it opens as format 2 with none. */
+const SkillFormat1Schema = z.strictObject({ format: z.literal(1), ...SkillFields }).transform((skill) => ({
+  ...skill,
+  format: SKILL_FORMAT as typeof SKILL_FORMAT,
+  examples: [] as SkillExample[],
+}));
+
+/** A stored skill, of this format or format 1 (read as this format). */
+export const SkillSchema = z.union([SkillFormat2Schema, SkillFormat1Schema]);
+export type Skill = z.infer<typeof SkillFormat2Schema>;
 
 /** The version a skill offers now. */
 export function currentVersion(skill: Skill): SkillVersion {

@@ -19,6 +19,17 @@ export function taskByNum(plan: Plan, num: number, among?: readonly TaskSnapshot
 export type NumberOf = (task: TaskSnapshot) => number | undefined;
 const aliasOf: NumberOf = (task) => task.num;
 
+/** How an integer family numbers tasks, both ways: errors speak `numberOf`, traces read `byNumber`. */
+export interface Numbering {
+  numberOf: NumberOf;
+  byNumber(n: number): TaskSnapshot | undefined;
+}
+
+/** The plan's own aliases, the numbering of every integer family that does not count otherwise. */
+export function aliasNumbering(plan: Plan): Numbering {
+  return { numberOf: aliasOf, byNumber: (n) => plan.byNum(n) };
+}
+
 /** "Known tasks: 1 (Draft post), 2 (Publish)." or "There are no tasks yet.", capped so it stays short. */
 export function knownTasks(
   tasks: readonly TaskSnapshot[],
@@ -56,9 +67,9 @@ export function unixSeconds(ms: number): number {
 export function errorInAliases(
   plan: Plan,
   error: CairnErrorJSON,
-  numbers?: (plan: Plan) => NumberOf,
+  numbers: (plan: Plan) => Numbering = aliasNumbering,
 ): CairnErrorJSON {
-  const numberOf = numbers ? numbers(plan) : aliasOf;
+  const { numberOf } = numbers(plan);
   const ids = new Map<string, number>();
   for (const task of plan.list()) {
     const n = numberOf(task);

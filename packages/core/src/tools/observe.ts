@@ -4,6 +4,7 @@ import type { ErrorCode } from '../errors.js';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
 import { openConversationTasks } from '../task-numbers.js';
+import type { Numbering } from './aliases.js';
 
 /** One finished tool call. */
 export interface ToolCallRecord {
@@ -17,7 +18,7 @@ export interface ToolCallRecord {
   outcome: 'ok' | ErrorCode;
   /** The refusal's message, what the model was told (absent for `ok`). */
   message?: string;
-  /** Tasks the call wrote, and existing tasks its arguments named (by id, or by alias for integer families). */
+  /** Tasks the call wrote, and existing tasks its arguments named (by id, or by number for integer families). */
   tasks: string[];
 }
 
@@ -40,7 +41,8 @@ export function observeCalls<T extends ObservedToolkit>(
   toolkit: T,
   observer: ToolCallObserver,
   now: () => number,
-  numIds: (tool: string) => boolean,
+  /** The numbering a tool's integer task ids are in, or null for a family of string ids. */
+  numbering: (tool: string) => Numbering | null,
 ): T {
   const dispatch = toolkit.dispatch.bind(toolkit);
   const { plan, actor } = toolkit;
@@ -64,7 +66,7 @@ export function observeCalls<T extends ObservedToolkit>(
       const at = now();
       const tool = String(name);
       const args = parsedArgs(raw);
-      for (const id of namedTasks(plan, args, numIds(tool))) touched.add(id);
+      for (const id of namedTasks(plan, args, () => numbering(tool))) touched.add(id);
       try {
         const message = errorMessageOf(result);
         observer({
@@ -107,12 +109,13 @@ function errorMessageOf(result: unknown): string | null {
 }
 
 /**
- * Ids of existing tasks named anywhere in the arguments (bounded walk: arguments can be large): by id, by alias,
- * or by the goal of an open conversation task (set_ongoing_task names its task so), so that even a refused call
- * is tied to its task.
+ * Ids of existing tasks named anywhere in the arguments (bounded walk: arguments can be large): by id, by number
+ * in the numbering of the tool's family (the plan's alias, or seed 001's task number), or by the goal of an open
+ * conversation task (set_ongoing_task names its task so), so that even a refused call is tied to its task.
  */
-function namedTasks(plan: Plan, args: unknown, numIds: boolean): string[] {
+function namedTasks(plan: Plan, args: unknown, numberingOf: () => Numbering | null): string[] {
   const found = new Set<string>();
+  let numbering: Numbering | null | undefined;
   let goals: Map<string, string> | null = null;
   const byGoal = (text: string): string | undefined => {
     if (goals === null) {
@@ -134,8 +137,10 @@ function namedTasks(plan: Plan, args: unknown, numIds: boolean): string[] {
         if (id) found.add(id);
       }
     } else if (typeof value === 'number') {
-      if (numIds && Number.isInteger(value) && value > 0) {
-        const task = plan.byNum(value);
+      if (Number.isInteger(value) && value > 0) {
+        // Worked out once per call, and only for a call with integers in it.
+        if (numbering === undefined) numbering = numberingOf();
+        const task = numbering?.byNumber(value);
         if (task) found.add(task.id);
       }
     } else if (Array.isArray(value)) {

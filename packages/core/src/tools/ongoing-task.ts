@@ -194,7 +194,7 @@ export const ongoingTaskFamily: ToolFamily = {
   ids: 'num',
   numbers: (plan) => {
     const numbers = taskNumbers(plan);
-    return (task) => numbers.numberOf(task.id);
+    return { numberOf: (task) => numbers.numberOf(task.id), byNumber: (n) => numbers.byNumber(n) };
   },
   tools: [setOngoingTask, getOngoingTask, clearOngoingTask],
 };

@@ -2,7 +2,8 @@
 // arguments, and a function that maps the family's vocabulary onto the Plan API.
 import type * as z from 'zod';
 import type { Plan } from '../plan.js';
-import type { Actor, TaskSnapshot } from '../schema.js';
+import type { Actor } from '../schema.js';
+import type { Numbering } from './aliases.js';
 
 export const FAMILY_NAMES = [
   'cairn',
@@ -42,8 +43,11 @@ export interface ToolFamily {
   name: FamilyName;
   /** How the family names tasks: the plan's string ids, or the integer aliases (`num`). */
   ids: 'id' | 'num';
-  /** For an integer family whose numbers are not the plan's aliases: each task's number (errors speak it). */
-  numbers?: (plan: Plan) => (task: TaskSnapshot) => number | undefined;
+  /**
+   * For an integer family whose numbers are not the plan's aliases: its numbering, both ways (errors speak it,
+   * traces resolve a call's numbers with it). Default: the plan's aliases.
+   */
+  numbers?: (plan: Plan) => Numbering;
   tools: ReadonlyArray<ToolSpec<unknown>>;
 }
 

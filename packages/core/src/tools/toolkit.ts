@@ -6,7 +6,7 @@ import { CairnError, type CairnErrorJSON, type ErrorCode, toCairnError } from '.
 import type { Plan } from '../plan.js';
 import { type Actor, ActorSchema } from '../schema.js';
 import { parseOrThrow } from '../validate.js';
-import { errorInAliases } from './aliases.js';
+import { aliasNumbering, errorInAliases } from './aliases.js';
 import { cairnFamily } from './cairn.js';
 import { cairnCompactFamily } from './cairn-compact.js';
 import {
@@ -179,7 +179,11 @@ export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit
     },
   };
   if (!options.onCall) return toolkit;
-  return observeCalls(toolkit, options.onCall, ctx.now, (name) => tools.get(name)?.family.ids === 'num');
+  // A call's integers name tasks in its family's numbering (seed 001 counts conversation tasks, not aliases).
+  return observeCalls(toolkit, options.onCall, ctx.now, (name) => {
+    const family = tools.get(name)?.family;
+    return family?.ids === 'num' ? (family.numbers ?? aliasNumbering)(own) : null;
+  });
 }
 
 /**

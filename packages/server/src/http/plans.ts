@@ -5,6 +5,8 @@ import {
   ActorSchema,
   actorFor,
   CairnError,
+  CURSOR_NOTES,
+  changesOrWhole,
   createPlan,
   createToolkit,
   cursorFromStateVector,
@@ -12,7 +14,6 @@ import {
   cursorOf,
   DEFINITION_FORMATS,
   type DefinitionFormat,
-  defaultTokenizer,
   FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
@@ -26,7 +27,6 @@ import {
   RENDER_FORMATS,
   type RenderFormat,
   readCursor,
-  renderDelta,
   renderPlan,
   type Skill,
   STATUSES,
@@ -84,18 +84,6 @@ export interface LearnedSource {
     fn: (learned: { skills: readonly Skill[]; traces: Y.Doc }) => Promise<T>,
   ): Promise<T>;
 }
-
-/** What a context answer is: the whole plan, what changed since the cursor, or the whole plan in its place. */
-type ContextKind = 'full' | 'delta' | 'full_unknown_cursor' | 'full_old_cursor';
-
-/** Said before the whole plan when it stands in for what changed since a cursor. */
-const CURSOR_NOTES: Partial<Record<ContextKind, string>> = {
-  full_unknown_cursor:
-    "(The cursor given is not one of this plan's, so this is the whole plan rather than what changed.)\n\n",
-  full_old_cursor:
-    '(So much changed since the cursor given that the whole plan is shorter, so this is the whole plan rather ' +
-    'than what changed.)\n\n',
-};
 
 /** Default and largest `limit` of the task list (seed 001: at most 30). */
 export const TASK_LIST_LIMIT = { default: 30, max: 500 } as const;
@@ -202,23 +190,14 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
           now: now(),
           ...(maxTokens !== undefined ? { maxTokens } : {}),
         });
-      let kind: ContextKind = known ? 'delta' : since !== null ? 'full_unknown_cursor' : 'full';
-      let text: string;
-      if (known && since !== null) {
-        text = renderDelta(plan, {
-          since,
-          exclude: reader,
-          ids: format === 'native' ? 'id' : 'num',
-          ...(maxTokens !== undefined ? { maxTokens } : {}),
-        });
-        const whole = text === '' ? '' : full();
-        if (defaultTokenizer.count(text) > defaultTokenizer.count(whole)) {
-          kind = 'full_old_cursor';
-          text = whole;
-        }
-      } else {
-        text = full();
-      }
+      const { kind, text } = changesOrWhole(plan, {
+        since,
+        known,
+        whole: full,
+        exclude: reader,
+        ids: format === 'native' ? 'id' : 'num',
+        ...(maxTokens !== undefined ? { maxTokens } : {}),
+      });
       if (json) return jsonResponse({ plan: planId, format, kind, text, cursor });
       const note = CURSOR_NOTES[kind];
       const body = note ? `${note}${text}` : text;

@@ -15,6 +15,7 @@ import {
   createPlan,
   DEFAULT_TRACE_BOUND,
   DOC_KEYS,
+  exampleOf,
   knownTools,
   learnableCalls,
   learnedProcedures,
@@ -31,14 +32,17 @@ import {
   type Skill,
   type SkillAuthor,
   type SkillDraft,
+  type SkillExample,
   scopeOf,
   scopeOfSkillsDoc,
+  skillOfKind,
   skillsDocId,
   type TaskSnapshot,
   type ToolCallRecord,
   type ToolSpec,
   TRACE_KEYS,
   type TraceBound,
+  type TraceCall,
   TraceCallSchema,
   type TraceSample,
   toCairnError,
@@ -50,7 +54,7 @@ import * as z from 'zod';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
 import { RemoteOrigin } from '../hub/origin.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
-import type { Distiller } from './distiller.js';
+import { type Distiller, writeProse } from './distiller.js';
 import { type SharedLearningQueue, SharedQueue } from './shared-queue.js';
 
 export interface LearningOptions {
@@ -489,7 +493,12 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
 
   // ------------------------------------------------------------------ the queue
 
-  private enqueue(trace: PlanHandle, sample: TraceSample, by: Actor, schedule = true): DistillJob {
+  private enqueue(
+    trace: PlanHandle,
+    sample: TraceSample & { calls: TraceCall[] },
+    by: Actor,
+    schedule = true,
+  ): DistillJob {
     const now = this.now();
     const job: DistillJob = {
       id: `${sample.taskId ?? 'conversation'}:${now}`,
@@ -554,9 +563,9 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     return this.onTrace(planId, async (trace) => {
       const job = readPending(trace.doc).find((j) => j.id === jobId);
       if (!job) return null;
-      let written: { draft: SkillDraft; author: SkillAuthor };
+      let written: { draft: SkillDraft; author: SkillAuthor; skillId: string | null; example: SkillExample };
       try {
-        written = await this.write(job);
+        written = await this.write(job, await this.skillsFor(planId));
       } catch (error) {
         const attempts = job.attempts + 1;
         const next: DistillJob = {
@@ -584,6 +593,8 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
           scope: scopeOf(planId),
           draft: written.draft,
           author: written.author,
+          skillId: written.skillId,
+          example: written.example,
           source: { planId, taskId: job.taskId, goal: job.goal },
           actor: 'learning',
           now: this.now(),
@@ -600,17 +611,33 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     });
   }
 
-  /** The draft of a job: the model's, checked in full before anything is stored; offline without a model. */
-  private async write(job: DistillJob): Promise<{ draft: SkillDraft; author: SkillAuthor }> {
+  /**
+   * The draft of a job, distilled with the earlier traces of its kind (the skill they belong to, `skillId`); the
+   * model, when there is one, writes its prose. Checked in full before anything is stored.
+   */
+  private async write(job: DistillJob, skills: readonly Skill[]) {
     // Checked again here: a job queued before its calls were checked, or written into `pending` by a writer.
     const calls = learnableCalls(job.calls, this.tools);
     const sample: TraceSample = { planId: job.planId, taskId: job.taskId, goal: job.goal, calls };
+    const kind = skillOfKind(skills, sample);
+    const samples = [...(kind?.examples ?? []), sample];
     const tools = new Set(calls.filter((c) => c.outcome === 'ok').map((c) => c.tool));
+    const offline = parseSkillDraft(offlineDistill(samples), tools);
+    const found = { skillId: kind?.id ?? null, example: exampleOf(sample) };
     if (this.distiller && job.attempts < this.maxAttempts) {
-      const output = await this.distiller.distill(sample, AbortSignal.timeout(this.timeoutMs));
-      return { draft: parseSkillDraft(output, tools), author: { kind: 'model', model: this.distiller.name } };
+      const { draft, byModel } = await writeProse(
+        this.distiller,
+        { samples, draft: offline },
+        AbortSignal.timeout(this.timeoutMs),
+        this.logger,
+        { plan: job.planId, job: job.id },
+      );
+      const author: SkillAuthor = byModel
+        ? { kind: 'model', model: this.distiller.name }
+        : { kind: 'offline' };
+      return { draft: parseSkillDraft(draft, tools), author, ...found };
     }
-    return { draft: parseSkillDraft(offlineDistill(sample), tools), author: { kind: 'offline' } };
+    return { draft: offline, author: { kind: 'offline' } as SkillAuthor, ...found };
   }
 
   // ------------------------------------------------------------------ bookkeeping
