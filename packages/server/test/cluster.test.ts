@@ -1,6 +1,7 @@
 // Three instances sharing plans through a real redis-server and PostgreSQL: stock y-websocket and Cairn clients on
 // different instances converge under random edits (title text included), presence crosses instances, an
 // acknowledged edit is in PostgreSQL, /healthz names both services, and bad configurations are refused.
+import { createClient } from 'redis';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { connectCluster, PostgresStore } from '../src/cluster/index.js';
@@ -172,6 +173,86 @@ describe('three instances on Redis and PostgreSQL', () => {
     for (const u of await instances[0]!.cluster.store.readStored(plan)) Y.applyUpdate(stored, u);
     expect(stored.getMap('tasks').size).toBe(edits);
     expect(stored.store.pendingStructs).toBeNull();
+  });
+
+  it('an update shared but never confirmed (its instance died before committing it) is stored by the instance that acknowledges an edit on top of it', async () => {
+    const a = await startInstance(services, { cluster: { relay: { confirmMs: 300 } } });
+    const plan = 'acme:unconfirmed';
+    const doc = new Y.Doc();
+    const conn = cairnClient(a.url, plan, doc);
+    await conn.whenSynced();
+    // What a dying instance leaves behind: its update in the stream, numbered, and no confirmation after it.
+    const ghost = new Y.Doc();
+    ghost.getMap('tasks').set('ghost', 'from an instance that died');
+    const redis = createClient({ url: services.redis.url });
+    await redis.connect();
+    await redis.sendCommand([
+      'XADD',
+      `cairn:plan:${plan}:updates`,
+      '*',
+      'i',
+      'an-instance-that-died',
+      'u',
+      Buffer.from(Y.encodeStateAsUpdate(ghost)).toString('base64'),
+      's',
+      '1',
+    ]);
+    redis.destroy();
+    await vi.waitFor(() => expect(doc.getMap('tasks').get('ghost')).toBeDefined());
+    doc.getMap('tasks').set('built', 'on top of it');
+    await conn.whenAcknowledged();
+    const stored = new Y.Doc();
+    for (const u of await a.cluster.store.readStored(plan)) Y.applyUpdate(stored, u);
+    expect(stored.getMap('tasks').toJSON()).toEqual({
+      ghost: 'from an instance that died',
+      built: 'on top of it',
+    });
+    expect(await (await fetch(`${a.http}/metrics`)).text()).toMatch(
+      /cairn_cluster_stored_for_others_total 1\b/,
+    );
+  });
+
+  it('an unconfirmed update is stored once overdue even when no acknowledgement waits for it; confirmed ones never are', async () => {
+    const instances = await Promise.all(
+      [0, 1].map(() => startInstance(services, { cluster: { relay: { confirmMs: 300 } } })),
+    );
+    const plan = 'acme:overdue';
+    const docs = instances.map(() => new Y.Doc());
+    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
+    await Promise.all(conns.map((c) => c.whenSynced()));
+    // Confirmed traffic both ways: nothing is stored for another instance.
+    for (let n = 0; n < 40; n++) docs[n % 2]!.getMap('tasks').set(`k${n}`, n);
+    await Promise.all(conns.map((c) => c.whenAcknowledged()));
+    await vi.waitFor(() => expect(docs.map((d) => d.getMap('tasks').size)).toEqual([40, 40]));
+    const ghost = new Y.Doc();
+    ghost.getMap('tasks').set('ghost', 1);
+    const redis = createClient({ url: services.redis.url });
+    await redis.connect();
+    await redis.sendCommand([
+      'XADD',
+      `cairn:plan:${plan}:updates`,
+      '*',
+      'i',
+      'an-instance-that-died',
+      'u',
+      Buffer.from(Y.encodeStateAsUpdate(ghost)).toString('base64'),
+      's',
+      '7',
+    ]);
+    redis.destroy();
+    const counts = async () =>
+      Promise.all(
+        instances.map(async (i) => {
+          const text = await (await fetch(`${i.http}/metrics`)).text();
+          return Number(/cairn_cluster_stored_for_others_total (\d+)/.exec(text)?.[1] ?? 'NaN');
+        }),
+      );
+    // Each instance holding the plan stores it (a duplicate Yjs ignores); none stored anything before.
+    await vi.waitFor(async () => expect(await counts()).toEqual([1, 1]), { timeout: 10_000 });
+    const stored = new Y.Doc();
+    for (const u of await instances[0]!.cluster.store.readStored(plan)) Y.applyUpdate(stored, u);
+    expect(stored.getMap('tasks').get('ghost')).toBe(1);
+    expect(stored.getMap('tasks').size).toBe(41);
   });
 
   it('/healthz reports Redis and PostgreSQL; /metrics counts what crossed instances', async () => {

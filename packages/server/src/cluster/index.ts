@@ -26,7 +26,7 @@ export interface ClusterOptions {
   redisUrl: string;
   postgresUrl: string;
   postgres?: PostgresStoreOptions;
-  relay?: Pick<RedisRelayOptions, 'retentionMs' | 'blockMs'>;
+  relay?: Pick<RedisRelayOptions, 'retentionMs' | 'blockMs' | 'confirmMs'>;
   /** Claim leases (as `createCairnServer`'s `claims`); a reservation in Redis lives `absentMs` (default 60 s). */
   claims?: Omit<ClaimOptions, 'reservations'>;
 }

@@ -1,8 +1,10 @@
-// Shares every loaded plan with the other instances of a cluster through Redis (docs/decisions/023): each update
-// accepted here is added to the plan's Redis stream once PostgreSQL has it, each instance reads the streams of the
-// plans it holds from the last entry it saw (and stores none of it again), and presence crosses over pub/sub. After a lost connection an instance re-reads what it
-// missed (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it could
-// not add, so no update is skipped.
+// Shares every loaded plan with the other instances of a cluster through Redis (docs/decisions/023, 039): each
+// update accepted here is added to the plan's Redis stream at once, and a confirmation follows once PostgreSQL has
+// it; each instance reads the streams of the plans it holds from the last entry it saw (and stores none of it
+// again), and presence crosses over pub/sub. An acknowledgement here never rests on an update another instance has
+// not confirmed: it waits for the confirmation, or stores the update itself when none comes in time. After a lost
+// connection an instance re-reads what it missed (from its last entry, and from PostgreSQL for entries Redis itself
+// lost) and re-publishes what it could not add, so no update is skipped.
 
 import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
@@ -26,21 +28,32 @@ export interface RedisRelayOptions {
   /** Every row stored for a plan (PostgreSQL): read after a lost connection, for entries Redis may have lost. */
   readStored: (planId: string) => Promise<Uint8Array[]>;
   /**
-   * Resolves once every update of the plan appended to the store so far is committed (the store's flush). An
-   * update is added to the stream only after that: whatever another instance reads from Redis is durable already,
-   * so it stores none of it, and an edit acknowledged there never rests on one that a crash here could lose.
+   * Resolves once every update of the plan appended to the store so far is committed (the store's flush). The
+   * confirmation of this instance's updates is added to the stream only after that.
    */
   stored: (planId: string) => Promise<void>;
   /**
    * Appends an update to the plan's rows in PostgreSQL (the plan is loaded there): at load, what the stream held
-   * that the rows read just before lacked. Since updates reach the stream only once committed (`stored`), that is
-   * an entry committed between the row read and the stream read (stored again: a duplicate Yjs ignores), or one
-   * added by an instance of an older version that published before committing; either way no edit acknowledged
-   * here rests on Redis alone.
+   * that the rows read just before lacked (an update not yet committed by its instance, or one committed between
+   * the row read and the stream read: stored again, a duplicate Yjs ignores); and a relayed update its instance did
+   * not confirm in time. Either way no edit acknowledged here rests on Redis alone.
    */
   append: (planId: string, update: Uint8Array) => void;
   /** How long one blocking read waits before it picks up newly loaded plans. Default 200 ms. */
   blockMs?: number;
+  /**
+   * How long an instance may stay silent on a plan (no entry of it read) while updates of it are unconfirmed,
+   * before this one stores them itself (the other instance may have died before committing them). Default 2,000 ms.
+   */
+  confirmMs?: number;
+}
+
+/** A relayed update its instance has not confirmed yet (`seq`: that instance's count for the plan). */
+interface Unconfirmed {
+  seq: number;
+  update: Uint8Array;
+  /** Its commit here, once this instance stopped waiting for the confirmation and stored it itself. */
+  storing?: Promise<void>;
 }
 
 interface RelayedPlan {
@@ -52,6 +65,20 @@ interface RelayedPlan {
   /** An addition failed: the plan's whole state is re-published once Redis is back; acknowledgements fail until. */
   unpublished: boolean;
   stopAwareness: () => void;
+  /** This instance's updates added to the stream (each entry carries its number), and the last one confirmed. */
+  published: number;
+  confirmed: number;
+  /** The confirmation under way, if any; `again`: more updates were added meanwhile. */
+  confirming: Promise<void> | null;
+  again: boolean;
+  /** Relayed updates applied here that their instance has not confirmed yet, by instance. */
+  unconfirmed: Map<string, Unconfirmed[]>;
+  /** Called whenever unconfirmed updates go away (confirmed, or stored here). */
+  waiters: Set<() => void>;
+  /** Overdue relayed updates being stored here. */
+  storingOverdue: boolean;
+  /** When the latest entry of each other instance was read, for this plan. */
+  heard: Map<string, number>;
 }
 
 const streamKey = (planId: string) => `cairn:plan:${planId}:updates`;
@@ -129,6 +156,10 @@ export class RedisRelay implements Extension {
       presence: counter('cairn_cluster_presence_total', 'Presence updates exchanged with other instances.'),
       catchUps: counter('cairn_cluster_catch_ups_total', 'Catch-ups after a lost Redis connection.'),
       errors: counter('cairn_cluster_errors_total', 'Failed Redis operations.'),
+      storedForOthers: counter(
+        'cairn_cluster_stored_for_others_total',
+        'Relayed updates stored here because their instance did not confirm them in time.',
+      ),
     };
     this.loop = Promise.all([this.reader.connect(), this.subscriber.connect()]).then(() => this.readLoop());
   }
@@ -140,6 +171,14 @@ export class RedisRelay implements Extension {
       pending: new Set(),
       unpublished: false,
       stopAwareness: () => undefined,
+      published: 0,
+      confirmed: 0,
+      confirming: null,
+      again: false,
+      unconfirmed: new Map(),
+      waiters: new Set(),
+      storingOverdue: false,
+      heard: new Map(),
     };
     try {
       // Entries added before this load may not be in PostgreSQL yet: every entry kept is applied too.
@@ -151,7 +190,7 @@ export class RedisRelay implements Extension {
       ])) as StreamEntry[];
       const stored = Y.snapshot(room.doc);
       const before = Y.encodeStateVector(room.doc);
-      room.apply(entries.map(([, fields]) => decodeEntry(fields).update));
+      room.apply(entries.flatMap(([, fields]) => updateOf(decodeEntry(fields))));
       if (!Y.equalSnapshots(stored, Y.snapshot(room.doc))) {
         this.options.append(room.planId, Y.encodeStateAsUpdate(room.doc, before));
       }
@@ -196,13 +235,19 @@ export class RedisRelay implements Extension {
   change({ room, update, origin }: RoomChange): void {
     if (origin.source === 'remote' && origin.via === REDIS_VIA) return;
     const plan = this.plans.get(room.planId);
-    if (plan) this.publish(room.planId, plan, update, this.options.stored(room.planId));
+    if (!plan) return;
+    // Shared at once, so the other instances' clients see it without waiting for this commit; the confirmation
+    // follows it (and an acknowledgement there waits for that, or stores the update itself).
+    plan.published += 1;
+    this.publish(room.planId, plan, update, null, plan.published);
+    this.confirm(room.planId, plan);
   }
 
   async store({ planId }: { planId: string }): Promise<void> {
     const plan = this.plans.get(planId);
     if (!plan) return;
     await Promise.allSettled([...plan.pending]);
+    await this.durableRelayed(planId, plan);
     if (plan.unpublished && plan.room && this.client.isReady) {
       // Redis is back before the reader noticed anything: publish the whole state now instead of waiting.
       plan.unpublished = false;
@@ -210,6 +255,9 @@ export class RedisRelay implements Extension {
       this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc), null);
       await Promise.allSettled([...plan.pending]);
     }
+    // A confirmation lost with Redis is sent again, so the others stop waiting for it.
+    if (plan.confirmed < plan.published && !plan.confirming && this.client.isReady)
+      this.confirm(planId, plan);
     if (plan.unpublished) {
       throw new CairnError(
         'storage',
@@ -222,7 +270,7 @@ export class RedisRelay implements Extension {
   async unload(room: PlanRoom): Promise<void> {
     const plan = this.plans.get(room.planId);
     if (!plan) return;
-    await Promise.allSettled([...plan.pending]);
+    await Promise.allSettled([...plan.pending, plan.confirming]);
     plan.stopAwareness();
     if (plan.unpublished) this.orphans.add(room.planId);
     this.plans.delete(room.planId);
@@ -236,21 +284,20 @@ export class RedisRelay implements Extension {
     this.client.destroy();
   }
 
-  /** Adds `update` to the plan's stream once `stored` resolved (null: it is stored already). */
-  private publish(planId: string, plan: RelayedPlan, update: Uint8Array, stored: Promise<void> | null): void {
-    const add = () =>
-      this.client.sendCommand([
-        'XADD',
-        streamKey(planId),
-        'MINID',
-        '~',
-        String(Date.now() - (this.options.retentionMs ?? 120_000)),
-        '*',
-        'i',
-        this.instanceId,
-        'u',
-        Buffer.from(update).toString('base64'),
-      ]);
+  /**
+   * Adds `update` to the plan's stream once `stored` resolved (null: now). With `seq` the entry is this instance's
+   * update number `seq`, which the others hold as unconfirmed until its confirmation; without, it is durable already.
+   */
+  private publish(
+    planId: string,
+    plan: RelayedPlan,
+    update: Uint8Array,
+    stored: Promise<void> | null,
+    seq?: number,
+  ): void {
+    const fields = ['u', Buffer.from(update).toString('base64')];
+    if (seq !== undefined) fields.push('s', String(seq));
+    const add = () => this.add(planId, fields);
     const adding = (stored ? stored.then(add) : add())
       .then(
         () => this.counters.published.inc(),
@@ -262,6 +309,147 @@ export class RedisRelay implements Extension {
       )
       .finally(() => plan.pending.delete(adding));
     plan.pending.add(adding);
+  }
+
+  private add(planId: string, fields: string[]): Promise<unknown> {
+    return this.client.sendCommand([
+      'XADD',
+      streamKey(planId),
+      'MINID',
+      '~',
+      String(Date.now() - (this.options.retentionMs ?? 120_000)),
+      '*',
+      'i',
+      this.instanceId,
+      ...fields,
+    ]);
+  }
+
+  /**
+   * Confirms this instance's updates published so far once they are committed here (one confirmation covers every
+   * earlier number; one is under way at a time). It does not wait for the relayed updates they rest on: every
+   * instance reads those from the stream before these, and waits for them itself before acknowledging (waiting
+   * here too would make two instances that edit the same plan wait on each other's confirmations).
+   */
+  private confirm(planId: string, plan: RelayedPlan): void {
+    if (plan.confirming) {
+      plan.again = true;
+      return;
+    }
+    plan.confirming = (async () => {
+      do {
+        plan.again = false;
+        const upTo = plan.published;
+        try {
+          await this.options.stored(planId);
+          await Promise.all([...plan.pending]);
+          await this.add(planId, ['c', String(upTo)]);
+          plan.confirmed = upTo;
+        } catch (error) {
+          // Not confirmed: the others store what they relayed of it themselves once they stop waiting.
+          this.failed('confirm', planId, error);
+          return;
+        }
+      } while (plan.again && !this.closed);
+    })().finally(() => {
+      plan.confirming = null;
+    });
+  }
+
+  /**
+   * Resolves once every relayed update applied here so far is durable: confirmed by its instance, or stored here
+   * when that instance has gone silent on the plan for `confirmMs` (it may have died before committing it). An
+   * instance still adding entries is alive and only slow: its confirmation is waited for.
+   */
+  private async durableRelayed(planId: string, plan: RelayedPlan): Promise<void> {
+    const needed = lastUnconfirmed(plan);
+    const settled = () =>
+      [...needed].every(([instance, seq]) => (plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) > seq);
+    while (!settled()) {
+      const silent = this.silent(plan, needed);
+      if (silent.size > 0) {
+        await this.storeUnconfirmed(planId, plan, silent);
+        continue;
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let check: () => void = () => undefined;
+      await new Promise<void>((resolve) => {
+        check = () => {
+          if (settled()) resolve();
+        };
+        plan.waiters.add(check);
+        timer = setTimeout(resolve, this.confirmMs);
+      });
+      clearTimeout(timer);
+      plan.waiters.delete(check);
+    }
+  }
+
+  private get confirmMs(): number {
+    return this.options.confirmMs ?? 2000;
+  }
+
+  /** The instances among `needed` not heard from on the plan for `confirmMs`. */
+  private silent(plan: RelayedPlan, needed: Map<string, number>): Map<string, number> {
+    const since = Date.now() - this.confirmMs;
+    return new Map([...needed].filter(([instance]) => (plan.heard.get(instance) ?? 0) <= since));
+  }
+
+  /** Stores here the relayed updates (up to `needed` per instance) their instances did not confirm in time. */
+  private async storeUnconfirmed(
+    planId: string,
+    plan: RelayedPlan,
+    needed: Map<string, number>,
+  ): Promise<void> {
+    const appended: Unconfirmed[] = [];
+    const storing: Array<Promise<void>> = [];
+    for (const [instance, seq] of needed) {
+      for (const entry of plan.unconfirmed.get(instance) ?? []) {
+        if (entry.seq > seq) break;
+        // Stored once here, however many callers find it overdue at the same time.
+        if (!entry.storing) {
+          this.options.append(planId, entry.update);
+          appended.push(entry);
+        } else storing.push(entry.storing);
+      }
+    }
+    if (appended.length > 0) {
+      const commit = this.options.stored(planId);
+      for (const entry of appended) entry.storing = commit;
+      storing.push(commit);
+    }
+    await Promise.all(storing);
+    for (const [instance, seq] of needed) this.confirmed(plan, instance, seq);
+    if (appended.length > 0) {
+      this.counters.storedForOthers.inc({}, appended.length);
+      this.host.logger.warn('stored relayed updates their instance did not confirm in time', {
+        plan: planId,
+        updates: appended.length,
+      });
+    }
+  }
+
+  /** Forgets the relayed updates of `instance` up to `seq` (durable now) and wakes whoever waits on them. */
+  private confirmed(plan: RelayedPlan, instance: string, seq: number): void {
+    const list = plan.unconfirmed.get(instance);
+    if (!list) return;
+    const rest = list.filter((entry) => entry.seq > seq);
+    if (rest.length > 0) plan.unconfirmed.set(instance, rest);
+    else plan.unconfirmed.delete(instance);
+    for (const waiter of [...plan.waiters]) waiter();
+  }
+
+  /** Relayed updates of instances silent for `confirmMs` are stored here even when no acknowledgement waits. */
+  private storeOverdue(planId: string, plan: RelayedPlan): void {
+    if (plan.storingOverdue) return;
+    const overdue = this.silent(plan, lastUnconfirmed(plan));
+    if (overdue.size === 0) return;
+    plan.storingOverdue = true;
+    this.storeUnconfirmed(planId, plan, overdue)
+      .catch((error: unknown) => this.failed('store', planId, error))
+      .finally(() => {
+        plan.storingOverdue = false;
+      });
   }
 
   private publishPresence(planId: string, kind: 'u' | 'q', update: Uint8Array): void {
@@ -330,9 +518,20 @@ export class RedisRelay implements Extension {
           plan.lastId = id;
           const entry = decodeEntry(fields);
           if (entry.instance === this.instanceId) continue;
+          plan.heard.set(entry.instance, Date.now());
+          if (entry.confirms !== null) {
+            this.confirmed(plan, entry.instance, entry.confirms);
+            continue;
+          }
           this.applyRemote(planId, plan.room, entry.update);
+          if (entry.seq !== null) {
+            const list = plan.unconfirmed.get(entry.instance) ?? [];
+            list.push({ seq: entry.seq, update: entry.update });
+            plan.unconfirmed.set(entry.instance, list);
+          }
         }
       }
+      for (const [planId, plan] of this.plans) if (plan.unconfirmed.size > 0) this.storeOverdue(planId, plan);
     }
   }
 
@@ -361,6 +560,7 @@ export class RedisRelay implements Extension {
           plan.unpublished = false;
           this.publish(planId, plan, Y.encodeStateAsUpdate(plan.room.doc), this.options.stored(planId));
         }
+        if (plan.confirmed < plan.published) this.confirm(planId, plan);
       } catch (error) {
         this.failed('catch-up', planId, error);
       }
@@ -409,9 +609,47 @@ export class RedisRelay implements Extension {
 
 type StreamEntry = [id: string, fields: string[]];
 
-function decodeEntry(fields: string[]): { instance: string; update: Uint8Array } {
-  const get = (name: string) => fields[fields.indexOf(name) + 1] ?? '';
-  return { instance: get('i'), update: new Uint8Array(Buffer.from(get('u'), 'base64')) };
+/**
+ * A stream entry: `i` the instance; then either `u` an update (base64) with `s` its number among that instance's
+ * updates of the plan (none: durable when added), or `c` a confirmation that its updates up to that number are.
+ */
+interface Entry {
+  instance: string;
+  update: Uint8Array;
+  seq: number | null;
+  confirms: number | null;
+}
+
+function decodeEntry(fields: string[]): Entry {
+  const get = (name: string) => {
+    const at = fields.indexOf(name);
+    return at >= 0 && at % 2 === 0 ? (fields[at + 1] ?? null) : null;
+  };
+  const number = (name: string) => {
+    const value = get(name);
+    return value === null ? null : Number(value);
+  };
+  return {
+    instance: get('i') ?? '',
+    update: new Uint8Array(Buffer.from(get('u') ?? '', 'base64')),
+    seq: number('s'),
+    confirms: number('c'),
+  };
+}
+
+/** The latest unconfirmed relayed update of each instance. */
+function lastUnconfirmed(plan: RelayedPlan): Map<string, number> {
+  const last = new Map<string, number>();
+  for (const [instance, list] of plan.unconfirmed) {
+    const entry = list.at(-1);
+    if (entry) last.set(instance, entry.seq);
+  }
+  return last;
+}
+
+/** The update an entry carries (none for a confirmation). */
+function updateOf(entry: Entry): Uint8Array[] {
+  return entry.confirms === null ? [entry.update] : [];
 }
 
 function sleep(ms: number): Promise<void> {
