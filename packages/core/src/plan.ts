@@ -2,6 +2,7 @@
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
 import * as Y from 'yjs';
 import { Aliases, createdOrder } from './aliases.js';
+import { collectChanges, describeChanges, type PlanChangeEvent } from './change-events.js';
 import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
   type MalformedEntry,
@@ -25,13 +26,12 @@ import {
   writeUpdate,
 } from './doc-writes.js';
 import { CairnError, withContext } from './errors.js';
-import { collectChanges, describeChanges, type PlanChangeEvent } from './events.js';
 import { type BlockedInfo, descendants, isReadyFor } from './graph.js';
 import { cryptoRandom, type Random } from './ids.js';
 import { registerOrigin } from './origins.js';
 import { PlanIndex } from './plan-index.js';
 
-export type { PlanChangeEvent, TaskChange } from './events.js';
+export type { PlanChangeEvent, TaskChange } from './change-events.js';
 
 import { assertCairnsYjs, newDoc } from './new-doc.js';
 import { closedWith, type PendingEdges, Planner } from './planning.js';
