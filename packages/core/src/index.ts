@@ -194,6 +194,7 @@ export type { DecodedSnapshot } from './snapshot.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';
+export { setText } from './text.js';
 export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export type {
   AnthropicToolDefinition,
