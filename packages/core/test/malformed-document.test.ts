@@ -2,6 +2,7 @@
 // impossible times are skipped or read as defaults, reported by plan.malformed(), and never make a read, a write
 // or a tool call fail.
 import { describe, expect, it } from 'vitest';
+import { seeded } from '../../../test/seeded.js';
 import {
   createPlan,
   createToolkit,
@@ -10,7 +11,7 @@ import {
   RENDER_FORMATS,
   renderPlan,
 } from '../src/index.js';
-import { damage, seeded } from './tools-fixtures.js';
+import { damage } from './tools-fixtures.js';
 
 function damagedPlan() {
   const plan = createPlan({ actor: 'agent:a', random: seeded(3) });
