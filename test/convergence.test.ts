@@ -4,7 +4,7 @@
 import { CairnError, createPlan, type Plan, satisfiesDependency } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from './seeded.js';
+import { seeded } from '../packages/core/src/testing/seeded.js';
 
 const SEEDS = Number(process.env['CAIRN_CONVERGENCE_SEEDS'] ?? 200);
 const REMOTE = Symbol('remote');

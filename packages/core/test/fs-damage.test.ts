@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
 import {
   encodeRecord,
   type FilePersistenceOptions,
@@ -18,6 +17,7 @@ import {
   UpdateLog,
 } from '../src/adapters/fs.js';
 import { CairnError } from '../src/errors.js';
+import { seeded } from '../src/testing/seeded.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

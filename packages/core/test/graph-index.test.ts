@@ -3,10 +3,10 @@
 // merges close and split cycles that no single replica would have allowed.
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
 import { classifyBlocked, findCycles } from '../src/graph.js';
 import { CairnError, createPlan, type Plan } from '../src/index.js';
 import { PlanIndex } from '../src/plan-index.js';
+import { seeded } from '../src/testing/seeded.js';
 
 const SEEDS = Number(process.env['CAIRN_GRAPH_INDEX_SEEDS'] ?? 120);
 const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;

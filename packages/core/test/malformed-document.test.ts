@@ -2,7 +2,6 @@
 // impossible times are skipped or read as defaults, reported by plan.malformed(), and never make a read, a write
 // or a tool call fail.
 import { describe, expect, it } from 'vitest';
-import { seeded } from '../../../test/seeded.js';
 import {
   createPlan,
   createToolkit,
@@ -11,6 +10,7 @@ import {
   RENDER_FORMATS,
   renderPlan,
 } from '../src/index.js';
+import { seeded } from '../src/testing/seeded.js';
 import { damage } from './tools-fixtures.js';
 
 function damagedPlan() {

@@ -1,8 +1,8 @@
 // The Plan API: writes, validation that changes nothing, ordering, graph queries, events and undo.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
 import { CairnError, createPlan, type Plan, type PlanChangeEvent } from '../src/index.js';
+import { seeded } from '../src/testing/seeded.js';
 
 function newPlan(actor = 'agent:a', seed = 1): Plan {
   let clock = 1_000;

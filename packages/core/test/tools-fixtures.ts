@@ -2,8 +2,8 @@
 // write) and a check that a refused tool call left the document byte for byte as it was.
 import { expect } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
 import { createPlan, type Plan, type Toolkit } from '../src/index.js';
+import { seeded } from '../src/testing/seeded.js';
 
 export const T0 = Date.parse('2026-12-02T09:00:00Z');
 

@@ -4,7 +4,6 @@
 // CAIRN_FUZZ_RUNS sets the calls per tool (default 300); CAIRN_FUZZ_SEED replays a run.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
 import {
   createPlan,
   createToolkit,
@@ -14,6 +13,7 @@ import {
   type Plan,
   type Toolkit,
 } from '../src/index.js';
+import { seeded } from '../src/testing/seeded.js';
 import { damage } from './tools-fixtures.js';
 
 const RUNS = Number(process.env['CAIRN_FUZZ_RUNS'] ?? 300);

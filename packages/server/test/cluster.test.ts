@@ -3,7 +3,7 @@
 // acknowledged edit is in PostgreSQL, /healthz names both services, and bad configurations are refused.
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
+import { seeded } from '../../core/src/testing/seeded.js';
 import { connectCluster, PostgresStore } from '../src/cluster/index.js';
 import { startInstance, useClusterServices } from './cluster-helpers.js';
 import { cairnClient, onCleanup, stockClient, whenProviderSynced } from './helpers.js';

@@ -2,7 +2,7 @@
 // accepts every update Yjs encodes and refuses each cut-short copy of one exactly when Yjs' own decoding does.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { seeded } from '../../../test/seeded.js';
+import { seeded } from '../../core/src/testing/seeded.js';
 import { checkWholeUpdate } from '../src/hub/whole-update.js';
 
 /** Updates of every kind of content Yjs encodes: maps of any values, arrays, text with formats and embeds, XML, binary, sub-documents, deletions. */

@@ -1,5 +1,5 @@
-// One seeded generator for every test that draws random plans, edits or bytes: a failure names its seed, and the
-// same seed replays the same history.
+// One seeded generator for the tests, the storage suites and the benchmarks that draw random plans, edits or bytes:
+// a failure names its seed, and the same seed replays the same history.
 
 /** Numbers in [0, 1) from a 32-bit seed (mulberry32): small, fast and well spread for test data. */
 export function seeded(seed: number): () => number {
