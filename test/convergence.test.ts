@@ -4,20 +4,10 @@
 import { CairnError, createPlan, type Plan, satisfiesDependency } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { seeded } from '../packages/core/src/testing/seeded.js';
 
 const SEEDS = Number(process.env['CAIRN_CONVERGENCE_SEEDS'] ?? 200);
 const REMOTE = Symbol('remote');
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Replicas joined by per-pair message queues that deliver in random order and can be cut (partitions). */
 class Network {
@@ -160,12 +150,12 @@ function checkInvariants(plan: Plan): void {
 }
 
 function runSeed(seed: number): void {
-  const random = prng(seed);
+  const random = seeded(seed);
   const count = 4 + Math.floor(random() * 5);
   const actors = Array.from({ length: count }, (_, i) => `agent:r${i}`);
   let clock = 0;
   const plans = actors.map((actor, i) =>
-    createPlan({ actor, doc: new Y.Doc(), random: prng(seed * 31 + i), now: () => ++clock }),
+    createPlan({ actor, doc: new Y.Doc(), random: seeded(seed * 31 + i), now: () => ++clock }),
   );
   const net = new Network(
     plans.map((p) => p.doc),

@@ -1,5 +1,6 @@
 // Timing helpers shared by the benchmarks: warm up, repeat, and summarise samples as median and p99.
 // Platform-neutral (the global `performance`), so the browser run can use them too.
+import { seeded } from '../../packages/core/src/testing/seeded.js';
 
 export interface Summary {
   /** Number of samples. */
@@ -66,17 +67,8 @@ export async function sampleAsync(
   return out;
 }
 
-/** A seeded PRNG (mulberry32), so every run builds the same plans and the same call sequences. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG, so every run builds the same plans and the same call sequences. */
+export const rng = seeded;
 
 /** Runs the garbage collector when node was started with --expose-gc, so one phase's garbage is not the next's. */
 export function collectGarbage(): void {

@@ -5,7 +5,7 @@
 // and a message sent meanwhile is said to wait; an endpoint without CORS headers gets a notice that says so.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type ChatRequest,
@@ -17,20 +17,10 @@ import {
   type ToldTask,
   toldPlan,
 } from './agent-script.js';
-import {
-  addTask,
-  agentReplies,
-  ensureDemoBuilt,
-  launchBrowser,
-  openAs,
-  type Person,
-  type RunningServer,
-  say,
-  startServer,
-} from './harness.js';
+import { addTask, agentReplies, openAs, type Person, say } from './harness.js';
+import { useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 let ann: Person;
 let bo: Person;
 let mock: Server;
@@ -96,7 +86,6 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 beforeAll(async () => {
-  await ensureDemoBuilt();
   mock = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       res.writeHead(500).end(String(error));
@@ -104,17 +93,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => mock.listen(0, '127.0.0.1', done));
   port = (mock.address() as AddressInfo).port;
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
   const planId = `agent-session-${Date.now().toString(36)}`;
-  ann = await openAs(browser, server.url, planId, { id: 'ann001', name: 'Ann' });
-  bo = await openAs(browser, server.url, planId, { id: 'bo0002', name: 'Bo' });
+  ann = await openAs(demo.browser, demo.server.url, planId, { id: 'ann001', name: 'Ann' });
+  bo = await openAs(demo.browser, demo.server.url, planId, { id: 'bo0002', name: 'Bo' });
   await useEndpoint(ann.page, `http://127.0.0.1:${port}/v1`);
 });
 
 afterAll(async () => {
   for (const res of endpoint.hung) res.destroy();
-  await browser?.close();
-  await server?.stop();
   await new Promise<void>((done) => mock.close(() => done()));
 });
 

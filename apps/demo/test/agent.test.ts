@@ -6,39 +6,19 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCairnServer, silentLogger } from '../../../packages/server/src/index.js';
 import { registerModelRoutes } from '../../../packages/server/src/model-proxy.js';
-import {
-  agentReplies,
-  DIST,
-  ensureDemoBuilt,
-  goto,
-  launchBrowser,
-  openAs,
-  type Person,
-  type RunningServer,
-  row,
-  say,
-  startServer,
-} from './harness.js';
+import { agentReplies, DIST, goto, openAs, type Person, row, say } from './harness.js';
+import { useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 let ann: Person;
 let bo: Person;
 
 beforeAll(async () => {
-  await ensureDemoBuilt();
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  ann = await openAs(browser, server.url, 'agent-setup', { id: 'ann001', name: 'Ann' });
-  bo = await openAs(browser, server.url, 'agent-setup', { id: 'bo0002', name: 'Bo' });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
+  ann = await openAs(demo.browser, demo.server.url, 'agent-setup', { id: 'ann001', name: 'Ann' });
+  bo = await openAs(demo.browser, demo.server.url, 'agent-setup', { id: 'bo0002', name: 'Bo' });
 });
 
 /** The number "Write post" gets in each family's plan, and the tool its plan request calls first. */
@@ -54,7 +34,7 @@ describe('the offline planner', () => {
   for (const { family, writePost, firstTool } of FAMILIES) {
     it(`plans, finishes and starts tasks with the ${family} tools, and the other person sees it`, async () => {
       const planId = `agent-${family}-${Date.now().toString(36)}`;
-      await Promise.all([goto(ann.page, server.url, planId), goto(bo.page, server.url, planId)]);
+      await Promise.all([goto(ann.page, demo.server.url, planId), goto(bo.page, demo.server.url, planId)]);
       await ann.page.getByLabel('Tool family').selectOption(family);
       await ann.page.locator('.model-label', { hasText: 'offline planner' }).waitFor();
 
@@ -131,7 +111,7 @@ afterAll(() => new Promise<void>((done) => mock.close(() => done())));
 describe('an OpenAI-compatible endpoint', () => {
   it('sends the rendered plan and the tool definitions, runs the tool calls, returns the results', async () => {
     const planId = `agent-openai-${Date.now().toString(36)}`;
-    await Promise.all([goto(ann.page, server.url, planId), goto(bo.page, server.url, planId)]);
+    await Promise.all([goto(ann.page, demo.server.url, planId), goto(bo.page, demo.server.url, planId)]);
     await ann.page.getByLabel('New task').fill('Pick a date');
     await ann.page.getByLabel('New task').press('Enter');
     await ann.page.getByLabel('Tool family').selectOption('cairn');
@@ -209,7 +189,7 @@ describe("the server's model", () => {
     });
     const info = await host.listen(0, '127.0.0.1');
     try {
-      const dee = await openAs(browser, info.url, `agent-server-${Date.now().toString(36)}`, {
+      const dee = await openAs(demo.browser, info.url, `agent-server-${Date.now().toString(36)}`, {
         id: 'dee004',
         name: 'Dee',
       });

@@ -1,39 +1,23 @@
 // Two people in two browser profiles on one plan, through the real server: what one adds and edits appears for
 // the other, two people typing in one title keep both edits, reordering, steps, dependencies, presence, undo
 // of one's own edits only, a title with markup shown as typed, and screenshots of the main views.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addTask,
-  ensureDemoBuilt,
-  launchBrowser,
-  openAs,
-  type Person,
-  type RunningServer,
-  row,
-  screenshot,
-  stableRow,
-  startServer,
-  syncState,
-  valueIs,
-} from './harness.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addTask, openAs, type Person, row, screenshot, stableRow, syncState, valueIs } from './harness.js';
+import { openPair, useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 let ann: Person;
 let bo: Person;
-const planId = `collab-${Date.now().toString(36)}`;
+let planId: string;
 
-beforeAll(async () => {
-  await ensureDemoBuilt();
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  ann = await openAs(browser, server.url, planId, { id: 'ann001', name: 'Ann' });
-  bo = await openAs(browser, server.url, planId, { id: 'bo0002', name: 'Bo' });
+// Each test opens its own pages on its own plan and closes them after, so a test that fails (a page left mid-edit,
+// a task left behind) cannot make the next one fail too.
+beforeEach(async () => {
+  ({ ann, bo, planId } = await openPair(demo, 'collab'));
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
+afterEach(async () => {
+  await Promise.all([ann?.context.close(), bo?.context.close()]);
 });
 
 describe('two people on one plan', () => {
@@ -216,6 +200,8 @@ describe('two people on one plan', () => {
   });
 
   it('shows who is here and which task each one is on', async () => {
+    await addTask(ann.page, 'Launch');
+    await row(bo.page, 'Launch').waitFor();
     await bo.page.locator('.person[data-actor="user:ann001"]').waitFor();
     await ann.page.locator('.person[data-actor="user:bo0002"]').waitFor();
     await row(bo.page, 'Launch').getByLabel('Edit title').focus();
@@ -293,7 +279,7 @@ describe('two people on one plan', () => {
     await screenshot(ann.page, 'desktop-graph');
     await ann.page.getByRole('tab', { name: 'List' }).click();
 
-    const phone = await openAs(browser, server.url, planId, {
+    const phone = await openAs(demo.browser, demo.server.url, planId, {
       id: 'cy0003',
       name: 'Cy',
       width: 360,

@@ -3,35 +3,24 @@
 // rate, a similar request in another conversation of the same scope is offered it, its outcome is counted,
 // "Learn from this conversation" learns on demand, a skill is retired and restored from the panel, and the agent's
 // calls made while the server is down survive a reload and reach the server's trace.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   agentReplies,
-  ensureDemoBuilt,
   goto,
-  launchBrowser,
   openAs,
   type Person,
-  type RunningServer,
   say,
   screenshot,
   startServer,
   syncState,
 } from './harness.js';
+import { useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 let ann: Person;
 
 beforeAll(async () => {
-  await ensureDemoBuilt();
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  ann = await openAs(browser, server.url, 'bistro:conv-a', { id: 'ann001', name: 'Ann' });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
+  ann = await openAs(demo.browser, demo.server.url, 'bistro:conv-a', { id: 'ann001', name: 'Ann' });
 });
 
 /** The server learns in the background (after the closing turn settles): generous waits, on the page's state. */
@@ -59,7 +48,7 @@ describe('the Learned panel', () => {
     expect(await skill.locator('.learned-rate').textContent()).toBe('Success: not yet used');
 
     // Another conversation of the same scope: the similar request is offered the procedure.
-    await goto(page, server.url, 'bistro:conv-b');
+    await goto(page, demo.server.url, 'bistro:conv-b');
     await page.getByRole('tab', { name: 'Learned' }).click();
     await skill.locator('.learned-version', { hasText: 'version 1' }).waitFor(LEARNING); // the scope's skills synced
     await page.getByLabel('Tool family').selectOption('ongoing_task');
@@ -97,7 +86,7 @@ describe('the Learned panel', () => {
     const same = page.locator(`li.learned-skill[data-skill="${id}"]`);
     const onServer = async () =>
       (
-        (await (await fetch(`${server.url}/api/scopes/bistro/skills/${id}`)).json()) as {
+        (await (await fetch(`${demo.server.url}/api/scopes/bistro/skills/${id}`)).json()) as {
           skill: { status: string };
         }
       ).skill.status;
@@ -120,7 +109,7 @@ describe('the Learned panel', () => {
   it("keeps the agent's tool calls made while the server is down through a reload, then syncs them", async () => {
     const { page } = ann;
     const planId = 'bistro:conv-offline';
-    await goto(page, server.url, planId);
+    await goto(page, demo.server.url, planId);
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     const traced = () =>
       page.evaluate(
@@ -131,7 +120,7 @@ describe('the Learned panel', () => {
       );
     expect(await traced()).toBe(0);
 
-    await server.stop();
+    await demo.server.stop();
     await syncState(page, 'offline');
     await page.getByLabel('Tool family').selectOption('ongoing_task');
     await say(page, 'plan call the caterer: ask for a quote, book');
@@ -153,13 +142,15 @@ describe('the Learned panel', () => {
       LEARNING,
     );
 
-    server = await startServer({ port: server.port, dataDir: server.dataDir });
+    demo.server = await startServer({ port: demo.server.port, dataDir: demo.server.dataDir });
     await syncState(page, 'saved');
     await expect
       .poll(
         async () =>
           (
-            (await (await fetch(`${server.url}/api/plans/${encodeURIComponent(planId)}/traces`)).json()) as {
+            (await (
+              await fetch(`${demo.server.url}/api/plans/${encodeURIComponent(planId)}/traces`)
+            ).json()) as {
               calls: unknown[];
             }
           ).calls.length,

@@ -1,38 +1,18 @@
 // Working through a server outage: stop the real server, edit, reload the page (the shell from the service
 // worker, the plan from IndexedDB), start the server again on the same port and data, and the edits reach the
 // server and the other person; a third person with an empty browser then loads them from the server alone.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addTask,
-  ensureDemoBuilt,
-  launchBrowser,
-  openAs,
-  type Person,
-  type RunningServer,
-  row,
-  stableRow,
-  startServer,
-  syncState,
-  valueIs,
-} from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addTask, openAs, type Person, row, stableRow, startServer, syncState, valueIs } from './harness.js';
+import { useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 let ann: Person;
 let bo: Person;
 const planId = `offline-${Date.now().toString(36)}`;
 
 beforeAll(async () => {
-  await ensureDemoBuilt();
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  ann = await openAs(browser, server.url, planId, { id: 'ann001', name: 'Ann' });
-  bo = await openAs(browser, server.url, planId, { id: 'bo0002', name: 'Bo' });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
+  ann = await openAs(demo.browser, demo.server.url, planId, { id: 'ann001', name: 'Ann' });
+  bo = await openAs(demo.browser, demo.server.url, planId, { id: 'bo0002', name: 'Bo' });
 });
 
 describe('offline', () => {
@@ -43,7 +23,7 @@ describe('offline', () => {
     // The service worker has taken control, so the page can reload without the server.
     await ann.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
 
-    await server.stop();
+    await demo.server.stop();
     await syncState(ann.page, 'offline');
     await syncState(bo.page, 'offline');
 
@@ -66,13 +46,13 @@ describe('offline', () => {
     );
     await syncState(ann.page, 'offline');
 
-    server = await startServer({ port: server.port, dataDir: server.dataDir });
+    demo.server = await startServer({ port: demo.server.port, dataDir: demo.server.dataDir });
     await syncState(ann.page, 'saved');
     await row(bo.page, 'Made offline').waitFor();
     await row(bo.page, 'Before the outage, edited').waitFor();
 
     // Someone with nothing in their browser gets it all from the server.
-    const cy = await openAs(browser, server.url, planId, { id: 'cy0003', name: 'Cy' });
+    const cy = await openAs(demo.browser, demo.server.url, planId, { id: 'cy0003', name: 'Cy' });
     await row(cy.page, 'Made offline').waitFor();
     await row(cy.page, 'Before the outage, edited').waitFor();
     expect(await cy.page.locator('.task').count()).toBe(2);

@@ -1,35 +1,17 @@
 // A task and its open steps in the demo: the task is not next while its steps are open, closing it closes
 // them, and an open step is always in the list, whatever its parent's state, without "Show closed".
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  agentReplies,
-  ensureDemoBuilt,
-  launchBrowser,
-  openAs,
-  type Person,
-  type RunningServer,
-  row,
-  say,
-  startServer,
-} from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { agentReplies, openAs, type Person, row, say } from './harness.js';
+import { useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 let ann: Person;
 let bo: Person;
 
 beforeAll(async () => {
-  await ensureDemoBuilt();
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
   const planId = `parents-${Date.now().toString(36)}`;
-  ann = await openAs(browser, server.url, planId, { id: 'ann001', name: 'Ann' });
-  bo = await openAs(browser, server.url, planId, { id: 'bo0002', name: 'Bo' });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
+  ann = await openAs(demo.browser, demo.server.url, planId, { id: 'ann001', name: 'Ann' });
+  bo = await openAs(demo.browser, demo.server.url, planId, { id: 'bo0002', name: 'Bo' });
 });
 
 const counts = (person: Person, text: string) =>

@@ -1,33 +1,13 @@
 // A full browser disk: the origin's storage quota shrunk through the Chrome DevTools Protocol while a person
 // works. The demo says so on screen, the edits still reach the server (nothing acknowledged is lost), and once
 // there is room again the browser's copy is written whole.
-import type { Browser, CDPSession, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  addTask,
-  ensureDemoBuilt,
-  launchBrowser,
-  openAs,
-  type Person,
-  type RunningServer,
-  row,
-  startServer,
-  syncState,
-} from './harness.js';
+import type { CDPSession, Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { addTask, openAs, type Person, row, syncState } from './harness.js';
+import { useDemo } from './use-demo.js';
 
-let server: RunningServer;
-let browser: Browser;
+const demo = useDemo();
 const planId = `quota-${Date.now().toString(36)}`;
-
-beforeAll(async () => {
-  await ensureDemoBuilt();
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 type Demo = { cairnDemo: { session: { flush(): Promise<void> }; plan: import('@cairn/core').Plan } };
 
@@ -59,11 +39,17 @@ it('shows a quota error, loses nothing the server acknowledged, and stores every
   // Chromium reads an origin's quota when its storage is first used, so the override comes before the load;
   // it lasts as long as the DevTools session that set it.
   let cdp: CDPSession | null = null;
-  const origin = new URL(server.url).origin;
-  const ann = await openAs(browser, server.url, planId, { id: 'ann001', name: 'Ann' }, async (page: Page) => {
-    cdp = await page.context().newCDPSession(page);
-    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 128 * 1024 });
-  });
+  const origin = new URL(demo.server.url).origin;
+  const ann = await openAs(
+    demo.browser,
+    demo.server.url,
+    planId,
+    { id: 'ann001', name: 'Ann' },
+    async (page: Page) => {
+      cdp = await page.context().newCDPSession(page);
+      await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 128 * 1024 });
+    },
+  );
   await addTask(ann.page, 'Stored before the quota');
   await syncState(ann.page, 'saved');
   await flush(ann);
@@ -88,7 +74,7 @@ it('shows a quota error, loses nothing the server acknowledged, and stores every
 
   // The server acknowledged them all the same: someone with an empty browser gets every task from it.
   await syncState(ann.page, 'saved');
-  const cy = await openAs(browser, server.url, planId, { id: 'cy0003', name: 'Cy' });
+  const cy = await openAs(demo.browser, demo.server.url, planId, { id: 'cy0003', name: 'Cy' });
   await row(cy.page, 'Stored before the quota').waitFor();
   // Its list renders long plans in chunks: count in its plan, not in rows on screen.
   await cy.page.waitForFunction(

@@ -5,7 +5,7 @@ import * as Y from 'yjs';
 import { readNum, readTombstone, taskIds } from './doc.js';
 import { F, type TaskSnapshot } from './schema.js';
 
-/** A task's change kind and changed fields, as a transaction's observer collects them (events.ts). */
+/** A task's change kind and changed fields, as a transaction's observer collects them (change-events.ts). */
 export interface ObservedChange {
   kind: 'added' | 'updated' | 'removed';
   fields: ReadonlySet<string>;

@@ -119,7 +119,7 @@ function notHolder(task: TaskSnapshot, actor: string, what: string): CairnError 
 }
 
 /** What the local arbiter needs of a plan: its tasks, what is ready, and one attributed write. */
-export interface ClaimHost {
+export interface LocalArbiterHost {
   require(id: string): TaskSnapshot;
   /** Ready tasks for `actor`, in plan order. */
   ready(actor: string): TaskSnapshot[];
@@ -139,7 +139,7 @@ export type ClaimRequestOperation =
  * sync server, and the server's arbiter on the authoritative doc (there `arbitrated` is true).
  */
 export class LocalArbiter implements ClaimArbiter {
-  constructor(private readonly host: ClaimHost) {}
+  constructor(private readonly host: LocalArbiterHost) {}
 
   /** Decides one request now, synchronously. */
   decide(actor: string, request: ClaimRequestOperation, arbitrated = false): ClaimResult {

@@ -1,6 +1,7 @@
 // Reading and writing one task's Y.Map, field by field. Reads are defensive: a document written by another
 // implementation (or a malicious writer) with a wrong type in a field yields a sane value, never a crash.
 import * as Y from 'yjs';
+import { CairnError } from './errors.js';
 import { DOC_KEYS, F, type Json, STATUSES, type Status, type TaskSnapshot } from './schema.js';
 import { setText } from './text.js';
 
@@ -35,6 +36,15 @@ export function taskAt(tasks: Y.Map<unknown>, id: string): TaskMap | undefined {
 /** The ids whose value is a task map; other values under `tasks` are reported by `malformedEntries`. */
 export function* taskIds(tasks: Y.Map<unknown>): IterableIterator<string> {
   for (const [id, value] of tasks) if (value instanceof Y.Map) yield id;
+}
+
+/** The `not_found` error for an unknown id; it lists the known ids (up to 50) so the caller can correct it. */
+export function taskNotFound(tasks: Y.Map<unknown>, id: string): CairnError {
+  const known = [...taskIds(tasks)].sort();
+  const shown = known.slice(0, 50);
+  const list = shown.length === 0 ? 'the plan has no tasks' : `known ids: ${shown.join(', ')}`;
+  const more = known.length > 50 ? ', ...' : '';
+  return new CairnError('not_found', `No task with id "${id}"; ${list}${more}.`, { id, known: shown });
 }
 
 export function metaMap(doc: Y.Doc): Y.Map<unknown> {

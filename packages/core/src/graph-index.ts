@@ -6,6 +6,7 @@
 import {
   type BlockedInfo,
   blockingAncestor,
+  descendants,
   findCycles,
   inherited,
   ownBlock,
@@ -323,12 +324,8 @@ export class GraphIndex {
   }
 
   private subtree(id: string, out: string[]): void {
-    const stack = [id];
-    while (stack.length > 0) {
-      const current = stack.pop()!;
-      out.push(current);
-      for (const child of this.source.children(current)) stack.push(child);
-    }
+    out.push(id);
+    for (const step of descendants(id, (x) => this.source.children(x))) out.push(step);
   }
 }
 

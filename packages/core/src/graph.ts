@@ -1,5 +1,5 @@
 // Dependency rules and graph queries: what satisfies a dependency, what is ready, what is blocked and why,
-// and cycle detection. Everything here is O(tasks + edges) and deterministic for a given document state.
+// cycle detection, and the walk down the task tree. Everything here is O(tasks + edges) and deterministic for a given document state.
 import { isOpenStatus, type Status } from './schema.js';
 
 /**
@@ -305,4 +305,31 @@ export function dependencyPath(
     }
   }
   return null;
+}
+
+/** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */
+export function isReadyFor(
+  task: Pick<GraphNode, 'id' | 'status' | 'assignee'>,
+  blocked: ReadonlyMap<string, BlockedInfo>,
+  actor: string,
+): boolean {
+  return (
+    isActionable(task.status) && !blocked.has(task.id) && (task.assignee === null || task.assignee === actor)
+  );
+}
+
+/**
+ * Every step under task `id` at any depth (not `id` itself), each after its parent: the one walk down the tree
+ * that removal, closing a task's steps, move's cycle check and the blocked index share. `children` gives a task's
+ * direct steps in the order shown.
+ */
+export function descendants(id: string, children: (id: string) => readonly string[]): string[] {
+  const out: string[] = [];
+  const stack = [...children(id)];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    out.push(current);
+    for (const child of children(current)) stack.push(child);
+  }
+  return out;
 }

@@ -21,8 +21,8 @@ export type {
   ToolOutcome,
 } from './agents/session.js';
 export { createAgentSession, DEFAULT_INSTRUCTIONS, FAMILY_FORMATS } from './agents/session.js';
-export type { ChangePoint, TaskDelta } from './changes.js';
-export { changesSince } from './changes.js';
+export type { ChangePoint, TaskDelta } from './changes-since.js';
+export { changesSince } from './changes-since.js';
 export type {
   ChatChangeEvent,
   ChatEntry,
@@ -35,12 +35,12 @@ export { CHAT_KEY, CHAT_LIMITS, CHAT_ROLES, Chat, createChat } from './chat.js';
 export type {
   ClaimArbiter,
   ClaimDecision,
-  ClaimHost,
   ClaimNextFilter,
   ClaimOperation,
   ClaimOutcome,
   ClaimRequestOperation,
   ClaimResult,
+  LocalArbiterHost,
 } from './claims.js';
 export { claimRule, isClaimCandidate, LocalArbiter } from './claims.js';
 export { cursorFromStateVector, cursorKnown, cursorOf, readCursor } from './cursor.js';
@@ -198,6 +198,7 @@ export type { DecodedSnapshot } from './snapshot.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';
+export { setText } from './text.js';
 export type { Numbering } from './tools/aliases.js';
 export { CAIRN_COMPACT_TOOLS } from './tools/cairn-compact.js';
 export type {

@@ -2,40 +2,42 @@
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
 import * as Y from 'yjs';
 import { Aliases, createdOrder } from './aliases.js';
+import { collectChanges, describeChanges, type PlanChangeEvent } from './change-events.js';
 import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
-  blockedBySet,
   type MalformedEntry,
   malformedEntries,
-  mergeContext,
   metaMap,
-  readNum,
   removedMap,
   snapshotTask,
-  type TaskMap,
-  type Tombstone,
   taskAt,
   taskIds,
+  taskNotFound,
   tasksMap,
-  writeField,
-  writeText,
 } from './doc.js';
+import {
+  type DocWriter,
+  writeAdds,
+  writeAssignment,
+  writeFreshNums,
+  writeMove,
+  writeRemoves,
+  writeSkipped,
+  writeUpdate,
+} from './doc-writes.js';
 import { CairnError, withContext } from './errors.js';
-import { collectChanges, describeChanges, type PlanChangeEvent } from './events.js';
-import { type BlockedInfo, isActionable } from './graph.js';
+import { type BlockedInfo, descendants, isReadyFor } from './graph.js';
 import { cryptoRandom, type Random } from './ids.js';
 import { registerOrigin } from './origins.js';
 import { PlanIndex } from './plan-index.js';
 
-export type { PlanChangeEvent, TaskChange } from './events.js';
+export type { PlanChangeEvent, TaskChange } from './change-events.js';
 
 import { assertCairnsYjs, newDoc } from './new-doc.js';
-import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from './planning.js';
-import { freshRanks, type Ranked, ranksAt } from './rank.js';
+import { closedWith, type PendingEdges, Planner } from './planning.js';
 import {
   type Actor,
   ActorSchema,
-  F,
   isOpenStatus,
   type ListFilter,
   ListFilterSchema,
@@ -92,7 +94,7 @@ const localArbiters = new WeakMap<Plan, LocalArbiter>();
 
 /**
  * The arbiter that applies the claim rule on `plan`'s own document, whatever arbiter the plan uses: what the sync
- * server calls to decide a client's claim on the authoritative doc (replaces `Plan.decideClaim` and kin).
+ * server calls to decide a client's claim on the authoritative doc.
  */
 export function localArbiterOf(plan: Plan): LocalArbiter {
   return localArbiters.get(plan)!;
@@ -116,6 +118,8 @@ export class Plan {
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
   private readonly planner: Planner;
+  /** What the document-side writes (doc-writes.ts) need: this Plan's actor and clock, and its cache to drop. */
+  private readonly writer: DocWriter;
   /**
    * The transaction this Plan last wrote in, until its changes reach the cached views (the observer) or it ends
    * having changed nothing (no observer runs then): while set, reads build fresh views.
@@ -163,18 +167,20 @@ export class Plan {
     this.tasks.observeDeep(this.observer);
     this.doc.on('afterTransaction', this.afterTransaction);
     this.aliases = new Aliases(this.tasks, this.removed);
+    this.writer = {
+      tasks: this.tasks,
+      removed: this.removed,
+      actor: this.actor,
+      now: this.now,
+      nextNum: () => this.aliases.next(),
+      written: (id) => this.invalidate(id),
+    };
     this.local = new LocalArbiter({
       require: (id) => this.require(id),
       ready: (actor) => this.ready({ actor }),
       effectiveParent: (task) => this.effectiveParent(task),
       assign: (id, by, holder, status) => {
-        this.doc.transact(() => {
-          const map = this.map(id);
-          writeField(map, F.assignee, holder);
-          if (status !== null) writeField(map, F.status, status);
-          this.stamp(map, by);
-          this.invalidate(id);
-        }, by);
+        this.doc.transact(() => writeAssignment(this.writer, id, by, holder, status), by);
       },
     });
     localArbiters.set(this, this.local);
@@ -257,6 +263,12 @@ export class Plan {
       if (task) out.push(task);
     }
     return out;
+  }
+
+  /** The ids of every step under a task, at any depth, each after its parent (not the task itself). */
+  descendants(id: string): string[] {
+    const view = this.view();
+    return descendants(id, (parent) => view.children(parent));
   }
 
   /**
@@ -348,7 +360,7 @@ export class Plan {
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOnce(TaskInputsSchema, inputs, 'tasks to add');
     const planned = this.planner.planAdds(parsed, new Set());
-    this.write(() => this.applyAdds(planned));
+    this.write(() => writeAdds(this.writer, planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
 
@@ -358,8 +370,8 @@ export class Plan {
     const doomed = new Set(taskIds(this.tasks));
     const planned = this.planner.planAdds(parsed, doomed);
     this.write(() => {
-      this.applyRemoves([...doomed]);
-      this.applyAdds(planned);
+      writeRemoves(this.writer, [...doomed]);
+      writeAdds(this.writer, planned);
     });
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
@@ -372,8 +384,8 @@ export class Plan {
     const p = parseOnce(TaskPatchSchema, patch, `update of task ${id}`);
     const planned = this.planner.planUpdate(id, p, new Map());
     this.write(() => {
-      this.applyUpdate(planned);
-      this.skipOpen(planned.closes);
+      writeUpdate(this.writer, planned);
+      writeSkipped(this.writer, planned.closes);
     });
     return this.require(id);
   }
@@ -436,11 +448,11 @@ export class Plan {
     });
     this.write(() => {
       for (const { fields, steps } of planned) {
-        if (fields) this.applyUpdate(fields);
-        if (steps) this.applyAdds(steps);
+        if (fields) writeUpdate(this.writer, fields);
+        if (steps) writeAdds(this.writer, steps);
       }
       // After every update of the call, so a step the call itself closes keeps the status it was given.
-      this.skipOpen(closedWith(planned));
+      writeSkipped(this.writer, closedWith(planned));
     });
     return planned.map(({ id, steps }) => ({
       task: this.require(id),
@@ -474,8 +486,8 @@ export class Plan {
    */
   remove(id: string): string[] {
     this.require(id);
-    const doomed = this.descendants(id);
-    this.write(() => this.applyRemoves(doomed));
+    const doomed = [id, ...this.descendants(id)];
+    this.write(() => writeRemoves(this.writer, doomed));
     return doomed;
   }
 
@@ -486,7 +498,7 @@ export class Plan {
     const parent = t.parent !== undefined ? t.parent : this.effectiveParent(task);
     if (parent !== null) {
       this.require(parent);
-      if (this.descendants(id).includes(parent)) {
+      if (parent === id || this.descendants(id).includes(parent)) {
         throw new CairnError(
           'cycle',
           `Task ${id} cannot move under ${parent}: ${parent} is ${id === parent ? 'the task itself' : 'one of its own steps'}.`,
@@ -501,13 +513,7 @@ export class Plan {
       t.before,
       parent,
     );
-    this.write(() => {
-      const map = this.map(id);
-      writeField(map, F.parent, parent);
-      this.placeAt(map, siblings, index);
-      this.stamp(map);
-      this.invalidate(id);
-    });
+    this.write(() => writeMove(this.writer, id, parent, siblings, index));
     return this.require(id);
   }
 
@@ -586,26 +592,6 @@ export class Plan {
     return this.arbiter.handOff(id, this.actor, parseOrThrow(ActorSchema, to, 'actor to hand off to'));
   }
 
-  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim', taskId }, arbitrated)`. */
-  decideClaim(id: string, actor: string, arbitrated = false): ClaimResult {
-    return this.local.decide(actor, { op: 'claim', taskId: id }, arbitrated);
-  }
-
-  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim_next', filter }, arbitrated)`. */
-  decideClaimNext(actor: string, filter: ClaimNextFilter = {}, arbitrated = false): ClaimResult {
-    return this.local.decide(actor, { op: 'claim_next', filter }, arbitrated);
-  }
-
-  /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'release', taskId }, arbitrated)`. */
-  decideRelease(id: string, actor: string, arbitrated = false): ClaimResult {
-    return this.local.decide(actor, { op: 'release', taskId: id }, arbitrated);
-  }
-
-  /** @deprecated Use `localArbiterOf(plan).decide(from, { op: 'hand_off', taskId, to }, arbitrated)`. */
-  decideHandOff(id: string, from: string, to: string, arbitrated = false): ClaimResult {
-    return this.local.decide(from, { op: 'hand_off', taskId: id, to }, arbitrated);
-  }
-
   // ---------------------------------------------------------------- undo
 
   /** Undoes this actor's last write (others' writes are never undone). Returns false when there is none. */
@@ -664,170 +650,8 @@ export class Plan {
     }, this.actor);
   }
 
-  /**
-   * Written on every write, even when the same actor wrote last: under concurrent writes Yjs resolves each key on
-   * its own, so a writer that skipped updatedBy could see its change (say, status) win while a peer's updatedBy
-   * stays, and the change would be credited to the peer.
-   */
-  private stamp(map: TaskMap, actor: string = this.actor): void {
-    map.set(F.updatedBy, actor);
-    map.set(F.updatedAt, this.now());
-  }
-
-  /** The map of a task known to exist (checked by `require` or planning before the write). */
-  private map(id: string): TaskMap {
-    return taskAt(this.tasks, id)!;
-  }
-
   private notFound(id: string): CairnError {
-    const known = [...taskIds(this.tasks)].sort();
-    const shown = known.slice(0, 50);
-    const list = shown.length === 0 ? 'the plan has no tasks' : `known ids: ${shown.join(', ')}`;
-    return new CairnError(
-      'not_found',
-      `No task with id "${id}"; ${list}${known.length > 50 ? ', ...' : ''}.`,
-      {
-        id,
-        known: shown,
-      },
-    );
-  }
-
-  private applyUpdate({ id, patch: p, status, wakeAt }: PlannedUpdate): void {
-    const map = this.map(id);
-    let changed = false;
-    if (p.title !== undefined) changed = writeText(map, F.title, p.title) || changed;
-    if (p.note !== undefined) changed = writeText(map, F.note, p.note) || changed;
-    changed = writeField(map, F.status, status) || changed;
-    changed = writeField(map, F.wakeAt, wakeAt) || changed;
-    for (const field of ['activeForm', 'nextStep', 'supersededBy', 'assignee'] as const) {
-      if (p[field] !== undefined) changed = writeField(map, F[field], p[field]) || changed;
-    }
-    if (p.context) changed = mergeContext(map, p.context) || changed;
-    if (p.removeBlockedBy?.length || p.addBlockedBy?.length) {
-      const set = blockedBySet(map);
-      for (const blocker of p.removeBlockedBy ?? []) {
-        if (set.has(blocker)) {
-          set.delete(blocker);
-          changed = true;
-        }
-      }
-      for (const blocker of p.addBlockedBy ?? []) {
-        if (!set.has(blocker)) {
-          set.set(blocker, true);
-          changed = true;
-        }
-      }
-    }
-    if (changed) this.stamp(map);
-    this.invalidate(id);
-  }
-
-  /** Closes as `skipped` those of `ids` that are still open (steps of a task this write closed). */
-  private skipOpen(ids: readonly string[]): void {
-    for (const id of ids) {
-      const step = this.get(id);
-      if (!step || !isOpenStatus(step.status)) continue;
-      const map = this.map(id);
-      writeField(map, F.status, 'skipped');
-      writeField(map, F.wakeAt, null);
-      this.stamp(map);
-      this.invalidate(id);
-    }
-  }
-
-  private descendants(id: string): string[] {
-    const out: string[] = [];
-    const stack = [id];
-    while (stack.length > 0) {
-      const current = stack.pop()!;
-      out.push(current);
-      for (const child of this.children(current)) stack.push(child.id);
-    }
-    return out;
-  }
-
-  /** Writes a rank placing `map` before siblings[index]; re-ranks the siblings when neighbours tie. */
-  private placeAt(map: TaskMap, siblings: readonly Ranked[], index: number): void {
-    const rank = ranksAt(siblings, index)?.[0];
-    if (rank !== undefined) {
-      map.set(F.rank, rank);
-      return;
-    }
-    const keys = freshRanks(siblings.length + 1);
-    const order = [
-      ...siblings.slice(0, index).map((s) => s.id),
-      null,
-      ...siblings.slice(index).map((s) => s.id),
-    ];
-    for (const [i, sid] of order.entries()) {
-      const target = sid === null ? map : this.map(sid);
-      target.set(F.rank, keys[i]!);
-      if (sid !== null) this.invalidate(sid);
-    }
-  }
-
-  private applyAdds({ entries: planned, ranks }: PlannedAdds): void {
-    const now = this.now();
-    const maps = new Map<string, TaskMap>();
-    for (const entry of planned) {
-      const map = new Y.Map<unknown>();
-      this.tasks.set(entry.id, map);
-      maps.set(entry.id, map);
-      const { input } = entry;
-      map.set(F.id, entry.id);
-      map.set(F.num, this.aliases.next());
-      writeText(map, F.title, input.title);
-      map.set(F.status, entry.status);
-      if (entry.parent !== null) map.set(F.parent, entry.parent);
-      for (const field of ['activeForm', 'nextStep', 'wakeAt', 'supersededBy', 'assignee'] as const) {
-        const value = input[field];
-        if (value !== undefined && value !== null) map.set(F[field], value);
-      }
-      if (input.note) writeText(map, F.note, input.note);
-      if (input.context) mergeContext(map, input.context);
-      if (entry.blockedBy.length > 0) {
-        const set = blockedBySet(map);
-        for (const blocker of entry.blockedBy) set.set(blocker, true);
-      }
-      map.set(F.createdBy, this.actor);
-      map.set(F.createdAt, now);
-      this.stamp(map);
-      this.invalidate(entry.id);
-    }
-    for (const [id, rank] of ranks) {
-      (maps.get(id) ?? this.map(id)).set(F.rank, rank);
-      this.invalidate(id);
-    }
-  }
-
-  private applyRemoves(ids: string[]): void {
-    const doomed = new Set(ids);
-    const at = this.now();
-    for (const id of ids) {
-      const map = taskAt(this.tasks, id);
-      const num = map ? readNum(map) : 0;
-      const tomb: Tombstone = { by: this.actor, at, ...(num > 0 ? { num } : {}) };
-      this.removed.set(id, tomb);
-      this.tasks.delete(id);
-      this.invalidate(id);
-    }
-    for (const [id, map] of this.tasks) {
-      if (doomed.has(id) || !(map instanceof Y.Map)) continue;
-      const set = map.get(F.blockedBy);
-      if (!(set instanceof Y.Map)) continue;
-      let touched = false;
-      for (const blocker of [...set.keys()]) {
-        if (doomed.has(blocker)) {
-          set.delete(blocker);
-          touched = true;
-        }
-      }
-      if (touched) {
-        this.stamp(map);
-        this.invalidate(id);
-      }
-    }
+    return taskNotFound(this.tasks, id);
   }
 
   private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
@@ -850,12 +674,7 @@ export class Plan {
   private repairDuplicateNums(): void {
     const losers = this.aliases.losers(this.actor, (id) => this.get(id));
     if (losers.length === 0) return;
-    this.doc.transact(() => {
-      for (const id of losers) {
-        this.map(id).set(F.num, this.aliases.next());
-        this.invalidate(id);
-      }
-    }, this.actor);
+    this.doc.transact(() => writeFreshNums(this.writer, losers), this.actor);
   }
 }
 
@@ -866,37 +685,6 @@ export interface TaskUpdate {
   addSteps?: TaskInput[];
   /** Moves the task after its fields and steps changed (see `move`). */
   move?: MoveTarget;
-}
-
-/**
- * The steps a call of updates closes along with their tasks: the open steps each closing update found, and the
- * steps the same call adds anywhere under a task it closes; not those the call gives a status of their own.
- */
-function closedWith(
-  planned: ReadonlyArray<{ fields: PlannedUpdate | null; steps: PlannedAdds | null }>,
-): string[] {
-  const closing = new Set<string>();
-  for (const { fields } of planned) {
-    if (!fields || isOpenStatus(fields.status) || fields.patch.status === undefined) continue;
-    closing.add(fields.id);
-    for (const id of fields.closes) closing.add(id);
-  }
-  if (closing.size === 0) return [];
-  for (const { steps } of planned) {
-    for (const entry of steps?.entries ?? []) {
-      if (entry.parent !== null && closing.has(entry.parent)) closing.add(entry.id);
-    }
-  }
-  // A status the call gives a task explicitly stands (closing tasks themselves are not open anyway).
-  for (const { fields } of planned) if (fields?.patch.status !== undefined) closing.delete(fields.id);
-  return [...closing];
-}
-
-/** The one definition of ready: actionable, not blocked, and unclaimed or held by `actor`. */
-function isReadyFor(task: TaskSnapshot, blocked: ReadonlyMap<string, BlockedInfo>, actor: string): boolean {
-  return (
-    isActionable(task.status) && !blocked.has(task.id) && (task.assignee === null || task.assignee === actor)
-  );
 }
 
 function freezeSnapshot(snapshot: TaskSnapshot): TaskSnapshot {

@@ -3,7 +3,7 @@
 // call changes nothing. Inputs are already parsed (the Plan parses once at its public entry).
 import type * as Y from 'yjs';
 import { CairnError } from './errors.js';
-import { dependencyPath } from './graph.js';
+import { dependencyPath, descendants } from './graph.js';
 import { newTaskId, type Random } from './ids.js';
 import { freshRanks, freshRanksAfter, type Ranked, ranksAfterIfValid, ranksAt } from './rank.js';
 import {
@@ -73,15 +73,10 @@ export class Planner {
    * are open (docs/decisions/022-parent-with-open-steps.md): none is left pending, hidden under a closed task.
    */
   openDescendants(id: string): string[] {
-    const out: string[] = [];
-    const stack = [...this.src.childIds(id)];
-    while (stack.length > 0) {
-      const current = stack.pop()!;
-      const step = this.src.get(current);
-      if (step && isOpenStatus(step.status)) out.push(current);
-      stack.push(...this.src.childIds(current));
-    }
-    return out;
+    return descendants(id, (x) => this.src.childIds(x)).filter((step) => {
+      const task = this.src.get(step);
+      return task !== undefined && isOpenStatus(task.status);
+    });
   }
 
   checkReference(id: string, other: string, field: string): void {
@@ -343,6 +338,30 @@ export interface PlannedAdd {
   status: Status;
   topLevel: boolean;
   blockedBy: string[];
+}
+
+/**
+ * The steps a call of updates closes along with their tasks: the open steps each closing update found, and the
+ * steps the same call adds anywhere under a task it closes; not those the call gives a status of their own.
+ */
+export function closedWith(
+  planned: ReadonlyArray<{ fields: PlannedUpdate | null; steps: PlannedAdds | null }>,
+): string[] {
+  const closing = new Set<string>();
+  for (const { fields } of planned) {
+    if (!fields || isOpenStatus(fields.status) || fields.patch.status === undefined) continue;
+    closing.add(fields.id);
+    for (const id of fields.closes) closing.add(id);
+  }
+  if (closing.size === 0) return [];
+  for (const { steps } of planned) {
+    for (const entry of steps?.entries ?? []) {
+      if (entry.parent !== null && closing.has(entry.parent)) closing.add(entry.id);
+    }
+  }
+  // A status the call gives a task explicitly stands (closing tasks themselves are not open anyway).
+  for (const { fields } of planned) if (fields?.patch.status !== undefined) closing.delete(fields.id);
+  return [...closing];
 }
 
 function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {

@@ -2,6 +2,7 @@
 // two people edit at once merges character by character instead of one overwrite winning.
 import type * as Y from 'yjs';
 
+/** Writes `next` into `ytext` as one delete and one insert between the common prefix and suffix. */
 export function setText(ytext: Y.Text, next: string): void {
   const prev = ytext.toString();
   if (prev === next) return;

@@ -17,6 +17,7 @@ import {
   UpdateLog,
 } from '../src/adapters/fs.js';
 import { CairnError } from '../src/errors.js';
+import { seeded } from '../src/testing/seeded.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -243,17 +244,6 @@ describe('fs: scanLog', () => {
     return { bytes: Buffer.concat([header, ...parts]), offsets };
   }
 
-  // A tiny deterministic generator, so a failure names its seed.
-  function random(seed: number): () => number {
-    let s = seed >>> 0;
-    return () => {
-      s = (s + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(s ^ (s >>> 15), 1 | s);
-      t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it('finds the intact records on both sides of two damaged ones', () => {
     const payloads = [1, 2, 3, 4, 5].map((n) => new Uint8Array(20 + n).fill(n));
     const { bytes, offsets } = logBytes(payloads);
@@ -271,7 +261,7 @@ describe('fs: scanLog', () => {
 
   it('after one flipped byte anywhere, every other record is found (200 seeded logs)', () => {
     for (let seed = 1; seed <= 200; seed++) {
-      const next = random(seed);
+      const next = seeded(seed);
       const payloads = Array.from({ length: 2 + Math.floor(next() * 30) }, () =>
         Uint8Array.from({ length: 1 + Math.floor(next() * 300) }, () => Math.floor(next() * 256)),
       );

@@ -6,7 +6,7 @@ import * as Y from 'yjs';
 import { classifyBlocked, findCycles } from '../src/graph.js';
 import { CairnError, createPlan, type Plan } from '../src/index.js';
 import { PlanIndex } from '../src/plan-index.js';
-import { seeded } from './tools-fixtures.js';
+import { seeded } from '../src/testing/seeded.js';
 
 const SEEDS = Number(process.env['CAIRN_GRAPH_INDEX_SEEDS'] ?? 120);
 const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;

@@ -10,7 +10,8 @@ import {
   RENDER_FORMATS,
   renderPlan,
 } from '../src/index.js';
-import { damage, seeded } from './tools-fixtures.js';
+import { seeded } from '../src/testing/seeded.js';
+import { damage } from './tools-fixtures.js';
 
 function damagedPlan() {
   const plan = createPlan({ actor: 'agent:a', random: seeded(3) });

@@ -2,17 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CairnError, createPlan, type Plan, type PlanChangeEvent } from '../src/index.js';
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../src/testing/seeded.js';
 
 function newPlan(actor = 'agent:a', seed = 1): Plan {
   let clock = 1_000;

@@ -24,9 +24,12 @@ function timedPlan(): Plan {
 
 describe('render clock', () => {
   it('rounds down to the quarter hour', () => {
-    expect(RENDER_CLOCK_STEP_MS).toBe(15 * MINUTE);
     expect(renderClock(T0 + 14 * MINUTE + 59_999)).toBe(T0);
     expect(renderClock(T0 + 15 * MINUTE)).toBe(T0 + 15 * MINUTE);
+    // The exported step is the one the clock moves by: the last instant before it reads as the start, it does not.
+    expect(renderClock(T0 + RENDER_CLOCK_STEP_MS - 1)).toBe(T0);
+    expect(renderClock(T0 + RENDER_CLOCK_STEP_MS)).toBe(T0 + RENDER_CLOCK_STEP_MS);
+    expect(renderClock(renderClock(T0 + 7 * MINUTE))).toBe(T0);
   });
 
   it('an unchanged plan renders to identical bytes at close times within a quarter hour, in every format', () => {

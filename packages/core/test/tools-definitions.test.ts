@@ -40,7 +40,9 @@ describe('tool definitions', () => {
     for (const def of openai) expect(def.function.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     expect(anthropic.map((d) => d.name)).toEqual(openai.map((d) => d.function.name));
     expect(() => tk.definitions('gemini' as never)).toThrow(/formats: openai, anthropic, mcp/);
-    expect(DEFINITION_FORMATS).toEqual(['openai', 'anthropic', 'mcp']);
+    // Every format the package lists is one a toolkit emits, each with every tool, and the refusal names them all.
+    for (const format of DEFINITION_FORMATS) expect(tk.definitions(format)).toHaveLength(mcp.length);
+    expect(() => tk.definitions('gemini' as never)).toThrow(`formats: ${DEFINITION_FORMATS.join(', ')}`);
     // Each call hands out its own copy.
     (tk.definitions('mcp')[0]!.inputSchema as { required?: string[] }).required = ['nope'];
     expect(tk.definitions('mcp')[0]!.inputSchema.required).toEqual(['tasks']);

@@ -3,19 +3,9 @@
 import { expect } from 'vitest';
 import * as Y from 'yjs';
 import { createPlan, type Plan, type Toolkit } from '../src/index.js';
+import { seeded } from '../src/testing/seeded.js';
 
 export const T0 = Date.parse('2026-12-02T09:00:00Z');
-
-export function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A clock that stands still until a test moves it. */
 export class TestClock {

@@ -13,7 +13,8 @@ import {
   type Plan,
   type Toolkit,
 } from '../src/index.js';
-import { damage, seeded } from './tools-fixtures.js';
+import { seeded } from '../src/testing/seeded.js';
+import { damage } from './tools-fixtures.js';
 
 const RUNS = Number(process.env['CAIRN_FUZZ_RUNS'] ?? 300);
 const SEED = Number(process.env['CAIRN_FUZZ_SEED'] ?? 20261202);

@@ -4,22 +4,12 @@
 import { createClient } from 'redis';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { seeded } from '../../core/src/testing/seeded.js';
 import { connectCluster, PostgresStore } from '../src/cluster/index.js';
 import { startInstance, useClusterServices } from './cluster-helpers.js';
 import { cairnClient, onCleanup, stockClient, whenProviderSynced } from './helpers.js';
 
 const services = useClusterServices();
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What every replica must agree on: the tasks map and every title's text. */
 function content(doc: Y.Doc): unknown {
@@ -48,7 +38,7 @@ describe('three instances on Redis and PostgreSQL', () => {
     });
     await Promise.all([...cairns.map((c) => c.whenSynced()), ...stocks.map(whenProviderSynced)]);
 
-    const random = prng(13);
+    const random = seeded(13);
     // Every client creates its own tasks first, then everyone edits everyone's tasks (once they have arrived).
     docs.forEach((doc, i) => {
       doc.transact(() => {

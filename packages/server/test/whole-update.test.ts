@@ -2,22 +2,12 @@
 // accepts every update Yjs encodes and refuses each cut-short copy of one exactly when Yjs' own decoding does.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { seeded } from '../../core/src/testing/seeded.js';
 import { checkWholeUpdate } from '../src/hub/whole-update.js';
-
-/** A seeded generator (mulberry32), so a failure names a history that can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Updates of every kind of content Yjs encodes: maps of any values, arrays, text with formats and embeds, XML, binary, sub-documents, deletions. */
 function randomUpdates(seed: number, steps: number): Uint8Array[] {
-  const random = rng(seed);
+  const random = seeded(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const doc = new Y.Doc();
   const updates: Uint8Array[] = [];

@@ -233,8 +233,13 @@ export class BrowserAgent {
     return `The model could not answer: ${error instanceof Error ? error.message : String(error)}`;
   }
 
+  /**
+   * Ends a turn with what went wrong, as the agent's own reply: a `system` turn is one a model trusts most, so a
+   * server with auth takes it only from an admin (docs/THREAT_MODEL.md), and the agent writes with its person's
+   * token. People see it in the chat; the model reads it as what it said when the turn ended.
+   */
   private notice(text: string): string {
-    return this.options.chat.append({ role: 'system', text }).id;
+    return this.options.chat.append({ role: 'assistant', text }).id;
   }
 }
 

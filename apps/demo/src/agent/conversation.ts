@@ -270,7 +270,7 @@ export class Conversation {
   }
 }
 
-/** A chat entry that goes into the conversation: people's messages, this agent's steps and its own notices. */
+/** A chat entry that goes into the conversation: people's messages, this agent's steps and its own notices (as system turns in chats written before notices became the agent's replies). */
 function isTold(entry: ChatEntry, self: Actor): boolean {
   if (entry.role === 'user') return true;
   return entry.actor === self && (entry.role === 'assistant' || entry.role === 'system');

@@ -1,7 +1,7 @@
 // Binds a text <input> to a task's title Y.Text while it has focus: each keystroke becomes the smallest Yjs edit
 // at the caret, and a remote edit updates the value with the caret moved through the change, so two people
 // typing in one title keep both their edits and their caret positions.
-import type { Plan } from '@cairn/core';
+import { type Plan, setText } from '@cairn/core';
 import * as Y from 'yjs';
 
 export interface TextEdit {
@@ -11,11 +11,11 @@ export interface TextEdit {
 }
 
 /**
- * The edit that turns `prev` into `next`, given the caret after the edit. Typing and deleting are placed at the
- * caret (typing "a" into "aa" at 1 inserts at 1, not at 2), which matters when it merges with someone else's edit.
+ * The edit that turns `prev` into `next` when it is one run typed or deleted at the caret (the caret after the
+ * edit), or null for anything else, which core's `setText` writes as the smallest edit. Placing it at the caret
+ * matters when it merges with someone else's edit: typing "a" into "aa" at 1 inserts at 1, not at 2.
  */
-export function diffAtCaret(prev: string, next: string, caret: number): TextEdit | null {
-  if (prev === next) return null;
+export function caretEdit(prev: string, next: string, caret: number): TextEdit | null {
   const grow = next.length - prev.length;
   if (grow > 0) {
     const at = caret - grow;
@@ -28,20 +28,7 @@ export function diffAtCaret(prev: string, next: string, caret: number): TextEdit
       return { index: caret, remove: removed, insert: '' };
     }
   }
-  let start = 0;
-  const max = Math.min(prev.length, next.length);
-  while (start < max && prev.charCodeAt(start) === next.charCodeAt(start)) start++;
-  let endPrev = prev.length;
-  let endNext = next.length;
-  while (
-    endPrev > start &&
-    endNext > start &&
-    prev.charCodeAt(endPrev - 1) === next.charCodeAt(endNext - 1)
-  ) {
-    endPrev--;
-    endNext--;
-  }
-  return { index: start, remove: endPrev - start, insert: next.slice(start, endNext) };
+  return null;
 }
 
 type Delta = Array<{ insert?: unknown; retain?: number; delete?: number }>;
@@ -94,7 +81,7 @@ export class TitleBinding {
     const value = this.ytext.toString();
     const trimmed = value.trim();
     const wanted = trimmed === '' ? this.original : trimmed;
-    if (wanted !== value) this.write(diffAtCaret(value, wanted, wanted.length));
+    if (wanted !== value) this.write(wanted, null);
     this.input.value = wanted;
     this.destroy();
   }
@@ -106,20 +93,23 @@ export class TitleBinding {
 
   private readonly onInput = (): void => {
     const next = this.input.value;
-    const edit = diffAtCaret(this.ytext.toString(), next, this.input.selectionEnd ?? next.length);
-    this.write(edit);
+    const prev = this.ytext.toString();
+    if (next !== prev) this.write(next, caretEdit(prev, next, this.input.selectionEnd ?? next.length));
   };
 
-  private write(edit: TextEdit | null): void {
-    if (!edit) return;
+  /** Writes `next` into the title: as `edit` when given (typed at the caret), else as the smallest edit. */
+  private write(next: string, edit: TextEdit | null): void {
     const task = this.plan.doc.getMap('tasks').get(this.taskId);
     if (!(task instanceof Y.Map)) return;
     this.writing = true;
     try {
       // The transaction's origin is the person's actor, so the Plan's undo takes it back and history names them.
       this.plan.doc.transact(() => {
-        if (edit.remove > 0) this.ytext.delete(edit.index, edit.remove);
-        if (edit.insert) this.ytext.insert(edit.index, edit.insert);
+        if (!edit) setText(this.ytext, next);
+        else {
+          if (edit.remove > 0) this.ytext.delete(edit.index, edit.remove);
+          if (edit.insert) this.ytext.insert(edit.index, edit.insert);
+        }
         task.set('updatedBy', this.plan.actor);
         task.set('updatedAt', Date.now());
       }, this.plan.actor);

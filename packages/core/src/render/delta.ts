@@ -1,6 +1,6 @@
 // What changed since a point the caller kept, as attributed lines ("task 3 "Write tests" done by agent:b"), so
 // an agent learns what others did since its last turn without re-reading the plan. '' when nothing changed.
-import { type ChangePoint, changesSince, type TaskDelta } from '../changes.js';
+import { type ChangePoint, changesSince, type TaskDelta } from '../changes-since.js';
 import type { Plan } from '../plan.js';
 import type { Actor, Status } from '../schema.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';

@@ -3,7 +3,7 @@
 // are resolved into chat messages. A section that resolves to nothing is skipped when it says so.
 
 import * as z from 'zod';
-import type { ChangePoint } from '../changes.js';
+import type { ChangePoint } from '../changes-since.js';
 import { CairnError } from '../errors.js';
 import { type LearnedContext, learnedProcedures } from '../learning/context.js';
 import type { Plan } from '../plan.js';

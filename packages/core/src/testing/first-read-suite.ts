@@ -7,6 +7,7 @@ import type { StoredPlan } from '../first-read.js';
 import { type CreatePlanOptions, createPlan, type Plan } from '../plan.js';
 import { renderPlan } from '../render/index.js';
 import type { DocPersistence } from '../storage.js';
+import { seeded } from './seeded.js';
 
 export interface FirstReadHarness {
   /** Opens `name` for a fast first read (the adapter's openPlan). */
@@ -36,18 +37,6 @@ async function session(h: FirstReadHarness, name: string, edit: (plan: Plan) => 
   const stored = h.openPlan(name, options);
   edit(await stored.whenHydrated);
   await stored.close();
-}
-
-/** A small seeded generator (mulberry32), so a failing history can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function firstReadTests(

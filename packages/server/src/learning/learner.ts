@@ -784,23 +784,10 @@ function closedTopLevel(doc: Y.Doc, taskId: string): { task: TaskSnapshot; steps
   try {
     const task = plan.get(taskId);
     if (!task || task.parent !== null || !isLearnedStatus(task.status)) return null;
-    return { task, steps: descendants(plan, task.id) };
+    return { task, steps: plan.descendants(task.id) };
   } finally {
     plan.destroy();
   }
-}
-
-/** Every step of a task, at any depth. */
-function descendants(plan: Plan, id: string): string[] {
-  const out: string[] = [];
-  const walk = (parent: string) => {
-    for (const child of plan.children(parent)) {
-      out.push(child.id);
-      walk(child.id);
-    }
-  };
-  walk(id);
-  return out;
 }
 
 function taskSample(plan: Plan, planId: string, taskId: string) {
@@ -810,7 +797,7 @@ function taskSample(plan: Plan, planId: string, taskId: string) {
     taskId: task.id,
     goal: task.title,
     since: task.createdAt,
-    ids: new Set([task.id, ...descendants(plan, task.id)]),
+    ids: new Set([task.id, ...plan.descendants(task.id)]),
   };
 }
 
