@@ -63,7 +63,7 @@ async function startCairnServe(runtime: keyof typeof COMMANDS, options: HostOpti
   ];
   // Nothing of the caller's Cairn configuration leaks in: the host sees only what the contract sets.
   const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('CAIRN_')),
+    Object.entries(process.env).filter(([name]) => !name.startsWith('CAIRN_') && !name.startsWith('OPENAI_')),
   );
   const child = spawn(command, args, {
     cwd: ROOT,

@@ -8,6 +8,8 @@ export interface HostOptions {
   secret: string;
   /** CAIRN_JUDGE_URL and CAIRN_JUDGE_MODEL: an OpenAI-compatible endpoint that judges open tasks (auto-close). */
   judge?: { url: string; model: string };
+  /** CAIRN_LLM_BASE_URL, CAIRN_LLM_MODEL and CAIRN_LLM_API_KEY: the endpoint behind the model proxy (`/api/model`). */
+  model?: { url: string; model: string; apiKey: string };
   /** How long a claimed task's holder may be absent before the claim is freed (`cairn serve --lease-ms`). */
   leaseMs?: number;
 }
@@ -34,5 +36,12 @@ export function serveEnvironment(options: HostOptions): Record<string, string> {
   return {
     CAIRN_SECRET: options.secret,
     ...(options.judge ? { CAIRN_JUDGE_URL: options.judge.url, CAIRN_JUDGE_MODEL: options.judge.model } : {}),
+    ...(options.model
+      ? {
+          CAIRN_LLM_BASE_URL: options.model.url,
+          CAIRN_LLM_MODEL: options.model.model,
+          CAIRN_LLM_API_KEY: options.model.apiKey,
+        }
+      : {}),
   };
 }

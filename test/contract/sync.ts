@@ -1,8 +1,8 @@
-// Sync: the stock y-websocket client and Cairn's own client (connectPlan) converge through the host, and an
-// acknowledged edit is on the server (a client that joins later gets it).
+// Sync: the stock y-websocket client and Cairn's own client (connectPlan) converge through the host, an
+// acknowledged edit is on the server (a client that joins later gets it), and presence comes and goes.
 import { createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { cairnClient, stockClient, whenProviderSynced } from '../../packages/server/test/helpers.js';
 import { type Contract, freshPlan } from './contract.js';
@@ -41,6 +41,28 @@ export function syncContract(contract: Contract): void {
       const second = cairnClient(contract.host().ws, planId, later, { token });
       await second.whenSynced();
       expect(createPlan({ doc: later, actor: 'agent:ack' }).get(task.id)?.title).toBe('Acknowledged');
+    });
+
+    it('shows each client the others present, and tells them when one leaves', async () => {
+      const planId = freshPlan();
+      const token = await contract.token(planId, 'write');
+      const ann = cairnClient(contract.host().ws, planId, new Y.Doc(), {
+        token,
+        presence: { id: 'user:ann', name: 'Ann', kind: 'human' },
+      });
+      const scout = cairnClient(contract.host().ws, planId, new Y.Doc(), {
+        token,
+        presence: { id: 'agent:scout', name: 'Scout', kind: 'agent' },
+      });
+      await Promise.all([ann.whenSynced(), scout.whenSynced()]);
+      await vi.waitFor(() =>
+        expect([...ann.peers().values()]).toMatchObject([{ id: 'agent:scout', kind: 'agent' }]),
+      );
+      await vi.waitFor(() =>
+        expect([...scout.peers().values()]).toMatchObject([{ id: 'user:ann', name: 'Ann' }]),
+      );
+      scout.destroy();
+      await vi.waitFor(() => expect(ann.peers().size).toBe(0));
     });
   });
 }
