@@ -1,7 +1,10 @@
 // `cairn serve` as a host of the contract, run from the workspace's sources by Node (through tsx, as the other
 // tests run the CLI), Bun or Deno (each the binary its npm package ships, run directly so that stopping it stops
 // the server and not a wrapper). Every host is a child process configured by flags and environment exactly as a
-// user configures `cairn serve`.
+// user configures `cairn serve`: the Node host too, rather than createCairnServer in the test's own process, so
+// that the CLI's reading of its options is under test, a server's crash or hang cannot take the test runner with
+// it, and the contract sees every host through the network alone. Sources rather than the built packages: `pnpm
+// test` runs before anything is built (the consumer suite runs the built `cairn serve` under Bun and Deno).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -37,7 +40,7 @@ const COMMANDS: Record<'node' | 'bun' | 'deno', () => [string, ...string[]]> = {
   ],
 };
 
-/** Time a host may take to print its listening line (Deno compiles the sources on its first run). */
+/** Time a host may take to print its listening line (tsx and Deno compile the sources as they load them). */
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 5_000;
 
