@@ -1,6 +1,7 @@
-// The claim property through a real server: K agents (2, 8, 32) race for one task, trial after trial; exactly one
-// is told it won, the others are told who holds it, and every replica shows that winner. Racing claimNext over N
-// ready tasks hands out each task exactly once. CAIRN_RACE_TRIALS=1000 runs the full trial count.
+// The claim property through a real server: K agents (2, 8) race for one task, trial after trial; exactly one is
+// told it won, the others are told who holds it, and every replica shows that winner (32 agents race on every
+// host in test/contract/races.ts). Racing claimNext over N ready tasks hands out each task exactly once.
+// CAIRN_RACE_TRIALS=1000 runs the full trial count.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,16 +17,13 @@ import { raceForNewTask } from './race-trial.js';
 const SECRET = 'race-test-secret-race-test-secret-0123456789';
 const FULL = Number(process.env.CAIRN_RACE_TRIALS ?? 0);
 /** Trials per K: enough to catch a broken arbiter at once, small enough for 2 shared cores. */
-const TRIALS: Record<number, number> = FULL > 0 ? { 2: FULL, 8: FULL, 32: FULL } : { 2: 100, 8: 60, 32: 25 };
+const TRIALS: Record<number, number> = FULL > 0 ? { 2: FULL, 8: FULL } : { 2: 100, 8: 60 };
 
 interface Agent {
   actor: string;
   plan: Plan;
   connection: PlanConnection;
 }
-
-// y-websocket adds a process 'exit' listener per provider; 32 agents in one process are expected here.
-process.setMaxListeners(100);
 
 let server: CairnServer;
 let url: string;
@@ -75,8 +73,8 @@ function closeAll(list: Agent[]): void {
 
 /** Resolves once `check` holds on `plan`, checked after every change (no polling). */
 
-describe.each([2, 8, 32])('K = %i agents racing for one task', (k) => {
-  // About 5 ms per agent and trial on 2 busy cores; the full run needs minutes for K = 32.
+describe.each([2, 8])('K = %i agents racing for one task', (k) => {
+  // About 5 ms per agent and trial on 2 busy cores.
   const timeout = 30_000 + TRIALS[k]! * k * 10;
   it(
     `has exactly one winner in each of ${TRIALS[k]} trials, and every replica agrees`,

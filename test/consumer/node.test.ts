@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { run, type Served, startCairn, startProcess, userEnv } from './lib.js';
+import { run, type Served, startCairn, userEnv } from './lib.js';
+import { expectSyncedToolCall } from './synced-tool-call.js';
 
 const { app, nopeer, vitest2 } = inject('consumer');
 const node = (args: string[], cwd = app, allowFailure = false) =>
@@ -92,27 +93,8 @@ describe('Node 20 with the installed packages', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<script type="module"[^>]+src="\/assets\/[^"]+\.js"/);
 
-    const title = 'Added by a tool call over HTTP';
-    const client = await startProcess(process.execPath, ['ws-client.mjs', server.url, 'consumer:ws', title], {
-      cwd: app,
-      ready: /^(synced)$/m,
-    });
+    const client = await expectSyncedToolCall(app, server.url);
     cleanups.push(() => client.stop());
-    const seen = new Promise<string>((resolve) => {
-      let out = '';
-      client.child.stdout?.on('data', (chunk) => {
-        out += chunk;
-        const line = out.split('\n').find((l) => l.startsWith('['));
-        if (line) resolve(line);
-      });
-    });
-    const call = await fetch(`${server.url}/api/plans/consumer%3Aws/tools/add_tasks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ tasks: [{ title }] }),
-    });
-    expect(call.status).toBe(200);
-    expect(JSON.parse(await seen)).toEqual([title]);
   });
 
   it('answers the official MCP client from `cairn mcp`', async () => {

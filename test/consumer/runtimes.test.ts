@@ -1,13 +1,14 @@
 // The root entry beyond Node: one fetch handler (fixtures/app/edge.mjs) makes a plan, dispatches a tool call and
 // answers with the rendered plan, in Cloudflare's workerd (bundled for it, as wrangler would), in Deno and in Bun
-// (both loading the installed packages from node_modules, unbundled). Each runtime is the binary its npm
-// package ships.
+// (both loading the installed packages from node_modules, unbundled); and `cairn serve` from the installed
+// package under Bun and Deno. Each runtime is the binary its npm package ships.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { bin, freePort, run, type Served, startProcess, userEnv } from './lib.js';
+import { expectSyncedToolCall } from './synced-tool-call.js';
 
 const { app, base } = inject('consumer');
 const running: Served[] = [];
@@ -125,4 +126,37 @@ describe('the root entry in other runtimes', () => {
     const env = userEnv({ BUN_PORT: String(port), NODE_ENV: 'production' });
     expectRenderedPlan(await answer(bin('bun'), ['edge.mjs'], port, env));
   });
+});
+
+describe('`cairn serve` from the installed package in other runtimes', () => {
+  const runtimes: Array<[name: string, command: string, args: string[], env: NodeJS.ProcessEnv]> = [
+    ['Bun', bin('bun'), [], userEnv()],
+    [
+      'Deno',
+      bin('deno'),
+      ['run', '-A'],
+      userEnv({ DENO_NO_UPDATE_CHECK: '1', DENO_DIR: join(base, 'deno-dir') }),
+    ],
+  ];
+  it.each(runtimes)(
+    'serves the bundled demo and syncs a WebSocket client under %s',
+    async (_, command, args, env) => {
+      const data = mkdtempSync(join(tmpdir(), 'cairn-consumer-data-'));
+      try {
+        const served = await startProcess(
+          command,
+          [...args, 'node_modules/@cairn/server/bin/cairn.js', 'serve', '--port', '0', '--data', data],
+          { cwd: app, env, ready: /listening on (http:\/\/\S+)/ },
+        );
+        running.push(served);
+        const page = await fetch(`${served.url}/`);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toMatch(/<script type="module"[^>]+src="\/assets\/[^"]+\.js"/);
+        running.push(await expectSyncedToolCall(app, served.url));
+      } finally {
+        for (const served of running.splice(0).reverse()) await served.stop();
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+  );
 });

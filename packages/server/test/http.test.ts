@@ -224,5 +224,8 @@ describe('http', () => {
     const third = await post();
     expect(third.status).toBe(429);
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await third.json()).error.message).toMatch(
+      /^Too many requests: at most 100 per second and 10 body bytes per second for one address without a token\. Retry after \d+ s\.$/,
+    );
   });
 });
