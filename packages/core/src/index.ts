@@ -118,6 +118,17 @@ export {
 export type { TransactionOrigin } from './origins.js';
 export { readOrigin, registerOrigin } from './origins.js';
 export type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './persistence/adapter.js';
+export type { MemoryByteAdapter } from './persistence/memory-adapter.js';
+export { memoryByteAdapter } from './persistence/memory-adapter.js';
+export type { CompactionPolicy, LogSize } from './persistence/policy.js';
+export { Backoff, compactAfterRecords, policyWantsCompaction } from './persistence/policy.js';
+export type {
+  ImmediateByteAdapter,
+  MergingByteAdapter,
+  StoredLogError,
+  StoredLogOptions,
+} from './persistence/stored-log.js';
+export { StoredLog } from './persistence/stored-log.js';
 export type {
   BlockedTask,
   CreatePlanOptions,

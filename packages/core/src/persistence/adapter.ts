@@ -30,8 +30,9 @@ export interface ByteLock {
  * A document is used in this order: `lock`, then `read` once, then any number of `append` and `replace`, then
  * the lock's `release`. The layer above never runs two `append`/`replace` calls of one document at once.
  *
- * @example An adapter in memory (a Map of arrays) is about forty lines: see `memoryByteAdapter` in
- * `@cairn/core/testing`, which passes the same acceptance suite as the file, IndexedDB and server adapters.
+ * @example An adapter in memory (a Map of arrays) is about forty lines: see `memoryByteAdapter`
+ * (persistence/memory-adapter.ts), which passes the same acceptance suite (`runByteAdapterTests` in
+ * `@cairn/core/testing`) as the file and IndexedDB adapters.
  */
 export interface ByteStorageAdapter {
   /**

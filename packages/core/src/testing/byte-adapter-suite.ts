@@ -18,6 +18,13 @@ export interface ByteAdapterHarness {
 export type ByteAdapterSetup = () => Promise<ByteAdapterHarness> | ByteAdapterHarness;
 
 const bytes = (...values: number[]) => new Uint8Array(values);
+
+/** Locks `name` and reads it once, as the contract's order asks before any append. */
+async function hold(adapter: ByteStorageAdapter, name: string) {
+  const lock = await adapter.lock(name);
+  await adapter.read(name);
+  return lock;
+}
 const payloads = (records: { bytes: Uint8Array }[]) => records.map((record) => [...record.bytes]);
 
 /** Registers the byte contract's tests in the calling vitest file; `setup` makes one isolated store per test. */
@@ -39,7 +46,7 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
 
     it('appends in order, with growing keys, and reads them back after a release', async () => {
       const { adapter } = harness;
-      const lock = await adapter.lock('doc');
+      const lock = await hold(adapter, 'doc');
       const first = await adapter.append('doc', [bytes(1), bytes(2, 2)]);
       const second = await adapter.append('doc', [bytes(3, 3, 3)]);
       expect(first).toHaveLength(2);
@@ -56,8 +63,8 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
 
     it('keeps documents apart, even when one name starts another', async () => {
       const { adapter } = harness;
-      const a = await adapter.lock('plan');
-      const b = await adapter.lock('plan:2');
+      const a = await hold(adapter, 'plan');
+      const b = await hold(adapter, 'plan:2');
       await adapter.append('plan', [bytes(1)]);
       await adapter.append('plan:2', [bytes(2)]);
       expect(payloads(await adapter.read('plan'))).toEqual([[1]]);
@@ -68,7 +75,7 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
 
     it('replaces exactly the named records and keeps the others', async () => {
       const { adapter } = harness;
-      const lock = await adapter.lock('doc');
+      const lock = await hold(adapter, 'doc');
       const keys = await adapter.append('doc', [bytes(1), bytes(2), bytes(3)]);
       const merged = await adapter.replace('doc', keys.slice(0, 2), bytes(9, 9));
       expect(merged).toBeGreaterThan(keys[2]!);
@@ -92,7 +99,7 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
 
     it("stores its records whole: a later change to the caller's buffer changes nothing stored", async () => {
       const { adapter } = harness;
-      const lock = await adapter.lock('doc');
+      const lock = await hold(adapter, 'doc');
       const buffer = bytes(5, 6);
       await adapter.append('doc', [buffer]);
       buffer[0] = 0;
@@ -103,7 +110,7 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
     it('a second holder is refused while the lock is held, or shares the records', async () => {
       const { adapter } = harness;
       const other = await harness.reopen();
-      const lock = await adapter.lock('doc');
+      const lock = await hold(adapter, 'doc');
       await adapter.append('doc', [bytes(1)]);
       if (harness.secondLock === 'locked') {
         await expect(other.lock('doc')).rejects.toMatchObject({ code: 'locked' });
@@ -113,7 +120,7 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
         await second.release();
         return;
       }
-      const second = await other.lock('doc');
+      const second = await hold(other, 'doc');
       const theirs = await other.append('doc', [bytes(2)]);
       const mine = await adapter.read('doc');
       expect(payloads(mine)).toEqual([[1], [2]]);
@@ -134,7 +141,7 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
         expect(adapter.writeSnapshot).toBeUndefined();
         return;
       }
-      const lock = await adapter.lock('doc');
+      const lock = await hold(adapter, 'doc');
       expect(await adapter.readSnapshot('doc')).toBeNull();
       await adapter.writeSnapshot('doc', bytes(1, 2, 3));
       await adapter.writeSnapshot('doc', bytes(4));

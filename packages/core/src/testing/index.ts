@@ -1,5 +1,8 @@
 // @cairn/core/testing: acceptance suites that adapters run with vitest (storage now; sync later), and helpers
 // for tests that wait on a plan.
+
+export type { MemoryByteAdapter } from '../persistence/memory-adapter.js';
+export { memoryByteAdapter } from '../persistence/memory-adapter.js';
 export type { ByteAdapterHarness, ByteAdapterSetup } from './byte-adapter-suite.js';
 export { runByteAdapterTests } from './byte-adapter-suite.js';
 export type {
@@ -10,8 +13,6 @@ export type {
   StorageDamage,
 } from './damage-suite.js';
 export { damageFiles, runStorageDamageTests } from './damage-suite.js';
-export type { MemoryByteAdapter } from './memory-adapter.js';
-export { memoryByteAdapter } from './memory-adapter.js';
 export type { StorageHarness, StorageSetup, StorageSuiteOptions } from './storage-suite.js';
 export { runStorageAdapterTests } from './storage-suite.js';
 export { until } from './until.js';

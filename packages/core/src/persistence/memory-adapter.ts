@@ -1,7 +1,7 @@
-// A ByteStorageAdapter in memory: the smallest implementation of the contract, for tests and as a model for a
-// new adapter. It survives a lock's release (a document can be locked and read again) but not the process.
+// A ByteStorageAdapter in memory: the smallest implementation of the contract, for tests, for a host that
+// persists elsewhere, and as a model for a new adapter. It survives a lock's release (a document can be locked and read again) but not the process.
 import { CairnError } from '../errors.js';
-import type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from '../persistence/adapter.js';
+import type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './adapter.js';
 
 /** The memory adapter with a view of what it holds, for tests that check what was stored. */
 export interface MemoryByteAdapter extends ByteStorageAdapter {
