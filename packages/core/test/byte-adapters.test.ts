@@ -3,9 +3,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { memoryByteAdapter } from '@cairn/core';
 import { FileByteAdapter } from '@cairn/core/fs';
 import { IndexedDBByteAdapter } from '@cairn/core/indexeddb';
-import { memoryByteAdapter, runByteAdapterTests } from '@cairn/core/testing';
+import { runByteAdapterTests } from '@cairn/core/testing';
 import { IDBFactory } from 'fake-indexeddb';
 
 runByteAdapterTests('memory', () => {

@@ -1,8 +1,8 @@
 // @cairn/core/testing: acceptance suites that adapters run with vitest (storage now; sync later), and helpers
 // for tests that wait on a plan.
 
-export type { MemoryByteAdapter } from '../persistence/memory-adapter.js';
-export { memoryByteAdapter } from '../persistence/memory-adapter.js';
+// Also from `@cairn/core`: here beside the suite an adapter runs, where its tests import it from.
+export { type MemoryByteAdapter, memoryByteAdapter } from '../persistence/memory-adapter.js';
 export type { ByteAdapterHarness, ByteAdapterSetup } from './byte-adapter-suite.js';
 export { runByteAdapterTests } from './byte-adapter-suite.js';
 export type {

@@ -18,6 +18,7 @@ import {
   SnapshotWriter,
 } from '@cairn/core/fs';
 import type * as Y from 'yjs';
+import { LogStore } from './log-store.js';
 import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';
 
 export interface DiskStoreOptions {
@@ -53,13 +54,11 @@ const DIR_LOCK = '.cairn-server.lock';
 const FSYNC_DELAY_MS = 1_000;
 const COMPACTION: CompactionPolicy = { records: 1000, minBytes: 256 * 1024 };
 
-export class DiskStore implements PlanStore {
+export class DiskStore extends LogStore implements PlanStore {
   readonly dir: string;
   private readonly fs: typeof nodeFs;
   private readonly adapter: FileByteAdapter;
-  private readonly plans = new Map<string, StoredLog>();
   private readonly listeners = new Set<(error: Error, planId: string, what?: 'append') => void>();
-  private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
   /** Plans refused because their log is damaged; a load that succeeds (after a repair) removes its entry. */
   private readonly damaged = new Map<string, DamagedLog>();
   private dirLock: FileLock | null;
@@ -104,6 +103,7 @@ export class DiskStore implements PlanStore {
     lock: FileLock,
     private readonly options: DiskStoreOptions,
   ) {
+    super();
     this.dir = dir;
     this.dirLock = lock;
     this.fs = options.fs ?? nodeFs;
@@ -160,37 +160,13 @@ export class DiskStore implements PlanStore {
     return records;
   }
 
-  append(planId: string, update: Uint8Array): void {
-    this.get(planId).append(update);
-    this.counters.appends++;
-    this.counters.appendedBytes += update.byteLength;
-  }
-
-  async flush(planId: string): Promise<void> {
-    await this.get(planId).flush();
-  }
-
-  async compact(planId: string): Promise<void> {
-    await this.get(planId).compact();
-  }
-
-  async release(planId: string): Promise<void> {
-    const log = this.plans.get(planId);
-    if (!log) return;
-    this.plans.delete(planId);
-    try {
-      await log.close();
-    } finally {
-      this.counters.compactions += log.stats().compactions;
-    }
-  }
-
   async close(): Promise<void> {
-    const results = await Promise.allSettled([...this.plans.keys()].map((id) => this.release(id)));
-    this.dirLock?.release();
-    this.dirLock = null;
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    try {
+      await this.releaseAll();
+    } finally {
+      this.dirLock?.release();
+      this.dirLock = null;
+    }
   }
 
   firstRead(planId: string): DecodedSnapshot | null {
@@ -209,13 +185,7 @@ export class DiskStore implements PlanStore {
   }
 
   metrics(): StoreMetrics {
-    let bytes = 0;
-    let compactions = this.counters.compactions;
-    for (const [planId, log] of this.plans) {
-      bytes += this.adapter.log(planId)?.stats().bytes ?? 0;
-      compactions += log.stats().compactions;
-    }
-    return { plans: this.plans.size, bytes, damagedLogs: this.damaged.size, ...this.counters, compactions };
+    return this.metricsWith((planId) => this.adapter.log(planId)?.stats().bytes ?? 0, this.damaged.size);
   }
 
   damagedLogs(): DamagedLog[] {
@@ -225,12 +195,6 @@ export class DiskStore implements PlanStore {
   onError(listener: (error: Error, planId: string, what?: 'append') => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  private get(planId: string): StoredLog {
-    const log = this.plans.get(planId);
-    if (!log) throw new CairnError('storage', `Plan "${planId}" is not loaded in this store.`, { planId });
-    return log;
   }
 
   // The hub logs each refused load (the error names the file and what is left); this keeps it for /healthz.
