@@ -119,6 +119,18 @@ export {
 } from './learning/traces.js';
 export type { TransactionOrigin } from './origins.js';
 export { readOrigin, registerOrigin } from './origins.js';
+export type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './persistence/adapter.js';
+export type { MemoryByteAdapter } from './persistence/memory-adapter.js';
+export { memoryByteAdapter } from './persistence/memory-adapter.js';
+export type { CompactionPolicy, LogSize } from './persistence/policy.js';
+export { Backoff, compactAfterRecords, policyWantsCompaction } from './persistence/policy.js';
+export type {
+  ImmediateByteAdapter,
+  MergingByteAdapter,
+  StoredLogError,
+  StoredLogOptions,
+} from './persistence/stored-log.js';
+export { StoredLog } from './persistence/stored-log.js';
 export type {
   BlockedTask,
   CreatePlanOptions,

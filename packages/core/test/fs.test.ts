@@ -324,14 +324,14 @@ describe('fs: compaction and durability', () => {
     const dir = await freshDir();
     const path = join(dir, 'raw.log');
     const doc = new Y.Doc();
-    const log = UpdateLog.open(path, { compaction: false });
+    const log = UpdateLog.open(path);
     const seen: Uint8Array[] = [];
     doc.on('update', (u: Uint8Array) => {
       seen.push(u);
       log.append(u);
     });
     for (let i = 0; i < 10; i++) edit(doc, `a${i}`, i);
-    const compaction = log.compact(() => Y.encodeStateAsUpdate(doc));
+    const compaction = log.compact(Y.encodeStateAsUpdate(doc));
     // The compaction is waiting for its fsync: these go to the old file and must reach the new one.
     await Promise.resolve();
     for (let i = 0; i < 10; i++) edit(doc, `b${i}`, i);

@@ -3,9 +3,12 @@
 import * as Y from 'yjs';
 import { CairnError } from '../errors.js';
 import { type StoredPlan, storedPlan } from '../first-read.js';
+import type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from '../persistence/adapter.js';
+import { BoundDoc } from '../persistence/bound-doc.js';
+import { StoredLog } from '../persistence/stored-log.js';
 import type { CreatePlanOptions } from '../plan.js';
-import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot, snapshotAhead } from '../snapshot.js';
-import { applyStored, type DocPersistence } from '../storage.js';
+import type { DecodedSnapshot } from '../snapshot.js';
+import type { DocPersistence } from '../storage.js';
 
 /** y-indexeddb 9's layout: one database per plan, updates in an auto-increment store, a key-value store beside. */
 const UPDATES = 'updates';
@@ -85,41 +88,11 @@ export function openIndexedDBPlan(
 
 const DEFAULT_POLICY: Required<IndexedDBCompactionPolicy> = { records: 500, minBytes: 16 * 1024 };
 
-class IndexedDBPersistenceImpl implements IndexedDBPersistence {
+class IndexedDBPersistenceImpl extends BoundDoc implements IndexedDBPersistence {
   readonly name: string;
   readonly dbName: string;
-  readonly whenLoaded: Promise<void>;
-
-  private readonly doc: Y.Doc;
-  private readonly durability: IDBTransactionDurability;
-  private readonly policy: Required<IndexedDBCompactionPolicy> | null;
-  private db: IDBDatabase | null = null;
-  /** Set when the connection was closed under us (another connection deleted or upgraded the database). */
-  private lost: CairnError | null = null;
-  private loadFailure: CairnError | null = null;
-  private closed = false;
-  private closing: Promise<void> | null = null;
-  private readonly listeners = new Set<(error: CairnError) => void>();
-  private unflushed: CairnError[] = [];
-
-  /** Updates not yet handed to a transaction. */
-  private pending: Uint8Array[] = [];
-  /** A failed write left a gap: the next write stores the whole state instead of the batch. */
-  private rewriteNeeded = false;
-  private queue: Promise<unknown> = Promise.resolve();
-  private writeQueued = false;
-  private compactionQueued = false;
-
-  private records = 0;
-  private bytes = 0;
-  private snapshotBytes = 0;
-  private compactions = 0;
-  /** Keys of the records this instance knows its doc holds: the close writes a snapshot only if these are all. */
-  private knownKeys = new Set<IDBValidKey>();
   /** The valid snapshot found by the load (only looked for when opened for a first read). */
   readonly firstSnapshot: Promise<DecodedSnapshot | null>;
-  private readonly wantSnapshot: boolean;
-  private tellSnapshot: (snapshot: DecodedSnapshot | null) => void = () => undefined;
 
   constructor(name: string, doc: Y.Doc, options: IndexedDBPersistenceOptions, firstRead: boolean) {
     if (typeof name !== 'string' || name.length === 0) {
@@ -131,348 +104,183 @@ class IndexedDBPersistenceImpl implements IndexedDBPersistence {
         },
       );
     }
-    this.name = name;
-    this.dbName = `${options.prefix ?? ''}${name}`;
-    this.doc = doc;
-    this.durability = options.durability ?? 'default';
-    this.policy = options.compaction === false ? null : { ...DEFAULT_POLICY, ...options.compaction };
-    // Registered before the first await: edits made while the database opens are queued, not lost.
-    doc.on('update', this.onUpdate);
-    doc.on('destroy', this.onDestroy);
-    if (doc.store.clients.size > 0) this.pending.push(Y.encodeStateAsUpdate(doc));
-    const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
-    this.wantSnapshot = firstRead;
-    this.firstSnapshot = new Promise((resolve) => {
-      this.tellSnapshot = resolve;
+    const dbName = `${options.prefix ?? ''}${name}`;
+    const describeError = (error: unknown) =>
+      asStorageError(error, `Could not store plan "${name}" in IndexedDB`);
+    let opened: (log: StoredLog) => void = () => undefined;
+    const whenOpened = new Promise<StoredLog>((resolve) => {
+      opened = resolve;
     });
-    this.whenLoaded = this.load(factory);
-    this.whenLoaded.finally(() => this.tellSnapshot(null)).catch(() => undefined);
-    this.whenLoaded.catch(() => undefined); // a caller that only awaits flush() sees the failure there
-  }
-
-  private async load(factory: IDBFactory | undefined): Promise<void> {
-    try {
-      if (!factory) {
-        throw new CairnError(
-          'storage',
-          'IndexedDB is not available here. In Node pass `indexedDB` (e.g. from fake-indexeddb) or use @cairn/core/fs.',
-        );
-      }
-      const db = await openDatabase(factory, this.dbName);
-      db.onversionchange = () => this.loseConnection(db);
-      const hasCustom = db.objectStoreNames.contains(CUSTOM);
-      const tx = db.transaction(hasCustom ? [UPDATES, CUSTOM] : [UPDATES], 'readonly');
-      // Requests complete in order: the snapshot, then the record keys (the snapshot is checked against the last
-      // and the first read served), then the records. One transaction, so all see the same stored state.
-      // Read at every open, not only for a first read: the records are checked against it before they load.
-      const snapshot = hasCustom ? tx.objectStore(CUSTOM).get(SNAPSHOT_KEY) : null;
-      const keys = tx.objectStore(UPDATES).getAllKeys();
-      if (snapshot && this.wantSnapshot)
-        keys.addEventListener('success', () => this.checkSnapshot(snapshot.result, keys.result));
-      const request = tx.objectStore(UPDATES).getAll();
-      await done(tx);
-      const stored = request.result as Uint8Array[];
-      this.knownKeys = new Set(keys.result);
-      if (this.closed) {
-        db.close();
-        return;
-      }
-      // Our listener is off while the stored state is applied (see applyStored); what others wrote in reaction
-      // to the load is queued like any edit.
-      this.doc.off('update', this.onUpdate);
-      let reaction: Uint8Array | null;
-      try {
-        reaction = applyStored(this.doc, stored, this);
-        this.refuseIfBehindSnapshot(snapshot?.result, stored.length);
-      } catch (error) {
-        db.close(); // refused: hold no connection (it would block another tab's upgrade or delete)
-        throw error;
-      } finally {
-        this.doc.on('update', this.onUpdate);
-      }
-      if (reaction) this.pending.push(reaction);
-      this.records = stored.length;
-      this.bytes = stored.reduce((sum, update) => sum + update.byteLength, 0);
-      this.snapshotBytes = stored[0]?.byteLength ?? 0;
-      this.db = db;
-      if (this.shouldCompact()) this.queueCompaction();
-      this.queueWrite();
-    } catch (error) {
-      this.loadFailure = asStorageError(error, `Could not load plan "${this.name}" from IndexedDB`);
-      this.detach();
-      throw this.loadFailure;
-    }
-  }
-
-  /**
-   * Refuses records that lack what the stored snapshot saw (every record cleared, the newest or one in the middle
-   * deleted): loaded, they would pass for the whole plan, and the next compaction would make it so for good.
-   * Checked on the loaded doc (its state vector, which leaves out updates waiting for a lost one), so it costs no
-   * second load; the doc then holds what the records gave, and nothing is ever stored from it.
-   */
-  private refuseIfBehindSnapshot(bytes: unknown, records: number): void {
-    const decoded = bytes instanceof Uint8Array ? decodeSnapshot(bytes) : null;
-    if (!decoded) return;
-    const ahead = snapshotAhead(decoded.stateVector, Y.encodeStateVector(this.doc));
-    if (!ahead) return;
-    const damage = {
-      database: this.dbName,
-      keptRecords: records,
-      snapshot: { key: SNAPSHOT_KEY, ...ahead },
-    };
-    throw new CairnError(
-      'storage',
-      `The IndexedDB database "${this.dbName}" is damaged: its ${records} records lack what its first-read ` +
-        `snapshot saw (${ahead.operations} operations of ${ahead.clients} writers). The plan is not opened, so ` +
-        'nothing overwrites the snapshot or the records; the snapshot stays in the "custom" store under ' +
-        `"${SNAPSHOT_KEY}" (its content as plain data). A client that still holds the plan can sync it back.`,
-      { database: this.dbName, damage },
-    );
-  }
-
-  /** Tells the first read the stored snapshot, if it sits at the last stored record (else null). */
-  private checkSnapshot(bytes: unknown, keys: IDBValidKey[]): void {
-    const decoded = bytes instanceof Uint8Array ? decodeSnapshot(bytes) : null;
-    const last = keys.at(-1);
-    const at = decoded?.at as { key?: unknown } | undefined;
-    this.tellSnapshot(decoded && last !== undefined && at?.key === last ? decoded : null);
-  }
-
-  private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
-    if (origin === this || this.closed || this.loadFailure) return;
-    if (this.lost) {
-      this.rewriteNeeded = true; // nothing can be stored; flush() keeps saying so
-      return;
-    }
-    this.pending.push(update);
-    if (this.db) this.queueWrite();
-  };
-
-  private readonly onDestroy = (): void => {
-    this.close().catch((error: unknown) => this.report(error));
-  };
-
-  async flush(): Promise<void> {
-    await this.whenLoaded;
-    if (!this.closed) {
-      if (this.rewriteNeeded && !this.lost) this.queueCompaction();
-      else this.queueWrite();
-      await this.queue;
-      if (this.lost && (this.rewriteNeeded || this.pending.length > 0) && this.unflushed.length === 0) {
-        this.unflushed.push(this.lost);
-      }
-    }
-    const [first] = this.unflushed;
-    this.unflushed = [];
-    if (first) throw first;
-  }
-
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
-  }
-
-  private async shutdown(): Promise<void> {
-    let error: unknown = null;
-    if (!this.loadFailure) {
-      try {
-        await this.flush();
-        await this.writeSnapshot();
-      } catch (caught) {
-        error = caught;
-      }
-    }
-    this.closed = true;
-    this.detach();
-    this.db?.close();
-    this.db = null;
-    if (error) throw error;
-  }
-
-  onError(listener: (error: CairnError) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const adapter = new IndexedDBByteAdapter({
+      ...options,
+      // Told once, when it happens, though nothing waits to be written: edits from now on are not stored.
+      onLost: (error) => void whenOpened.then((log) => log.report(error, 'append')),
+    });
+    super(doc, {
+      label: `plan "${name}"`,
+      deferLoad: firstRead, // after the caller's first read, as the fs adapter does
+      opened,
+      describeError: (error) =>
+        error instanceof CairnError
+          ? error
+          : asStorageError(error, `Could not load plan "${name}" from IndexedDB`),
+      behindSnapshot: (ahead, records) => behindSnapshotError(dbName, ahead, records),
+      open: ({ state, onError }) =>
+        StoredLog.open(adapter, name, {
+          state,
+          onError,
+          doc,
+          shared: true,
+          mergeBatch: true,
+          compaction: options.compaction === false ? false : { ...DEFAULT_POLICY, ...options.compaction },
+          describeError,
+        }),
+    });
+    this.name = name;
+    this.dbName = dbName;
+    this.firstSnapshot = firstRead
+      ? Promise.race([whenOpened.then((log) => log.firstSnapshot), this.whenLoaded.then(() => null)])
+      : Promise.resolve(null);
+    this.firstSnapshot.catch(() => undefined);
   }
 
   stats(): IndexedDBStats {
+    const stats = this.log?.stats();
     return {
       dbName: this.dbName,
-      records: this.records,
-      bytes: this.bytes,
-      snapshotBytes: this.snapshotBytes,
-      compactions: this.compactions,
+      records: stats?.records ?? 0,
+      bytes: stats?.bytes ?? 0,
+      snapshotBytes: stats?.firstBytes ?? 0,
+      compactions: stats?.compactions ?? 0,
     };
   }
 
   async compact(): Promise<void> {
     await this.whenLoaded;
-    if (this.closed) return;
-    this.queueCompaction();
-    await this.queue;
-    const [first] = this.unflushed;
-    if (first) throw first;
+    await this.log?.compact();
+  }
+}
+
+function behindSnapshotError(
+  dbName: string,
+  ahead: { clients: number; operations: number },
+  records: number,
+) {
+  const damage = { database: dbName, keptRecords: records, snapshot: { key: SNAPSHOT_KEY, ...ahead } };
+  return new CairnError(
+    'storage',
+    `The IndexedDB database "${dbName}" is damaged: its ${records} records lack what its first-read ` +
+      `snapshot saw (${ahead.operations} operations of ${ahead.clients} writers). The plan is not opened, so ` +
+      'nothing overwrites the snapshot or the records; the snapshot stays in the "custom" store under ' +
+      `"${SNAPSHOT_KEY}" (its content as plain data). A client that still holds the plan can sync it back.`,
+    { database: dbName, damage },
+  );
+}
+
+export interface IndexedDBByteAdapterOptions {
+  /** The IndexedDB factory; default `globalThis.indexedDB` (pass fake-indexeddb's in Node). */
+  indexedDB?: IDBFactory;
+  /** Prefix of each document's database name; default ''. */
+  prefix?: string;
+  /** Transaction durability; default 'default'. */
+  durability?: IDBTransactionDurability;
+  /** Told when another connection deleted or upgraded a database this adapter holds (it closed it). */
+  onLost?: (error: CairnError, name: string) => void;
+}
+
+/**
+ * IndexedDB as a ByteStorageAdapter, in y-indexeddb's layout: a database per document, records in `updates`
+ * (auto-increment keys), the first-read snapshot in `custom`. Its lock is shared: two tabs hold one plan at once,
+ * and a `replace` removes only the records it names, so neither drops the other's.
+ */
+export class IndexedDBByteAdapter implements ByteStorageAdapter {
+  private readonly open = new Map<string, { db: IDBDatabase | null; lost: CairnError | null }>();
+
+  constructor(private readonly options: IndexedDBByteAdapterOptions = {}) {}
+
+  async lock(name: string): Promise<ByteLock> {
+    const factory = this.options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    if (!factory) {
+      throw new CairnError(
+        'storage',
+        'IndexedDB is not available here. In Node pass `indexedDB` (e.g. from fake-indexeddb) or use @cairn/core/fs.',
+      );
+    }
+    const dbName = `${this.options.prefix ?? ''}${name}`;
+    const db = await openDatabase(factory, dbName);
+    const held: { db: IDBDatabase | null; lost: CairnError | null } = { db, lost: null };
+    this.open.set(name, held);
+    db.onversionchange = () => {
+      db.close(); // not closing would block the other connection's delete or upgrade forever
+      held.db = null;
+      held.lost = new CairnError(
+        'storage',
+        `IndexedDB database "${dbName}" was deleted or upgraded by another connection (another tab?) and closed ` +
+          'here; edits to this plan are no longer stored. Reopen the plan to store them again.',
+        { dbName },
+      );
+      this.options.onLost?.(held.lost, name);
+    };
+    return {
+      release: async () => {
+        if (this.open.get(name) === held) this.open.delete(name);
+        held.db?.close();
+        held.db = null;
+      },
+    };
   }
 
-  /**
-   * Stores the first-read snapshot of the doc at close, if the doc holds exactly what is stored: every record in
-   * the store is one this instance loaded or wrote, and nothing waits to be written. Otherwise the old snapshot
-   * stays, stale (a newer record exists), and is ignored.
-   */
-  private async writeSnapshot(): Promise<void> {
-    const db = this.db;
-    if (!db || this.lost || this.rewriteNeeded || !db.objectStoreNames.contains(CUSTOM)) return;
-    const tx = db.transaction([UPDATES, CUSTOM], 'readwrite', { durability: this.durability });
+  async read(name: string): Promise<StoredRecord[]> {
+    const tx = this.db(name).transaction([UPDATES], 'readonly');
     const keys = tx.objectStore(UPDATES).getAllKeys();
-    keys.onsuccess = () => {
-      const all = keys.result;
-      if (all.length === 0 || this.pending.length > 0 || !all.every((key) => this.knownKeys.has(key))) return;
-      const snapshot = encodeSnapshot(this.doc, { key: all.at(-1) });
-      if (snapshot) tx.objectStore(CUSTOM).put(snapshot, SNAPSHOT_KEY);
-    };
+    const values = tx.objectStore(UPDATES).getAll();
+    await done(tx);
+    const all = values.result as Uint8Array[];
+    return keys.result.map((key, i) => ({ key: key as RecordKey, bytes: all[i]! }));
+  }
+
+  async append(name: string, records: readonly Uint8Array[]): Promise<RecordKey[]> {
+    const tx = this.db(name).transaction([UPDATES], 'readwrite', { durability: this.durability });
+    const added = records.map((record) => tx.objectStore(UPDATES).add(record));
+    await done(tx);
+    return added.map((request) => request.result as RecordKey);
+  }
+
+  async replace(name: string, keys: readonly RecordKey[], record: Uint8Array): Promise<RecordKey> {
+    const tx = this.db(name).transaction([UPDATES], 'readwrite', { durability: this.durability });
+    const store = tx.objectStore(UPDATES);
+    for (const key of keys) store.delete(key);
+    const added = store.add(record);
+    await done(tx);
+    return added.result as RecordKey;
+  }
+
+  async readSnapshot(name: string): Promise<Uint8Array | null> {
+    const db = this.db(name);
+    if (!db.objectStoreNames.contains(CUSTOM)) return null;
+    const tx = db.transaction([CUSTOM], 'readonly');
+    const request = tx.objectStore(CUSTOM).get(SNAPSHOT_KEY);
+    await done(tx);
+    return request.result instanceof Uint8Array ? request.result : null;
+  }
+
+  async writeSnapshot(name: string, snapshot: Uint8Array): Promise<void> {
+    const db = this.db(name);
+    if (!db.objectStoreNames.contains(CUSTOM)) return;
+    const tx = db.transaction([CUSTOM], 'readwrite', { durability: this.durability });
+    tx.objectStore(CUSTOM).put(snapshot, SNAPSHOT_KEY);
     await done(tx);
   }
 
-  private shouldCompact(): boolean {
-    if (!this.policy) return false;
-    const tailRecords = this.records - 1;
-    const tailBytes = this.bytes - this.snapshotBytes;
-    return (
-      tailRecords >= Math.max(this.policy.records, this.snapshotBytes / 256) ||
-      tailBytes >= Math.max(this.policy.minBytes, this.snapshotBytes)
-    );
+  private get durability(): IDBTransactionDurability {
+    return this.options.durability ?? 'default';
   }
 
-  // One write job per batch: every update that arrived before the job starts goes into one merged record.
-  private queueWrite(): void {
-    if (this.writeQueued || this.pending.length === 0) return;
-    this.writeQueued = true;
-    this.enqueue(async () => {
-      this.writeQueued = false;
-      if (this.rewriteNeeded) return this.compactNow();
-      const batch = this.pending;
-      this.pending = [];
-      if (batch.length === 0) return;
-      const db = this.connection();
-      const update = batch.length === 1 ? batch[0]! : Y.mergeUpdates(batch);
-      try {
-        const tx = db.transaction([UPDATES], 'readwrite', { durability: this.durability });
-        const added = tx.objectStore(UPDATES).add(update);
-        await done(tx);
-        this.knownKeys.add(added.result);
-      } catch (error) {
-        this.rewriteNeeded = true; // the batch is still in the doc: the next write stores the whole state
-        throw error;
-      }
-      this.records++;
-      this.bytes += update.byteLength;
-      if (this.shouldCompact()) this.queueCompaction();
-    });
-  }
-
-  private queueCompaction(): void {
-    if (this.compactionQueued) return;
-    this.compactionQueued = true;
-    this.enqueue(async () => {
-      this.compactionQueued = false;
-      await this.compactNow();
-    });
-  }
-
-  /**
-   * Replaces every stored record by one: the doc's state merged with whatever is stored (another tab's writes
-   * included), in one readwrite transaction, so no concurrent write falls between the read and the clear.
-   */
-  private async compactNow(): Promise<void> {
-    const db = this.connection();
-    let state: Uint8Array | null = null;
-    let key: IDBValidKey | null = null;
-    const hasCustom = db.objectStoreNames.contains(CUSTOM);
-    try {
-      const tx = db.transaction(hasCustom ? [UPDATES, CUSTOM] : [UPDATES], 'readwrite', {
-        durability: this.durability,
-      });
-      const store = tx.objectStore(UPDATES);
-      const request = store.getAll();
-      // Synchronous inside the success callback: the transaction stays active only while a request is handled.
-      request.onsuccess = () => {
-        this.pending = []; // the doc's state below covers them
-        const merged = new Y.Doc();
-        Y.applyUpdate(merged, Y.encodeStateAsUpdate(this.doc));
-        for (const update of request.result as Uint8Array[]) Y.applyUpdate(merged, update);
-        state = Y.encodeStateAsUpdate(merged);
-        store.clear();
-        const added = store.add(state);
-        // The first-read snapshot goes in the same transaction as the record it reflects.
-        added.onsuccess = () => {
-          key = added.result;
-          const snapshot = hasCustom ? encodeSnapshot(merged, { key }) : null;
-          if (snapshot) tx.objectStore(CUSTOM).put(snapshot, SNAPSHOT_KEY);
-          merged.destroy();
-        };
-      };
-      await done(tx);
-    } catch (error) {
-      this.rewriteNeeded = true;
-      throw error;
-    }
-    const size = (state as Uint8Array | null)?.byteLength ?? 0;
-    this.knownKeys = new Set(key === null ? [] : [key]);
-    this.rewriteNeeded = false;
-    this.records = 1;
-    this.bytes = size;
-    this.snapshotBytes = size;
-    this.compactions++;
-  }
-
-  private connection(): IDBDatabase {
-    if (this.lost) throw this.lost;
-    if (!this.db) throw new CairnError('storage', `IndexedDB for plan "${this.name}" is not open.`);
-    return this.db;
-  }
-
-  private loseConnection(db: IDBDatabase): void {
-    db.close(); // not closing would block the other connection's delete or upgrade forever
-    this.db = null;
-    if (this.closed) return;
-    this.lost = new CairnError(
-      'storage',
-      `IndexedDB database "${this.dbName}" was deleted or upgraded by another connection (another tab?) and closed ` +
-        'here; edits to this plan are no longer stored. Reopen the plan to store them again.',
-      { dbName: this.dbName },
-    );
-    if (this.pending.length > 0) this.rewriteNeeded = true;
-    this.pending = [];
-    this.report(this.lost);
-  }
-
-  private enqueue(job: () => Promise<void>): void {
-    const run = this.queue.then(job).catch((error: unknown) => {
-      if (error !== this.lost) this.report(error); // a lost connection was reported once, when it happened
-    });
-    this.queue = run;
-  }
-
-  private report(error: unknown): void {
-    const err = asStorageError(error, `Could not store plan "${this.name}" in IndexedDB`);
-    this.unflushed.push(err);
-    queueMicrotask(() => {
-      if (this.listeners.size === 0) {
-        console.error(`[cairn] plan "${this.name}": ${err.message}`);
-        return;
-      }
-      for (const listener of this.listeners) {
-        try {
-          listener(err);
-        } catch {
-          // A throwing listener must not hide the error from the others.
-        }
-      }
-    });
-  }
-
-  private detach(): void {
-    this.doc.off('update', this.onUpdate);
-    this.doc.off('destroy', this.onDestroy);
+  private db(name: string): IDBDatabase {
+    const held = this.open.get(name);
+    if (held?.lost) throw held.lost;
+    if (!held?.db) throw new CairnError('storage', `IndexedDB for plan "${name}" is not open.`);
+    return held.db;
   }
 }
 

@@ -1,7 +1,12 @@
 // The shared storage suite on real IndexedDB, in Debian's Chromium (vitest's browser mode): the same tests the
 // fake-indexeddb run passes in Node, against the browser's own implementation and its on-disk store.
 import { describe, expect, it } from 'vitest';
-import { runStorageAdapterTests, runStorageDamageTests } from '../../src/testing/index.js';
+import { IndexedDBByteAdapter } from '../../src/adapters/indexeddb.js';
+import {
+  runByteAdapterTests,
+  runStorageAdapterTests,
+  runStorageDamageTests,
+} from '../../src/testing/index.js';
 import { IDB_DAMAGE, idbDamageHarness, idbHarness } from '../idb-harness.js';
 
 let run = 0;
@@ -9,6 +14,15 @@ runStorageAdapterTests('indexeddb (Chromium)', () => idbHarness(indexedDB, `suit
 runStorageDamageTests('indexeddb (Chromium)', IDB_DAMAGE, () =>
   idbDamageHarness(indexedDB, `damage-${Date.now()}-${run++}:`),
 );
+
+runByteAdapterTests('indexeddb (Chromium)', () => {
+  const prefix = `bytes-${Date.now()}-${run++}:`;
+  return {
+    adapter: new IndexedDBByteAdapter({ indexedDB, prefix }),
+    reopen: () => new IndexedDBByteAdapter({ indexedDB, prefix }),
+    secondLock: 'shared',
+  };
+});
 
 describe('where this runs', () => {
   it('is Chromium with its own IndexedDB, not Node with a stand-in', () => {

@@ -1,22 +1,24 @@
-// The disk PlanStore: one checksummed append log per plan (the UpdateLog of @cairn/core/fs, so a data directory
-// of the server and of an agent's fs persistence hold the same files), a lock per plan and one for the directory.
+// The disk PlanStore: the file adapter of @cairn/core/fs under the one persistence layer (StoredLog), so a data
+// directory of the server and of an agent's fs persistence hold the same files; plus a lock for the directory.
 import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CairnError, type DecodedSnapshot, isCairnError, toCairnError } from '@cairn/core';
+import { CairnError, type DecodedSnapshot, isCairnError, StoredLog, toCairnError } from '@cairn/core';
 import {
   acquireLock,
   type CompactionPolicy,
   type Durability,
   describeRecovery,
+  FileByteAdapter,
   type FileLock,
+  FRAME_BYTES,
   type LogDamage,
   type LogRecovery,
   planFiles,
   readValidSnapshot,
   SnapshotWriter,
-  UpdateLog,
 } from '@cairn/core/fs';
 import type * as Y from 'yjs';
+import { LogStore } from './log-store.js';
 import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';
 
 export interface DiskStoreOptions {
@@ -46,40 +48,19 @@ export interface DiskStoreOptions {
   fs?: typeof nodeFs;
 }
 
-interface OpenPlan {
-  log: UpdateLog;
-  lock: FileLock;
-  snapshot: () => Uint8Array;
-  /** The hub's document of the plan, read for the first-read snapshot (none: the store keeps no snapshot). */
-  doc: Y.Doc | null;
-  /** The plan's snapshot file (rewritten only when the log has moved). */
-  snapshots: SnapshotWriter;
-  /** Appended, not yet written: written together at the end of the event loop's turn, or by a flush. */
-  pending: Uint8Array[];
-  compacting: Promise<void> | null;
-  retryAt: number;
-  retryDelay: number;
-}
-
 /** The directory lock's name: a plan's files never start with a dot (names.ts encodes a leading one). */
 const DIR_LOCK = '.cairn-server.lock';
 /** See DiskStoreOptions.fsyncDelayMs and .compaction. */
 const FSYNC_DELAY_MS = 1_000;
 const COMPACTION: CompactionPolicy = { records: 1000, minBytes: 256 * 1024 };
-const RETRY_MIN_MS = 100;
-const RETRY_MAX_MS = 5_000;
 
-export class DiskStore implements PlanStore {
+export class DiskStore extends LogStore implements PlanStore {
   readonly dir: string;
   private readonly fs: typeof nodeFs;
-  private readonly plans = new Map<string, OpenPlan>();
+  private readonly adapter: FileByteAdapter;
   private readonly listeners = new Set<(error: Error, planId: string, what?: 'append') => void>();
-  private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
   /** Plans refused because their log is damaged; a load that succeeds (after a repair) removes its entry. */
   private readonly damaged = new Map<string, DamagedLog>();
-  /** Plans with pending updates, written by one `setImmediate` per turn of the event loop. */
-  private readonly unwritten = new Map<string, OpenPlan>();
-  private writeScheduled = false;
   private dirLock: FileLock | null;
 
   /**
@@ -122,9 +103,17 @@ export class DiskStore implements PlanStore {
     lock: FileLock,
     private readonly options: DiskStoreOptions,
   ) {
+    super();
     this.dir = dir;
     this.dirLock = lock;
     this.fs = options.fs ?? nodeFs;
+    this.adapter = new FileByteAdapter(dir, {
+      durability: options.durability,
+      fsyncDelayMs: options.fsyncDelayMs ?? FSYNC_DELAY_MS,
+      fs: this.fs,
+      onRecover: (planId, path, recovery) => this.tellRecovery(planId, path, recovery),
+      onSyncError: (planId, error) => this.plans.get(planId)?.report(error, 'sync'),
+    });
   }
 
   validatePlanId(planId: string): void {
@@ -135,131 +124,56 @@ export class DiskStore implements PlanStore {
     if (!this.dirLock)
       throw new CairnError('storage', `The store in ${this.dir} is closed.`, { path: this.dir });
     const files = planFiles(this.dir, planId);
-    const lock = acquireLock(files.lock, this.fs);
-    let log: UpdateLog;
+    const snapshots = new SnapshotWriter(this.fs, files.snapshot);
+    let log: StoredLog;
     try {
-      log = UpdateLog.open(files.log, {
-        durability: this.options.durability,
-        fsyncDelayMs: this.options.fsyncDelayMs ?? FSYNC_DELAY_MS,
+      log = await StoredLog.open(this.adapter, planId, {
+        state: snapshot,
+        // Group commit: the relay of an update to its peers runs before it is written, and no disk call happens
+        // on that path. The updates of one turn of the event loop are written once per plan at its end; an
+        // acknowledgement's flush writes what waits at once and then fsyncs, so it still follows durability.
+        batching: 'turn',
         compaction: this.options.compaction ?? COMPACTION,
-        fs: this.fs,
-        snapshotPath: files.snapshot,
-        onError: (error) => this.report(error, planId),
+        recordOverhead: FRAME_BYTES,
+        // The next load of the plan (or a read of it before that) finds its content here.
+        writeSnapshot: doc
+          ? () => {
+              const position = this.adapter.log(planId)?.position();
+              if (position) snapshots.write(doc, position);
+            }
+          : undefined,
+        onError: (error, what) => {
+          this.counters.errors++;
+          this.emit(error, planId, what === 'append' ? 'append' : undefined);
+        },
       });
     } catch (error) {
-      lock.release();
       this.counters.errors++;
       const damage = isCairnError(error) ? (error.details.damage as LogDamage | undefined) : undefined;
       if (damage) this.refuseDamaged(planId, damage);
       throw error;
     }
     this.damaged.delete(planId);
-    if (log.recovery) this.tellRecovery(planId, log.recovery);
-    const plan: OpenPlan = {
-      log,
-      lock,
-      snapshot,
-      doc: doc ?? null,
-      snapshots: new SnapshotWriter(this.fs, files.snapshot),
-      pending: [],
-      compacting: null,
-      retryAt: 0,
-      retryDelay: 0,
-    };
-    this.plans.set(planId, plan);
-    const records = log.takeLoadedRecords();
-    if (log.shouldCompact()) queueMicrotask(() => this.scheduleCompaction(planId, plan));
+    this.plans.set(planId, log);
+    const records = log.takeLoaded();
+    queueMicrotask(() => log.compactIfDue());
     return records;
   }
 
-  // Group commit: the relay of an update to its peers runs before this, and no disk call happens here. The
-  // updates of one turn of the event loop (many clients, many plans) are written once per plan at its end;
-  // an acknowledgement's flush writes what waits at once and then fsyncs, so it still follows durability.
-  append(planId: string, update: Uint8Array): void {
-    const plan = this.get(planId);
-    plan.pending.push(update);
-    this.counters.appends++;
-    this.counters.appendedBytes += update.byteLength;
-    this.unwritten.set(planId, plan);
-    if (this.writeScheduled) return;
-    this.writeScheduled = true;
-    setImmediate(this.writeUnwritten);
-  }
-
-  private readonly writeUnwritten = (): void => {
-    this.writeScheduled = false;
-    for (const [planId, plan] of this.unwritten) this.writePending(planId, plan);
-  };
-
-  /** Writes what the plan has pending (one write); a failure is reported and repaired by the next compaction. */
-  private writePending(planId: string, plan: OpenPlan): void {
-    this.unwritten.delete(planId);
-    if (plan.pending.length === 0) return;
-    const updates = plan.pending;
-    plan.pending = [];
-    try {
-      plan.log.appendMany(updates);
-    } catch (error) {
-      this.counters.errors++;
-      this.scheduleCompaction(planId, plan);
-      this.emit(toCairnError(error), planId, 'append');
-      return;
-    }
-    if (plan.log.shouldCompact()) this.scheduleCompaction(planId, plan);
-  }
-
-  async flush(planId: string): Promise<void> {
-    const plan = this.get(planId);
-    this.writePending(planId, plan);
-    if (plan.compacting) await plan.compacting;
-    // A failed write left a hole in the file: only a rewrite of the whole state makes it whole again.
-    if (plan.log.needsRewrite) await this.compactNow(planId, plan);
-    try {
-      await plan.log.sync();
-    } catch (error) {
-      this.counters.errors++;
-      throw error;
-    }
-  }
-
-  async compact(planId: string): Promise<void> {
-    const plan = this.get(planId);
-    if (plan.compacting) await plan.compacting;
-    await this.compactNow(planId, plan);
-  }
-
-  async release(planId: string): Promise<void> {
-    const plan = this.plans.get(planId);
-    if (!plan) return;
-    try {
-      await this.flush(planId);
-      // The next load of the plan (or a read of it before that) finds its content here.
-      this.writeSnapshot(planId, plan);
-    } finally {
-      this.plans.delete(planId);
-      this.writePending(planId, plan); // anything appended while the flush ran; close() syncs it
-      try {
-        await plan.log.close();
-      } finally {
-        plan.lock.release();
-      }
-    }
-  }
-
   async close(): Promise<void> {
-    const results = await Promise.allSettled([...this.plans.keys()].map((id) => this.release(id)));
-    this.dirLock?.release();
-    this.dirLock = null;
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    try {
+      await this.releaseAll();
+    } finally {
+      this.dirLock?.release();
+      this.dirLock = null;
+    }
   }
 
   firstRead(planId: string): DecodedSnapshot | null {
     // Refused as damaged: stays refused until repaired. Held open (still loading, or being released): valid only
     // while the log holds everything the store was given, which the snapshot's position check then proves.
     if (this.damaged.has(planId)) return null;
-    const open = this.plans.get(planId);
-    if (open && (open.pending.length > 0 || open.log.needsRewrite)) return null;
+    if (this.plans.get(planId)?.behind) return null;
     let files: ReturnType<typeof planFiles>;
     try {
       files = planFiles(this.dir, planId);
@@ -271,9 +185,7 @@ export class DiskStore implements PlanStore {
   }
 
   metrics(): StoreMetrics {
-    let bytes = 0;
-    for (const plan of this.plans.values()) bytes += plan.log.stats().bytes;
-    return { plans: this.plans.size, bytes, damagedLogs: this.damaged.size, ...this.counters };
+    return this.metricsWith((planId) => this.adapter.log(planId)?.stats().bytes ?? 0, this.damaged.size);
   }
 
   damagedLogs(): DamagedLog[] {
@@ -283,58 +195,6 @@ export class DiskStore implements PlanStore {
   onError(listener: (error: Error, planId: string, what?: 'append') => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  private get(planId: string): OpenPlan {
-    const plan = this.plans.get(planId);
-    if (!plan) throw new CairnError('storage', `Plan "${planId}" is not loaded in this store.`, { planId });
-    return plan;
-  }
-
-  private async compactNow(planId: string, plan: OpenPlan): Promise<void> {
-    this.writePending(planId, plan);
-    try {
-      await plan.log.compact(plan.snapshot);
-      this.counters.compactions++;
-    } catch (error) {
-      this.counters.errors++;
-      throw error;
-    }
-    this.writeSnapshot(planId, plan);
-  }
-
-  /**
-   * Writes the plan's first-read snapshot where the log holds exactly what the document holds: after a
-   * compaction and at release. A failure is reported in the background, never to a flush: it is only a cache,
-   * and the stale one on disk is never served (its position no longer matches the log).
-   */
-  private writeSnapshot(planId: string, plan: OpenPlan): void {
-    const position = plan.doc && plan.pending.length === 0 ? plan.log.position() : null;
-    if (!plan.doc || !position) return;
-    try {
-      plan.snapshots.write(plan.doc, position);
-    } catch (error) {
-      this.report(toCairnError(error), planId);
-    }
-  }
-
-  private scheduleCompaction(planId: string, plan: OpenPlan): void {
-    if (plan.compacting || Date.now() < plan.retryAt || this.plans.get(planId) !== plan) return;
-    plan.compacting = this.compactNow(planId, plan)
-      .then(
-        () => {
-          plan.retryDelay = 0;
-        },
-        (error: unknown) => {
-          // Back off, so a full disk is not hit with a whole-state rewrite on every update.
-          plan.retryDelay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, plan.retryDelay * 2));
-          plan.retryAt = Date.now() + plan.retryDelay;
-          this.emit(toCairnError(error), planId);
-        },
-      )
-      .finally(() => {
-        plan.compacting = null;
-      });
   }
 
   // The hub logs each refused load (the error names the file and what is left); this keeps it for /healthz.
@@ -347,16 +207,10 @@ export class DiskStore implements PlanStore {
     this.damaged.set(planId, entry);
   }
 
-  private tellRecovery(planId: string, recovery: LogRecovery): void {
-    const path = planFiles(this.dir, planId).log;
+  private tellRecovery(planId: string, path: string, recovery: LogRecovery): void {
     this.counters.tornTails++;
     this.emit(new CairnError('storage', describeRecovery(path, recovery), { path, recovery }), planId);
     this.options.onRecover?.({ ...recovery, planId, path });
-  }
-
-  private report(error: Error, planId: string): void {
-    this.counters.errors++;
-    this.emit(error, planId);
   }
 
   private emit(error: Error, planId: string, what?: 'append'): void {

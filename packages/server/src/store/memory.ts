@@ -1,7 +1,8 @@
 // A PlanStore in memory: for tests and for a host that persists elsewhere. Survives `release` (a plan can be
-// loaded again) but not the process.
-import { CairnError } from '@cairn/core';
+// loaded again) but not the process. The memory byte adapter under the one persistence layer (StoredLog).
+import { CairnError, memoryByteAdapter, StoredLog } from '@cairn/core';
 import * as Y from 'yjs';
+import { LogStore } from './log-store.js';
 import type { PlanStore, StoreMetrics } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -11,64 +12,40 @@ export interface MemoryStoreOptions {
   compactAfter?: number;
 }
 
-export class MemoryStore implements PlanStore {
-  private readonly plans = new Map<string, Uint8Array[]>();
-  private readonly loaded = new Map<string, () => Uint8Array>();
-  private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0 };
-
-  constructor(private readonly options: MemoryStoreOptions = {}) {}
+export class MemoryStore extends LogStore implements PlanStore {
+  private readonly adapter = memoryByteAdapter();
+  constructor(private readonly options: MemoryStoreOptions = {}) {
+    super();
+  }
 
   async load(planId: string, snapshot: () => Uint8Array): Promise<Uint8Array[]> {
     await this.options.beforeLoad?.(planId);
-    if (this.loaded.has(planId)) {
+    if (this.plans.has(planId)) {
       throw new CairnError('locked', `Plan "${planId}" is already loaded from this store.`, { planId });
     }
-    this.loaded.set(planId, snapshot);
-    return [...(this.plans.get(planId) ?? [])];
-  }
-
-  append(planId: string, update: Uint8Array): void {
-    if (!this.loaded.has(planId)) throw notLoaded(planId);
-    const updates = this.plans.get(planId) ?? [];
-    updates.push(update);
-    this.plans.set(planId, updates);
-    this.counters.appends++;
-    this.counters.appendedBytes += update.byteLength;
-    if (updates.length >= (this.options.compactAfter ?? 500)) void this.compact(planId);
-  }
-
-  async flush(planId: string): Promise<void> {
-    if (!this.loaded.has(planId)) throw notLoaded(planId);
-  }
-
-  async compact(planId: string): Promise<void> {
-    const snapshot = this.loaded.get(planId);
-    if (!snapshot) throw notLoaded(planId);
-    this.plans.set(planId, [snapshot()]);
-    this.counters.compactions++;
-  }
-
-  async release(planId: string): Promise<void> {
-    this.loaded.delete(planId);
+    const log = await StoredLog.open(this.adapter, planId, {
+      state: snapshot,
+      // Counted in records only: memory has no cold load to keep short, only a history to keep from growing.
+      compaction: { records: (this.options.compactAfter ?? 500) - 1, minBytes: Number.POSITIVE_INFINITY },
+      onError: () => {
+        this.counters.errors++;
+      },
+    });
+    this.plans.set(planId, log);
+    return log.takeLoaded();
   }
 
   async close(): Promise<void> {
-    this.loaded.clear();
+    await this.releaseAll();
   }
 
   /** The updates stored for a plan merged into one (for tests), or null if it has none. */
   stored(planId: string): Uint8Array | null {
-    const updates = this.plans.get(planId);
-    return updates && updates.length > 0 ? Y.mergeUpdates(updates) : null;
+    const updates = this.adapter.records(planId).map((record) => record.bytes);
+    return updates.length > 0 ? Y.mergeUpdates(updates) : null;
   }
 
   metrics(): StoreMetrics {
-    let bytes = 0;
-    for (const id of this.loaded.keys()) for (const u of this.plans.get(id) ?? []) bytes += u.byteLength;
-    return { plans: this.loaded.size, bytes, damagedLogs: 0, tornTails: 0, ...this.counters };
+    return this.metricsWith((_planId, log) => log.stats().bytes);
   }
-}
-
-function notLoaded(planId: string): CairnError {
-  return new CairnError('storage', `Plan "${planId}" is not loaded in this store.`, { planId });
 }

@@ -25,27 +25,14 @@ import { behindSnapshot, type FrameMark, type LogPosition, readSnapshotFile } fr
  */
 export type Durability = 'batched' | 'fsync-every-write';
 
-/**
- * When to replace the log by one snapshot record: once the records written after the snapshot number at least
- * `max(records, snapshotBytes / 256)`, or take more bytes than the snapshot itself (and at least `minBytes`).
- * So the file stays under about twice the snapshot plus `minBytes`, a cold load applies a tail that costs a
- * fraction of decoding the snapshot, and a large plan is not rewritten whole every `records` edits (measured:
- * applying a small update costs about 9 us, decoding 1 KiB of snapshot about 0.24 ms).
- */
-export interface CompactionPolicy {
-  /** Default 1000. Fewest records after the snapshot that trigger a compaction. */
-  records?: number;
-  /** Default 16 KiB. Keeps a tiny plan from compacting on every few edits. */
-  minBytes?: number;
-}
+export type { CompactionPolicy } from '../../persistence/policy.js';
+export { compactAfterRecords } from '../../persistence/policy.js';
 
 export interface UpdateLogOptions {
   /** Default `batched`. */
   durability?: Durability;
   /** Delay before the fsync that follows a batched append; appends within it share one fsync. Default 5 ms. */
   fsyncDelayMs?: number;
-  /** Default `{ records: 1000, minBytes: 16384 }`; `false` never compacts (except to recover from a failed write). */
-  compaction?: CompactionPolicy | false;
   /** Failures of the background fsync (the one scheduled after a batched append). */
   onError?: (error: CairnError) => void;
   /** The file system calls to use; node:fs by default. Tests wrap it to inject failures. */
@@ -83,13 +70,6 @@ export interface UpdateLogStats {
   fsyncs: number;
 }
 
-const DEFAULT_POLICY: Required<CompactionPolicy> = { records: 1000, minBytes: 16 * 1024 };
-
-/** The record threshold grows with the snapshot: see CompactionPolicy. */
-export function compactAfterRecords(records: number, snapshotBytes: number): number {
-  return Math.max(records, Math.floor(snapshotBytes / 256));
-}
-
 /**
  * The log of one document's updates: `open` reads the file (cutting a torn tail), `append` writes one update
  * synchronously, `sync` makes everything appended durable, `compact` replaces the history by a snapshot.
@@ -98,15 +78,15 @@ export function compactAfterRecords(records: number, snapshotBytes: number): num
  * const log = UpdateLog.open('/data/plan.log');           // throws CairnError('storage') if unreadable
  * Y.transact(doc, () => { for (const u of log.takeLoadedRecords()) Y.applyUpdate(doc, u) }, origin);
  * doc.on('update', (u, o) => { if (o !== origin) log.append(u) });   // throws CairnError('storage') on failure
- * if (log.shouldCompact()) await log.compact(() => Y.encodeStateAsUpdate(doc));
+ * await log.compact(Y.encodeStateAsUpdate(doc));   // when the caller's policy says (persistence/policy.ts)
  * await log.sync();   // fsync: what was appended is on disk
  * await log.close();
  * ```
  *
  * After a failed append or fsync the file may miss an update that later ones depend on, so `needsRewrite`
- * turns true, further appends are not written and `shouldCompact()` says yes: the caller's next `compact`
- * rewrites the whole state and clears it. `compact` calls `snapshot` when it starts; the snapshot must contain
- * every update appended so far (appends made while it runs are carried over into the new file).
+ * turns true, further appends are not written: the caller's next `compact` rewrites the whole state and clears
+ * it. `compact`'s state must contain every update appended before the call (appends made after it are carried
+ * over into the new file).
  */
 export class UpdateLog {
   readonly path: string;
@@ -116,7 +96,6 @@ export class UpdateLog {
   private readonly fs: typeof nodeFs;
   private readonly durability: Durability;
   private readonly fsyncDelayMs: number;
-  private readonly policy: Required<CompactionPolicy> | null;
   private readonly onError: ((error: CairnError) => void) | undefined;
 
   private fd: number;
@@ -234,7 +213,6 @@ export class UpdateLog {
     this.fd = fd;
     this.durability = options.durability ?? 'batched';
     this.fsyncDelayMs = options.fsyncDelayMs ?? 5;
-    this.policy = options.compaction === false ? null : { ...DEFAULT_POLICY, ...options.compaction };
     this.onError = options.onError;
     this.loaded = records;
     this.size = size;
@@ -312,25 +290,18 @@ export class UpdateLog {
     else this.scheduleSync();
   }
 
-  shouldCompact(): boolean {
-    if (this.rewriteNeeded) return true;
-    if (!this.policy || this.closed) return false;
-    return (
-      this.tailRecords >= compactAfterRecords(this.policy.records, this.snapshotBytes) ||
-      this.tailBytes >= Math.max(this.policy.minBytes, this.snapshotBytes)
-    );
-  }
-
   /**
-   * Replaces the file by `snapshot()` (plus what is appended meanwhile): written to a temp file, fsynced, renamed
-   * over the log, directory fsynced. A crash at any point leaves either the old or the new file, both complete.
+   * Replaces the file by `state` (then `keep`, then what is appended after this call): written to a temp file, fsynced,
+   * renamed over the log, directory fsynced. A crash at any point leaves either the old or the new file, both
+   * complete.
    */
-  compact(snapshot: () => Uint8Array): Promise<void> {
+  compact(state: Uint8Array, keep: readonly Uint8Array[] = []): Promise<void> {
+    // Carried from the call on: what is appended while an fsync ahead of this job runs is not in `state`.
+    // `keep`: records already in the file that `state` does not hold, written right after it.
+    const carry: Uint8Array[] = keep.map(encodeRecord);
+    this.carry = carry;
     return this.enqueue(async () => {
       if (this.closed) return;
-      const state = snapshot();
-      const carry: Uint8Array[] = [];
-      this.carry = carry;
       const tmp = join(dirname(this.path), `${basename(this.path)}.${process.pid}-${randomId()}.compact`);
       let fd: number | null = null;
       let size: number;

@@ -1,0 +1,59 @@
+// What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, and the counters
+// /metrics shows. A store adds how a plan is loaded (its adapter and options) and what it keeps beside.
+import { CairnError, type StoredLog } from '@cairn/core';
+import type { PlanStore, StoreMetrics } from './store.js';
+
+export abstract class LogStore implements Pick<PlanStore, 'append' | 'flush' | 'compact' | 'release'> {
+  protected readonly plans = new Map<string, StoredLog>();
+  protected readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
+
+  append(planId: string, update: Uint8Array): void {
+    this.get(planId).append(update);
+    this.counters.appends++;
+    this.counters.appendedBytes += update.byteLength;
+  }
+
+  async flush(planId: string): Promise<void> {
+    await this.get(planId).flush();
+  }
+
+  async compact(planId: string): Promise<void> {
+    await this.get(planId).compact();
+  }
+
+  /** Flushes, writes the plan's snapshot, and lets go of it. */
+  async release(planId: string): Promise<void> {
+    const log = this.plans.get(planId);
+    if (!log) return;
+    this.plans.delete(planId);
+    try {
+      await log.close();
+    } finally {
+      this.counters.compactions += log.stats().compactions;
+    }
+  }
+
+  /** Releases every plan; rejects with the first failure once all were tried. */
+  protected async releaseAll(): Promise<void> {
+    const results = await Promise.allSettled([...this.plans.keys()].map((id) => this.release(id)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** The counters, with `bytes` held by loaded plans as `bytesOf` measures them. */
+  protected metricsWith(bytesOf: (planId: string, log: StoredLog) => number, damagedLogs = 0): StoreMetrics {
+    let bytes = 0;
+    let compactions = this.counters.compactions;
+    for (const [planId, log] of this.plans) {
+      bytes += bytesOf(planId, log);
+      compactions += log.stats().compactions;
+    }
+    return { plans: this.plans.size, bytes, damagedLogs, ...this.counters, compactions };
+  }
+
+  protected get(planId: string): StoredLog {
+    const log = this.plans.get(planId);
+    if (!log) throw new CairnError('storage', `Plan "${planId}" is not loaded in this store.`, { planId });
+    return log;
+  }
+}
