@@ -2,7 +2,7 @@
 // plans, read-only connections never write, open mode stays on loopback.
 
 import { readdir } from 'node:fs/promises';
-import { CloseCode } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
 import { generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';

@@ -4,6 +4,7 @@ import type * as z from 'zod';
 import type { Plan } from '../plan.js';
 import type { Actor, TaskSnapshot } from '../schema.js';
 
+/** The tool families a toolkit offers, each a vocabulary of its own (docs/TOOLS.md). */
 export const FAMILY_NAMES = [
   'cairn',
   'task_manage',
@@ -12,6 +13,7 @@ export const FAMILY_NAMES = [
   'ongoing_task',
   'cairn_compact',
 ] as const;
+/** One of `FAMILY_NAMES`. */
 export type FamilyName = (typeof FAMILY_NAMES)[number];
 
 export interface ToolContext {

@@ -1,6 +1,6 @@
 // Distillers turn a finished task's trace into a skill draft. `chatCompletionsDistiller` asks the model auto-close
 // uses (same endpoint settings); without one the server uses the offline distiller of @cairn/core.
-import { argumentShape, SKILL_DRAFT_SHAPE, type TraceSample } from '@cairn/core';
+import { argumentShape, SKILL_DRAFT_SHAPE, type TraceSample } from '@cairn/core/learning';
 import { askForJson, type ChatCompletionsEndpoint, endpointFromEnv } from '../chat-completions.js';
 
 /**

@@ -2,7 +2,7 @@
 // of the server and of an agent's fs persistence hold the same files), a lock per plan and one for the directory.
 import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CairnError, type DecodedSnapshot, isCairnError, toCairnError } from '@cairn/core';
+import { CairnError, isCairnError } from '@cairn/core';
 import {
   acquireLock,
   type CompactionPolicy,
@@ -16,6 +16,7 @@ import {
   SnapshotWriter,
   UpdateLog,
 } from '@cairn/core/fs';
+import { type DecodedSnapshot, toCairnError } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';
 
