@@ -29,6 +29,14 @@ function packageOf(input: string): string {
   return input;
 }
 
+/** The first JavaScript block of the README's "Install" section (as the consumer suite reads it). */
+function readmeExample(): string {
+  const readme = fs.readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('\n## Install\n')));
+  if (!block?.[1]) throw new Error('README.md has no ```js block in its "Install" section');
+  return block[1];
+}
+
 async function bundle(contents: string, external: string[] = []): Promise<Bundle> {
   const outdir = fs.mkdtempSync(join(root, 'bench', '.results', 'bundle-'));
   try {
@@ -90,6 +98,9 @@ export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'secon
   const without = await bundle(core, ['yjs']);
   const withYjs = await bundle(core);
   const yjsAlone = await bundle('export * from "yjs";');
+  // The README's example as a page ships it: only what it uses, yjs included (the consumer suite holds its Vite
+  // build to a budget, test/consumer/bundle-size.test.ts).
+  const readme = await bundle(readmeExample().replaceAll("'@cairn/core'", "'./packages/core/dist/index.js'"));
   const automerge = await bundle('export * from "@automerge/automerge";');
   const automergeTotal = automerge.gzip + automerge.assetsGzip;
   const rows: Row[] = [
@@ -117,6 +128,15 @@ export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'secon
       baselineName: '@automerge/automerge: JS + .wasm, minified / raw',
       baseline: bytes(automerge.min + automerge.assetsRaw),
       ratio: sizeRatio(withYjs.min, automerge.min + automerge.assetsRaw),
+      target: '',
+      met: null,
+    },
+    {
+      measure: "the README's example, min+gzip, yjs included (tree-shaken)",
+      cairn: bytes(readme.gzip),
+      baselineName: '@automerge/automerge: JS + its .wasm, gzipped',
+      baseline: bytes(automergeTotal),
+      ratio: sizeRatio(readme.gzip, automergeTotal),
       target: '',
       met: null,
     },

@@ -3,17 +3,14 @@
 // hold a refused call. The first two tasks of each kind are learned as the server learns them (the trace of a task,
 // the earlier traces of its kind, the offline distiller, the scope's library); the procedure then offered for each
 // held-out task's goal is compared with that task's successful calls. Deterministic: counts, no timing.
+import { createPlan, createToolkit, type Plan } from '@cairn/core';
 import {
   callsForTask,
-  createPlan,
-  createToolkit,
   currentVersion,
   exampleOf,
-  type Json,
   learnSkill,
   matchSkills,
   offlineDistill,
-  type Plan,
   readCalls,
   readSkills,
   type Skill,
@@ -21,7 +18,8 @@ import {
   skillOfKind,
   type TraceSample,
   traceRecorder,
-} from '@cairn/core';
+} from '@cairn/core/learning';
+import type { Json } from '@cairn/core/protocol';
 import * as Y from 'yjs';
 import type { BenchResult, Row } from './lib/report.js';
 

@@ -5,7 +5,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import {
-  approximateTokenizer,
   createPlan,
   type Plan,
   RENDER_FORMATS,
@@ -13,6 +12,7 @@ import {
   renderPlan,
   type TaskInput,
 } from '@cairn/core';
+import { approximateTokenizer } from '@cairn/core/protocol';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { bootstrapRatio, collectGarbage, rng, sample, summarize } from './lib/measure.js';
 import { profile, shares, topSelf } from './lib/profile.js';

@@ -1,14 +1,9 @@
 // Benchmark 9: what each tool family's definitions cost a model on every call, in cl100k tokens, in the three
 // shapes clients send them (OpenAI chat completions, Anthropic, MCP tools/list), against the same tools with
 // their arguments' JSON Schema exactly as zod emits it (size limits, patterns and integer bounds included).
-import {
-  CAIRN_COMPACT_TOOLS,
-  createPlan,
-  createToolkit,
-  DEFINITION_FORMATS,
-  FAMILY_NAMES,
-  type ToolSpec,
-} from '@cairn/core';
+
+import { createPlan, createToolkit, FAMILY_NAMES } from '@cairn/core';
+import { CAIRN_COMPACT_TOOLS, DEFINITION_FORMATS, type ToolSpec } from '@cairn/core/protocol';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { FAMILIES } from '../packages/core/src/tools/toolkit.js';
 import { type BenchResult, count, type Row } from './lib/report.js';

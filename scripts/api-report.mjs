@@ -9,6 +9,10 @@ import ts from 'typescript';
 const ROOT = join(import.meta.dirname, '..');
 const PACKAGES = ['core', 'server', 'mcp'];
 const check = process.argv.includes('--check');
+// The root entry of @cairn/core is what an app author learns: it stays small, and each of its names says what it is
+// for. A name past the budget belongs in a subpath (`/learning`, `/protocol`), or another must leave for it.
+const BUDGETS = { '@cairn/core': 60 };
+const DOCUMENTED = new Set(['@cairn/core']);
 
 /** Every exported entry of a package: its subpath and the source file the workspace condition points at. */
 function entriesOf(name) {
@@ -44,13 +48,29 @@ function kindOf(symbol) {
   return target.flags & ts.SymbolFlags.Value ? 'value' : 'type';
 }
 
+/** Whether the declaration behind an exported name carries a TSDoc comment. */
+function isDocumented(symbol) {
+  const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+  return target.getDocumentationComment(checker).some((part) => part.text.trim() !== '');
+}
+
 const reports = new Map(PACKAGES.map((name) => [name, []]));
+const violations = [];
 for (const entry of entries) {
   const source = program.getSourceFile(entry.file);
   const moduleSymbol = source && checker.getSymbolAtLocation(source);
   if (!moduleSymbol) throw new Error(`api-report: cannot read the exports of ${entry.file}`);
-  const names = checker
-    .getExportsOfModule(moduleSymbol)
+  const symbols = checker.getExportsOfModule(moduleSymbol);
+  const budget = BUDGETS[entry.specifier];
+  if (budget !== undefined && symbols.length > budget) {
+    violations.push(`${entry.specifier} exports ${symbols.length} names, over its budget of ${budget}`);
+  }
+  if (DOCUMENTED.has(entry.specifier)) {
+    const bare = symbols.filter((symbol) => !isDocumented(symbol)).map((symbol) => symbol.getName());
+    if (bare.length > 0)
+      violations.push(`${entry.specifier} exports names without TSDoc: ${bare.join(', ')}`);
+  }
+  const names = symbols
     .map((symbol) => ({ name: symbol.getName(), kind: kindOf(symbol) }))
     .sort((a, b) => a.name.localeCompare(b.name));
   const values = names.filter((n) => n.kind === 'value').length;
@@ -65,6 +85,11 @@ for (const entry of entries) {
     '```',
     '',
   );
+}
+
+if (violations.length > 0) {
+  console.error(`api-report:\n${violations.map((v) => `  ${v}`).join('\n')}`);
+  process.exit(1);
 }
 
 mkdirSync(join(ROOT, 'docs/api'), { recursive: true });

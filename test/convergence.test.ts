@@ -1,7 +1,8 @@
 // Seeded randomized convergence: several replicas make random edits through the Plan API while their updates
 // travel in random order, with partitions; afterwards every replica must hold the same plan and the graph
 // invariants must hold. Failures print the seed; CAIRN_CONVERGENCE_SEEDS=2000 runs more.
-import { CairnError, createPlan, type Plan, satisfiesDependency } from '@cairn/core';
+import { CairnError, createPlan, type Plan } from '@cairn/core';
+import { satisfiesDependency } from '@cairn/core/protocol';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { seeded } from '../packages/core/src/testing/seeded.js';

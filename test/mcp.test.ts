@@ -4,8 +4,9 @@
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPlan, learnSkill, type Plan, readCalls, traceDocId } from '@cairn/core';
+import { createPlan, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
+import { learnSkill, readCalls, traceDocId } from '@cairn/core/learning';
 import { until } from '@cairn/core/testing';
 import { connectPlan } from '@cairn/core/websocket';
 import { type CairnServer, createCairnServer, signToken, silentLogger } from '@cairn/server';

@@ -1,7 +1,9 @@
 // One trial of agents racing to claim a new task, shared by the race tests on one server and over a cluster: a
 // different agent creates each task (so the race starts from a task some replicas just received), every agent
 // claims it at once, and exactly one wins while every loser is told who won.
-import type { ClaimResult, Plan } from '@cairn/core';
+
+import type { Plan } from '@cairn/core';
+import type { ClaimResult } from '@cairn/core/protocol';
 import { until } from '@cairn/core/testing';
 import { expect } from 'vitest';
 

@@ -5,18 +5,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
-import {
-  type AgentSessionOptions,
-  createAgentSession,
-  DEFAULT_INSTRUCTIONS,
-  type Plan,
-  renderPlan,
-} from '@cairn/core';
+import { type AgentSessionOptions, createAgentSession, type Plan, renderPlan } from '@cairn/core';
 import { cairnTools } from '@cairn/core/ai';
 import { cairnAnthropic } from '@cairn/core/anthropic';
 import { cairnLangChain } from '@cairn/core/langchain';
 import { cairnMastra } from '@cairn/core/mastra';
 import { cairnAgentTools } from '@cairn/core/openai-agents';
+import { DEFAULT_INSTRUCTIONS } from '@cairn/core/protocol';
 import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { Agent as MastraAgent } from '@mastra/core/agent';

@@ -25,10 +25,12 @@ export default async function setup(project: TestProject): Promise<() => void> {
 
   const app = join(base, 'app');
   cpSync(join(FIXTURES, 'app'), app, { recursive: true });
-  // The README's own example, as JavaScript and as TypeScript, so the tests prove what the README shows.
+  // The README's own example, as JavaScript, as TypeScript and as a browser app's script, so the tests prove what
+  // the README shows (and what it costs a page).
   const example = readmeExample();
   writeFileSync(join(app, 'readme.mjs'), example);
   writeFileSync(join(app, 'ts/readme.ts'), example);
+  writeFileSync(join(app, 'web-readme/main.js'), example);
   writeFileSync(
     join(app, 'package.json'),
     JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }),

@@ -1,7 +1,7 @@
 // Auth over the wire: refused sockets get named close codes and not a byte of the plan (no token, a bad signature,
 // a malformed or expired token, another plan), each refusal is counted in /metrics; tokens travel as ?token= or as
 // a subprotocol; read-only connections never write, and their clients are told.
-import { CloseCode } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
 import { signToken } from '@cairn/server';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';

@@ -1,7 +1,7 @@
 // Hostile and broken clients on every host, at the default limits `cairn serve` runs with: garbage, truncated,
 // unknown and text frames (4400), a message over 8 MiB (4413), a flood of messages (4429). Each closes only its
 // own connection; the plan and every other client carry on.
-import { CloseCode } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { cairnClient, rawClient } from '../../packages/server/test/helpers.js';

@@ -1,17 +1,9 @@
 // One open plan in this tab: the Y.Doc stored in IndexedDB (so it works offline and survives a reload), synced
 // with the server over WebSocket, the person's Plan and Chat on it, awareness for presence, and the sync state
 // a person sees (offline, syncing, all changes saved on the server: the last one from whenAcknowledged).
-import {
-  type CairnError,
-  type Chat,
-  createChat,
-  createPlan,
-  type Plan,
-  scopeOf,
-  skillsDocId,
-  traceDocId,
-} from '@cairn/core';
+import { type CairnError, type Chat, createChat, createPlan, type Plan } from '@cairn/core';
 import { type IndexedDBPersistence, openIndexedDBPersistence } from '@cairn/core/indexeddb';
+import { scopeOf, skillsDocId, traceDocId } from '@cairn/core/learning';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { Awareness } from 'y-protocols/awareness';
 import * as Y from 'yjs';

@@ -6,6 +6,7 @@ import { readTombstone, readUpdatedBy, taskAt } from './doc.js';
 import { originActor } from './origins.js';
 import { F } from './schema.js';
 
+/** One task one transaction touched: added, updated (with the fields written) or removed, and by whom. */
 export interface TaskChange {
   id: string;
   kind: 'added' | 'updated' | 'removed';
@@ -15,6 +16,7 @@ export interface TaskChange {
   fields: string[];
 }
 
+/** What a transaction changed in the plan, as `plan.onChange(listener)` tells it. */
 export interface PlanChangeEvent {
   /** True when the change was made through this document (not received from a peer or a store). */
   local: boolean;

@@ -40,6 +40,7 @@ export interface ChatEntry {
   toolCalls?: ChatToolCall[];
 }
 
+/** A message to append to the plan's conversation: its role, its text and any tool calls (docs/SCHEMA.md, "Chat"). */
 export interface ChatInput {
   role: ChatRole;
   text?: string;
@@ -70,6 +71,7 @@ export interface ChatChangeEvent {
   updated: string[];
 }
 
+/** Who writes, and the clock and randomness of ids: the options of `createChat`. */
 export interface ChatOptions {
   /** Who this Chat's writes are attributed to (the transaction origin and each message's `actor`). */
   actor: Actor;
@@ -282,6 +284,10 @@ export class Chat {
   }
 }
 
+/**
+ * The conversation kept in the plan's document beside the tasks, so every reader of the plan sees it
+ * (docs/SCHEMA.md, "Chat").
+ */
 export function createChat(doc: Y.Doc, options: ChatOptions): Chat {
   return new Chat(doc, options);
 }

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'internal', // a bug: anything else that was thrown
 ] as const;
 
+/** The closed set of codes a `CairnError` carries; a model reads them in tool errors (docs/TOOLS.md). */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface CairnErrorJSON {
@@ -25,6 +26,10 @@ export interface CairnErrorJSON {
   [detail: string]: unknown;
 }
 
+/**
+ * The one error Cairn throws: a `code` from `ErrorCode`, a message written for the reader (what was wrong and
+ * what is valid) and machine-readable `details`. A refused write changes nothing.
+ */
 export class CairnError extends Error {
   override readonly name = 'CairnError';
   readonly code: ErrorCode;
@@ -47,6 +52,7 @@ export class CairnError extends Error {
   }
 }
 
+/** Whether `value` is a `CairnError`. */
 export function isCairnError(value: unknown): value is CairnError {
   return value instanceof CairnError;
 }

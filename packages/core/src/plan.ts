@@ -57,6 +57,7 @@ import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
 import { parseOnce, parseOrThrow } from './validate.js';
 
+/** The document, the actor and the limits of a Plan: the options of `createPlan`. */
 export interface CreatePlanOptions {
   /** The document to work on; a new one by default. Several Plans (one per actor) may share one doc. */
   doc?: Y.Doc;
@@ -73,10 +74,12 @@ export interface CreatePlanOptions {
   limits?: Partial<PlanLimits>;
 }
 
+/** An open task that cannot start yet, with what blocks it (`Plan.blocked()`). */
 export interface BlockedTask extends BlockedInfo {
   task: TaskSnapshot;
 }
 
+/** The whole plan as plain data (`Plan.toJSON()`): the schema version and every task in tree order. */
 export interface PlanSnapshot {
   schemaVersion: number;
   /** Every task in tree order: siblings by rank (then id), each task followed by its steps. */
@@ -100,10 +103,19 @@ export function localArbiterOf(plan: Plan): LocalArbiter {
   return localArbiters.get(plan)!;
 }
 
+/**
+ * Creates a Plan on a Yjs document (a new one, or `options.doc` to open an existing, persisted or synced one),
+ * writing as `options.actor`. Persist the doc with `@cairn/core/fs` or `/indexeddb`, sync it with `/websocket`.
+ */
 export function createPlan(options: CreatePlanOptions = {}): Plan {
   return new Plan(options);
 }
 
+/**
+ * A task plan in a Yjs document: tasks, their steps and dependencies, read and edited through methods that
+ * validate every write, attribute it to the plan's actor, and refuse bad input without changing anything.
+ * Create it with `createPlan`.
+ */
 export class Plan {
   readonly doc: Y.Doc;
   readonly actor: Actor;

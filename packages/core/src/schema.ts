@@ -48,15 +48,20 @@ export const F = {
 
 export const OPEN_STATUSES = ['pending', 'in_progress', 'waiting_user', 'waiting_external'] as const;
 export const CLOSED_STATUSES = ['done', 'failed', 'cancelled', 'skipped'] as const;
+/** Every task status, open ones first. */
 export const STATUSES = [...OPEN_STATUSES, ...CLOSED_STATUSES] as const;
 export const WAITING_STATUSES = ['waiting_user', 'waiting_external'] as const;
 
 export type OpenStatus = (typeof OPEN_STATUSES)[number];
 export type ClosedStatus = (typeof CLOSED_STATUSES)[number];
+/** A task's status: one of `STATUSES`. */
 export type Status = (typeof STATUSES)[number];
 
 const OPEN_SET: ReadonlySet<string> = new Set(OPEN_STATUSES);
 
+/**
+ * Whether a status is open (pending, in progress or waiting), as against closed (done, failed, cancelled, skipped).
+ */
 export function isOpenStatus(status: string): status is OpenStatus {
   return OPEN_SET.has(status);
 }
@@ -74,6 +79,10 @@ export const ActorSchema = z
     ACTOR_PATTERN,
     'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease", "learning" or "system"',
   );
+/**
+ * Who makes a write: `agent:<name>`, `user:<name>`, or one of the system actors (`wake`, `auto_close`, `lease`,
+ * `learning`, `system`). Every write carries one.
+ */
 export type Actor = string;
 
 /** An actor's kind prefix: a subject that starts with one already names an actor. */
@@ -170,6 +179,7 @@ const writableFields = {
   assignee: ActorSchema.nullable(),
 };
 
+/** A task to add (`Plan.add()`): its title and, optionally, its status, note, assignee, parent, steps, dependencies. */
 export interface TaskInput {
   title: string;
   activeForm?: string | null;
@@ -211,6 +221,7 @@ export const TaskPatchSchema = z.strictObject({
   addBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
   removeBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
 });
+/** The fields of a task to change (`Plan.update()`); what is left out stays. */
 export type TaskPatch = z.infer<typeof TaskPatchSchema>;
 
 export const MoveSchema = z.strictObject({
@@ -218,6 +229,7 @@ export const MoveSchema = z.strictObject({
   after: TaskIdSchema.nullable().optional(),
   before: TaskIdSchema.nullable().optional(),
 });
+/** Where `Plan.move()` puts a task: under a parent, after or before a sibling. */
 export type MoveTarget = z.infer<typeof MoveSchema>;
 
 export const ListFilterSchema = z.strictObject({
@@ -226,6 +238,7 @@ export const ListFilterSchema = z.strictObject({
   parent: TaskIdSchema.nullable().optional(),
   assignee: ActorSchema.nullable().optional(),
 });
+/** Which tasks `Plan.list()` returns: by state (open, closed, all), status, parent, assignee. */
 export type ListFilter = z.infer<typeof ListFilterSchema>;
 
 function optionalize<T extends Record<string, z.ZodType>>(shape: T): { [K in keyof T]: z.ZodOptional<T[K]> } {

@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { memoryByteAdapter } from '@cairn/core';
 import { FileByteAdapter } from '@cairn/core/fs';
 import { IndexedDBByteAdapter } from '@cairn/core/indexeddb';
+import { memoryByteAdapter } from '@cairn/core/protocol';
 import { runByteAdapterTests } from '@cairn/core/testing';
 import { IDBFactory } from 'fake-indexeddb';
 

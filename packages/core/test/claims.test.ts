@@ -1,7 +1,8 @@
 // Claims decided locally (no arbiter): one document, several actors. Server arbitration is tested with the server.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { CairnError, type ClaimArbiter, createPlan } from '../src/index.js';
+import { CairnError, createPlan } from '../src/index.js';
+import type { ClaimArbiter } from '../src/protocol-entry.js';
 
 describe('local claims', () => {
   it('gives a task to the first claimer and tells the second who holds it', async () => {

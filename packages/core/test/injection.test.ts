@@ -6,31 +6,31 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import {
-  CONTEXT_VARIABLES,
   createChat,
   createContextFeed,
   createPlan,
-  escapeUnseenInJson,
-  inline,
+  type Plan,
+  RENDER_FORMATS,
+  renderDelta,
+  renderPlan,
+  resolveContext,
+  sinceLastCall,
+} from '../src/index.js';
+import {
   knownTools,
   learnableCalls,
   learnedProcedureTool,
   learnSkill,
   offlineDistill,
-  type Plan,
   parseSkillDraft,
-  RENDER_FORMATS,
   readCalls,
   readSkills,
   recordCall,
-  renderDelta,
   renderLearnedProcedures,
-  renderPlan,
-  resolveContext,
   type Skill,
   type SkillDraft,
-  sinceLastCall,
-} from '../src/index.js';
+} from '../src/learning/index.js';
+import { CONTEXT_VARIABLES, escapeUnseenInJson, inline } from '../src/protocol-entry.js';
 import { fixedPlan, sync, T0 } from './tools-fixtures.js';
 
 /** Every kind of line break a model's tokenizer may read as one. */

@@ -3,9 +3,8 @@
 // with what the refusal said and what the call that then worked did differently; traces of two kinds never mix.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { createPlan, createToolkit } from '../src/index.js';
 import {
-  createPlan,
-  createToolkit,
   currentVersion,
   exampleOf,
   learnSkill,
@@ -18,7 +17,7 @@ import {
   skillOfKind,
   type TraceSample,
   traceRecorder,
-} from '../src/index.js';
+} from '../src/learning/index.js';
 
 const STEPS = ['Find a free slot', 'Reserve the table', 'Confirm to the user'];
 

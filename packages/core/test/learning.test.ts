@@ -2,10 +2,9 @@
 // bound, the offline distiller, the library's versions and retirement, and trigger matching.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { createPlan, createToolkit } from '../src/index.js';
 import {
   callsForTask,
-  createPlan,
-  createToolkit,
   currentVersion,
   learnedProcedureTool,
   learnSkill,
@@ -19,7 +18,7 @@ import {
   renderLearnedProcedures,
   setSkillStatus,
   traceRecorder,
-} from '../src/index.js';
+} from '../src/learning/index.js';
 
 async function workedTask(traceDoc: Y.Doc, goal = 'Book a table for 4 at Luigi’s on Friday') {
   const plan = createPlan({ actor: 'user:ann' });

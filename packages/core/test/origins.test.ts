@@ -1,7 +1,8 @@
 // Every transaction origin Cairn makes reads back as one tagged value: a Plan's write, its undo, a store's load.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { createPlan, readOrigin, type TransactionOrigin } from '../src/index.js';
+import { createPlan } from '../src/index.js';
+import { readOrigin, type TransactionOrigin } from '../src/protocol-entry.js';
 import { applyStored } from '../src/storage.js';
 
 describe('readOrigin', () => {

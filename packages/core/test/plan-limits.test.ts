@@ -2,7 +2,8 @@
 // call can stall a shared server; a refusal names the limit and changes nothing.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { createPlan, createToolkit, isToolError, PLAN_LIMITS, TEXT_LIMITS } from '../src/index.js';
+import { createPlan, createToolkit, isToolError } from '../src/index.js';
+import { PLAN_LIMITS, TEXT_LIMITS } from '../src/protocol-entry.js';
 
 const titles = (n: number, prefix = 't') => Array.from({ length: n }, (_, i) => ({ title: `${prefix}${i}` }));
 

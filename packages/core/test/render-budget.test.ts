@@ -2,15 +2,8 @@
 // dropped last and always counted, so no open task disappears silently.
 
 import { describe, expect, it } from 'vitest';
-import {
-  approximateTokenizer,
-  CairnError,
-  defaultTokenizer,
-  isOpenStatus,
-  RENDER_FORMATS,
-  renderPlan,
-  type Tokenizer,
-} from '../src/index.js';
+import { CairnError, isOpenStatus, RENDER_FORMATS, renderPlan, type Tokenizer } from '../src/index.js';
+import { approximateTokenizer, defaultTokenizer } from '../src/protocol-entry.js';
 import { cl100kTokenizer } from '../src/tokenizers/cl100k.js';
 import { fixedPlan, TestClock } from './tools-fixtures.js';
 

@@ -2,14 +2,8 @@
 // attributed lines, computed on the agent's own replica after sync.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import {
-  changesSince,
-  createChat,
-  createContextFeed,
-  createPlan,
-  renderDelta,
-  sinceLastCallFeed,
-} from '../src/index.js';
+import { createChat, createContextFeed, createPlan, renderDelta } from '../src/index.js';
+import { changesSince, sinceLastCallFeed } from '../src/protocol-entry.js';
 import { fixedPlan, sync } from './tools-fixtures.js';
 
 function twoReplicas() {

@@ -1,7 +1,8 @@
 // Rendering an unchanged plan twice gives the same bytes, in every format, as long as the render clock (the time
 // rounded down to its quarter hour) has not moved: a model provider's cached prompt prefix holds between turns.
 import { describe, expect, it } from 'vitest';
-import { type Plan, RENDER_CLOCK_STEP_MS, RENDER_FORMATS, renderClock, renderPlan } from '../src/index.js';
+import { type Plan, RENDER_FORMATS, renderPlan } from '../src/index.js';
+import { RENDER_CLOCK_STEP_MS, renderClock } from '../src/protocol-entry.js';
 import { fixedPlan, T0, TestClock } from './tools-fixtures.js';
 
 const MINUTE = 60_000;

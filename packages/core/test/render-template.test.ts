@@ -2,14 +2,8 @@
 // sections skipped, the agent's identity and collaborators always at hand.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import {
-  CairnError,
-  CONTEXT_ALIASES,
-  type ContextSection,
-  createPlan,
-  renderPlan,
-  resolveContext,
-} from '../src/index.js';
+import { CairnError, createPlan, renderPlan, resolveContext } from '../src/index.js';
+import { CONTEXT_ALIASES, type ContextSection } from '../src/protocol-entry.js';
 import { fixedPlan, sync } from './tools-fixtures.js';
 
 const template: ContextSection[] = [

@@ -1,7 +1,8 @@
 // The compact variant of the native family: three tools doing the work of ten, with the native tools' results and
 // errors, each call whole or not at all, for about half the definition tokens.
 import { describe, expect, it } from 'vitest';
-import { CAIRN_COMPACT_TOOLS, createPlan, createToolkit, DEFINITION_FORMATS } from '../src/index.js';
+import { createPlan, createToolkit } from '../src/index.js';
+import { CAIRN_COMPACT_TOOLS, DEFINITION_FORMATS } from '../src/protocol-entry.js';
 import { cl100kTokenizer } from '../src/tokenizers/cl100k.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results, read field by field

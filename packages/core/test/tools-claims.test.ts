@@ -2,7 +2,8 @@
 // server is proven in test/claims-race.test.ts.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { type ClaimArbiter, createToolkit } from '../src/index.js';
+import { createToolkit } from '../src/index.js';
+import type { ClaimArbiter } from '../src/protocol-entry.js';
 import { fixedPlan, refused } from './tools-fixtures.js';
 
 describe('claim tools', () => {

@@ -5,7 +5,8 @@ import { ListToolsResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/typ
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
-import { createPlan, createToolkit, DEFINITION_FORMATS, FAMILY_NAMES } from '../src/index.js';
+import { createPlan, createToolkit, FAMILY_NAMES } from '../src/index.js';
+import { DEFINITION_FORMATS } from '../src/protocol-entry.js';
 
 const toolkit = () => createToolkit(createPlan({ actor: 'agent:a' }), { families: [...FAMILY_NAMES] });
 

@@ -4,15 +4,8 @@
 // CAIRN_FUZZ_RUNS sets the calls per tool (default 300); CAIRN_FUZZ_SEED replays a run.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import {
-  createPlan,
-  createToolkit,
-  ERROR_CODES,
-  FAMILY_NAMES,
-  type JsonSchemaObject,
-  type Plan,
-  type Toolkit,
-} from '../src/index.js';
+import { createPlan, createToolkit, FAMILY_NAMES, type Plan, type Toolkit } from '../src/index.js';
+import { ERROR_CODES, type JsonSchemaObject } from '../src/protocol-entry.js';
 import { seeded } from '../src/testing/seeded.js';
 import { damage } from './tools-fixtures.js';
 

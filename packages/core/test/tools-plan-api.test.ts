@@ -1,7 +1,8 @@
 // The Plan API additions the tool families stand on: all-or-nothing writes, list reconciliation, keyword search.
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { CairnError, createPlan, type PlanChangeEvent, reconcileList, searchTasks } from '../src/index.js';
+import { CairnError, createPlan, type PlanChangeEvent } from '../src/index.js';
+import { reconcileList, searchTasks } from '../src/protocol-entry.js';
 import { scratchCopy } from '../src/scratch.js';
 import { fixedPlan } from './tools-fixtures.js';
 

@@ -1,7 +1,8 @@
 // A tool call is parsed once, by the tool's schema (built from the plan's field schemas): the plan API does not
 // parse what the tool already did, and still parses what an SDK caller hands it directly.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createPlan, createToolkit, MoveSchema, TaskPatchSchema } from '../src/index.js';
+import { createPlan, createToolkit } from '../src/index.js';
+import { MoveSchema, TaskPatchSchema } from '../src/protocol-entry.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

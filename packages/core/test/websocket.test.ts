@@ -2,16 +2,16 @@
 // adapter against a real server is tested in packages/server/test/client.test.ts).
 import * as decoding from 'lib0/decoding';
 import { describe, expect, it } from 'vitest';
+import { closeError } from '../src/adapters/websocket.js';
 import {
   CloseCode,
-  closeError,
   decodeCairnMessage,
   encodeAck,
   encodeAckRequest,
   encodeCairnError,
   MessageType,
   syncPath,
-} from '../src/adapters/websocket.js';
+} from '../src/protocol-entry.js';
 
 function decode(bytes: Uint8Array) {
   const decoder = decoding.createDecoder(bytes);

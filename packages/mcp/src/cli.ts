@@ -2,15 +2,8 @@
 // stderr. Runs until the client closes stdin (or a signal), then waits (bounded, or until a second signal) until
 // the plan's edits are stored; what the server has not acknowledged by then stays in the outbox.
 import { parseArgs } from 'node:util';
-import {
-  actorFor,
-  CairnError,
-  FAMILY_NAMES,
-  type FamilyName,
-  isPrincipalActor,
-  RENDER_FORMATS,
-  type RenderFormat,
-} from '@cairn/core';
+import { CairnError, FAMILY_NAMES, type FamilyName, RENDER_FORMATS, type RenderFormat } from '@cairn/core';
+import { actorFor, isPrincipalActor } from '@cairn/core/protocol';
 import { openLivePlan } from './live-plan.js';
 import { defaultOutboxRoot } from './outbox.js';
 import { LineTransport } from './stdio.js';

@@ -1,14 +1,7 @@
 // The plan's conversation for an MCP client: `read_chat` (messages since a cursor) and `add_chat_message` (a turn
 // of the agent's, or the user's words it relays), offered through the toolkit like every other tool.
-import {
-  type ChatEntry,
-  createChat,
-  cursorOf,
-  defineTool,
-  type Plan,
-  readCursor,
-  type ToolSpec,
-} from '@cairn/core';
+import { type ChatEntry, createChat, type Plan } from '@cairn/core';
+import { cursorOf, defineTool, readCursor, type ToolSpec } from '@cairn/core/protocol';
 import * as z from 'zod';
 
 export interface Conversation {

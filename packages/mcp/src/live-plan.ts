@@ -1,16 +1,10 @@
 // A plan an MCP server (or any Node process) works on: synced through a Cairn server, with claims arbitrated
 // there, presence in awareness and edits kept in a local outbox until the server has stored them, or on local
 // disk through @cairn/core/fs. One shape for both.
-import {
-  CairnError,
-  createPlan,
-  type Plan,
-  type Presence as RenderPresence,
-  scopeOf,
-  skillsDocId,
-  traceDocId,
-} from '@cairn/core';
+import { CairnError, createPlan, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
+import { scopeOf, skillsDocId, traceDocId } from '@cairn/core/learning';
+import type { Presence as RenderPresence } from '@cairn/core/protocol';
 import { attachClaims, connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';

@@ -3,19 +3,14 @@
 // tells subscribers when anyone changes the plan.
 import {
   createToolkit,
-  escapeUnseenInJson,
-  FAMILIES,
   type FamilyName,
   isToolError,
-  learnedProcedureTool,
   type Plan,
-  type Presence,
   type RenderFormat,
-  readSkills,
   renderPlan,
-  sinceLastCallFeed,
-  traceRecorder,
 } from '@cairn/core';
+import { learnedProcedureTool, readSkills, traceRecorder } from '@cairn/core/learning';
+import { escapeUnseenInJson, FAMILIES, type Presence, sinceLastCallFeed } from '@cairn/core/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {

@@ -218,7 +218,7 @@ describe('the MCP server', () => {
     // A cursor of another plan: the whole plan too, said so.
     const stranger = createPlan({ doc: new Y.Doc(), actor: 'agent:c' });
     stranger.add({ title: 'Elsewhere' });
-    const { cursorOf } = await import('@cairn/core');
+    const { cursorOf } = await import('@cairn/core/protocol');
     const foreign = JSON.parse((await texts(client, 'plan_changes', { since: cursorOf(stranger.doc) }))[0]!);
     expect(foreign.kind).toBe('full_unknown_cursor');
   });

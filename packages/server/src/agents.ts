@@ -10,12 +10,11 @@ import {
   isToolError,
   type Plan,
   type PlanSnapshot,
-  sinceLastCallFeed,
   type TaskSnapshot,
   type Toolkit,
-  traceDocId,
-  traceRecorder,
 } from '@cairn/core';
+import { traceDocId, traceRecorder } from '@cairn/core/learning';
+import { sinceLastCallFeed } from '@cairn/core/protocol';
 import { connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';

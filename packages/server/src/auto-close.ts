@@ -10,8 +10,8 @@ import {
   createPlan,
   isOpenStatus,
   type TaskSnapshot,
-  toCairnError,
 } from '@cairn/core';
+import { toCairnError } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import * as z from 'zod';
 import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from './chat-completions.js';

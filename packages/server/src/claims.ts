@@ -2,26 +2,22 @@
 // arrival order (so K racing agents get exactly one winner, and every replica receives that write by normal sync),
 // and keeps leases: a claim lapses when its holder has been gone from the plan's awareness, or has not renewed it,
 // for too long.
+
+import { CairnError, createPlan, isOpenStatus, type Plan } from '@cairn/core';
 import {
   actorFor,
-  CairnError,
+  CLAIM_REQUEST_TYPES,
   type ClaimArbiter,
+  type ClaimReply,
+  type ClaimRequest,
   type ClaimResult,
-  createPlan,
-  isOpenStatus,
+  decodeClaimRequestBody,
+  encodeClaimReply,
   isPrincipalActor,
   LocalArbiter,
   localArbiterOf,
-  type Plan,
   toCairnError,
-} from '@cairn/core';
-import {
-  CLAIM_REQUEST_TYPES,
-  type ClaimReply,
-  type ClaimRequest,
-  decodeClaimRequestBody,
-  encodeClaimReply,
-} from '@cairn/core/websocket';
+} from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import type { Extension, RoomMessage } from './hub/extension.js';
 import { describeError, type Logger } from './log.js';

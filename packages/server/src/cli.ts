@@ -3,7 +3,8 @@
 // MCP protocol), `agents` (stdout is its event log) and `log` (stdout is its report) live in their own modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError, DEFAULT_TRACE_BOUND, isCairnError } from '@cairn/core';
+import { CairnError, isCairnError } from '@cairn/core';
+import { DEFAULT_TRACE_BOUND } from '@cairn/core/learning';
 import { MCP_USAGE } from '@cairn/mcp/usage';
 import { AGENTS_USAGE, runAgentsCli } from './agents-cli.js';
 import { ROLES, type Role, signToken } from './auth.js';

@@ -4,7 +4,8 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
-import { createChat, createPlan, DOC_KEYS, inline, isWaitingStatus, toCairnError } from '@cairn/core';
+import { createChat, createPlan } from '@cairn/core';
+import { DOC_KEYS, inline, isWaitingStatus, toCairnError } from '@cairn/core/protocol';
 import * as Y from 'yjs';
 import type { RunOnce } from './auto-close.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';

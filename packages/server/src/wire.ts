@@ -1,6 +1,6 @@
-// The wire constants and codecs shared with the client (packages/core/src/protocol.ts). Imported through the
-// websocket adapter's entry until @cairn/core exports them from a platform-neutral entry of its own.
-export type { CairnWireMessage } from '@cairn/core/websocket';
+// The wire constants and codecs shared with the client (packages/core/src/protocol.ts), from @cairn/core/protocol,
+// the platform-neutral entry for servers and other implementations of the protocol.
+export type { CairnWireMessage } from '@cairn/core/protocol';
 export {
   AUTH_PERMISSION_DENIED,
   CairnMessageType,
@@ -18,4 +18,4 @@ export {
   SyncMessageType,
   syncPath,
   TOKEN_SUBPROTOCOL_PREFIX,
-} from '@cairn/core/websocket';
+} from '@cairn/core/protocol';

@@ -2,13 +2,9 @@
 // `lease`, also while the plan is unloaded), release and hand-off, actors bound to the token, tentative claims
 // while offline, and a resent request answered once. The race property itself is in test/claims-race.test.ts.
 import { createPlan, type Plan } from '@cairn/core';
+import { ClaimMessageType, decodeClaimReply, encodeClaimRequest } from '@cairn/core/protocol';
 import { until } from '@cairn/core/testing';
-import {
-  ClaimMessageType,
-  decodeClaimReply,
-  encodeClaimRequest,
-  type PlanConnection,
-} from '@cairn/core/websocket';
+import type { PlanConnection } from '@cairn/core/websocket';
 import * as decoding from 'lib0/decoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';

@@ -1,6 +1,7 @@
 // @cairn/core/websocket against the real server: reconnects after a restart, token refresh, acknowledgement
 // timeouts and destroy, status events, and the guarantee that a stock client never sees Cairn's messages.
-import { CloseCode, connectPlan } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
+import { connectPlan } from '@cairn/core/websocket';
 import * as decoding from 'lib0/decoding';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';

@@ -2,7 +2,7 @@
 // plan between two servers without echo (the shape of a pub/sub extension), a veto in authenticate, a failed load
 // that lets go of the store, and writes made while the hub closes.
 import { CairnError, createPlan } from '@cairn/core';
-import { CLAIM_REQUEST_TYPES, decodeClaimRequestBody, encodeClaimReply } from '@cairn/core/websocket';
+import { CLAIM_REQUEST_TYPES, decodeClaimRequestBody, encodeClaimReply } from '@cairn/core/protocol';
 import { describe, expect, it, vi } from 'vitest';
 import { applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness';
 import * as Y from 'yjs';

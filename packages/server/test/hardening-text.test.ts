@@ -2,7 +2,8 @@
 // cannot add lines to what another plan of the scope reads; a non-admin connection cannot write a system chat turn;
 // HTTP writes meet the plan's size limit as WebSocket updates do; only a token for the whole scope changes its
 // skills; a plan id of any accepted length has a trace.
-import { createChat, createPlan, readCalls, TRACE_KEYS, traceDocId } from '@cairn/core';
+import { createChat, createPlan } from '@cairn/core';
+import { readCalls, TRACE_KEYS, traceDocId } from '@cairn/core/learning';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as syncProtocol from 'y-protocols/sync';

@@ -5,17 +5,15 @@
 import * as fs from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createPlan, createToolkit, resolveContext } from '@cairn/core';
 import {
-  createPlan,
-  createToolkit,
   readCalls,
   readSkills,
-  resolveContext,
   type Skill,
   skillsDocId,
   traceDocId,
   traceRecorder,
-} from '@cairn/core';
+} from '@cairn/core/learning';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import {

@@ -2,7 +2,7 @@
 // test/contract/bad-input.ts, on every host): oversized and unfinished frames, floods, a plan that grows too
 // large, half-open sockets. Each closes only its own connection; the server and every other client carry on.
 import { connect } from 'node:net';
-import { CloseCode } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as syncProtocol from 'y-protocols/sync';

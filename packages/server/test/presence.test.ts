@@ -1,6 +1,6 @@
 // Presence is capped within one message as well as across messages: entries per awareness frame, client ids per
 // connection, bytes per state and per plan. A read-only token cannot flood a plan's awareness.
-import { CloseCode } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';

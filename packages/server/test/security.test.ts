@@ -3,7 +3,7 @@
 // readers that are not taken for writers, plans readers do not create, open mode kept on loopback.
 
 import { readdir } from 'node:fs/promises';
-import { CloseCode } from '@cairn/core/websocket';
+import { CloseCode } from '@cairn/core/protocol';
 import { generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';

@@ -10,15 +10,11 @@ import {
   FAMILY_FORMATS,
   type FamilyName,
   isToolError,
-  learnedProcedures,
-  learnedProcedureTool,
-  type OpenAIToolDefinition,
   type Plan,
-  type Presence as RenderPresence,
-  type Skill,
   type Toolkit,
-  traceRecorder,
 } from '@cairn/core';
+import { learnedProcedures, learnedProcedureTool, type Skill, traceRecorder } from '@cairn/core/learning';
+import type { OpenAIToolDefinition, Presence as RenderPresence } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import { Conversation } from './conversation.js';
 import type { Model, ModelMessage } from './model.js';

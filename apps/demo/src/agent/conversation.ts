@@ -11,12 +11,11 @@ import {
   type ContextFeed,
   type ContextTurn,
   createContextFeed,
-  defaultTokenizer,
   type Plan,
   type RenderFormat,
-  type Presence as RenderPresence,
   renderPlan,
 } from '@cairn/core';
+import { defaultTokenizer, type Presence as RenderPresence } from '@cairn/core/protocol';
 import type { ModelMessage } from './model.js';
 
 /** Entries (messages, assistant steps) the window may hold before it is trimmed. */

@@ -1,6 +1,6 @@
 // What the in-page agent asks of a model: OpenAI chat-completions messages and tool definitions in, text and tool
 // calls out. The built-in offline planner and any OpenAI-compatible endpoint both meet it.
-import type { OpenAIToolDefinition } from '@cairn/core';
+import type { OpenAIToolDefinition } from '@cairn/core/protocol';
 
 export interface ModelToolCall {
   id: string;

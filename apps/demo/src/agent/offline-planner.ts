@@ -3,7 +3,8 @@
 // looks at the plan to resolve which task is meant, and answers with tool calls of whichever family it was
 // offered, exactly as a model would; every change goes through the toolkit's dispatch. After the tools ran it
 // reads their results and says what happened.
-import { type Plan, type TaskSnapshot, taskNumbers } from '@cairn/core';
+import type { Plan, TaskSnapshot } from '@cairn/core';
+import { taskNumbers } from '@cairn/core/protocol';
 import { withoutNotes } from './conversation.js';
 import type { Model, ModelMessage, ModelReply, ModelRequest, ModelToolCall } from './model.js';
 

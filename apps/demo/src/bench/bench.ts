@@ -3,7 +3,8 @@
 // that rebuilds every row on every change (the same TaskRow, so only the update strategy differs). It measures
 // the first render and each kind of edit, in this real browser, and leaves the samples in `window.__bench`.
 import '../style.css';
-import { type BlockedInfo, createPlan, isOpenStatus, type Plan, type TaskInput } from '@cairn/core';
+import { createPlan, isOpenStatus, type Plan, type TaskInput } from '@cairn/core';
+import type { BlockedInfo } from '@cairn/core/protocol';
 import { h } from '../dom.js';
 import { ChunkedList } from '../ui/chunked-list.js';
 import { createAttempt, type UiContext } from '../ui/context.js';

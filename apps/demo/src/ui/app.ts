@@ -1,6 +1,7 @@
 // The page: header (share link, sync state, undo/redo, settings), who is here, the chat with the agent on one
 // side and the plan (list or dependency graph) on the other; on a narrow screen one of them at a time.
-import { createChat, FAMILY_NAMES, type FamilyName, readSkills } from '@cairn/core';
+import { createChat, FAMILY_NAMES, type FamilyName } from '@cairn/core';
+import { readSkills } from '@cairn/core/learning';
 import { BrowserAgent } from '../agent/agent.js';
 import { OFFLINE_LABEL } from '../agent/offline-planner.js';
 import {

@@ -1,7 +1,7 @@
 // The "Learned" panel: the procedures learned in this plan's scope, each with its versions and their success
 // rates, live from the scope's skills document; a button to retire or restore each, and one to learn from this
 // conversation now. Only the server writes skills, so both buttons ask it; the panel redraws when the change syncs.
-import { currentVersion, readSkills, type Skill, type SkillVersion, successRate } from '@cairn/core';
+import { currentVersion, readSkills, type Skill, type SkillVersion, successRate } from '@cairn/core/learning';
 import type * as Y from 'yjs';
 import { h, replace } from '../dom.js';
 

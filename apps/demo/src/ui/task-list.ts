@@ -1,8 +1,10 @@
 // The plan panel's list: tasks with their steps nested, kept live incrementally. plan.onChange names the tasks a
 // transaction touched; only their rows are updated, rows are moved only when order changed, and what the graph
 // derives (blocked, cycles) is recomputed once per change and applied to the rows whose state differs.
-import type { BlockedInfo, Plan, PlanChangeEvent, TaskSnapshot } from '@cairn/core';
+
+import type { Plan, PlanChangeEvent, TaskSnapshot } from '@cairn/core';
 import { isOpenStatus } from '@cairn/core';
+import type { BlockedInfo } from '@cairn/core/protocol';
 import { h } from '../dom.js';
 import { adjacentRow, ChunkedList } from './chunked-list.js';
 import type { PresenceTag, UiContext } from './context.js';

@@ -1,6 +1,8 @@
 // One task's row: checkbox (named by the title), the title (bound to its Y.Text while focused), status, who is
 // on it, the next step, the wake time, what it waits on, and who is here. Updates touch only what changed.
-import type { BlockedInfo, TaskSnapshot } from '@cairn/core';
+
+import type { TaskSnapshot } from '@cairn/core';
+import type { BlockedInfo } from '@cairn/core/protocol';
 import { h, setAttr, setText } from '../dom.js';
 import { type PresenceTag, relativeTime, STATUS_LABELS, type UiContext } from './context.js';
 import { TaskDetails } from './task-details.js';

@@ -34,8 +34,6 @@ import {
   type WebSocketConstructor,
 } from './connection.js';
 
-export * from '../claims-protocol.js';
-export * from '../protocol.js';
 export { attachClaims, type ClaimClientOptions } from './claims-client.js';
 export * from './connection.js';
 

@@ -14,6 +14,7 @@ import { createToolkit, type ToolResult } from '../tools/toolkit.js';
 import { parseOrThrow } from '../validate.js';
 import type { AgentToolkit, ContextSource } from './session.js';
 
+/** Where the server is, which plan, and who writes: the options of `createHttpToolkit`. */
 export interface HttpToolkitOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:8787`. */
   url: string;
@@ -32,8 +33,13 @@ export interface HttpToolkitOptions {
   tokenizer?: Tokenizer;
 }
 
+/** The toolkit and context of `createHttpToolkit`: the same tools and turns as a local plan's, over HTTP. */
 export type HttpToolkit = AgentToolkit & ContextSource;
 
+/**
+ * The toolkit of a plan that lives on a `cairn serve` server, over HTTP only (no Yjs, no WebSocket): for an
+ * agent that does not hold the document. Its tools, results and errors are those of `createToolkit`.
+ */
 export function createHttpToolkit(options: HttpToolkitOptions): HttpToolkit {
   const actor = parseOrThrow(ActorSchema, options.actor, 'HTTP toolkit actor');
   const families = [...(options.families ?? ['cairn'])];

@@ -36,6 +36,7 @@ export interface ContextSource {
   contextFeed(options: { format: RenderFormat }): { turn(): Promise<ContextTurn> };
 }
 
+/** Who the agent is, which families it gets and how its system prompt is made: the options of `createAgentSession`. */
 export interface AgentSessionOptions {
   /** With a Plan: who writes. Default: the plan's actor. */
   actor?: Actor;
@@ -81,6 +82,10 @@ export interface PreparedCall<M> {
   delta: string;
 }
 
+/**
+ * One agent's run over a plan, framework-free: its tools, a `run` that never throws, and before each model call
+ * the system prompt and what others changed since. The framework adapters (`@cairn/core/ai` and kin) wrap it.
+ */
 export interface AgentSession {
   readonly actor: Actor;
   readonly tools: readonly AgentTool[];

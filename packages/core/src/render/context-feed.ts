@@ -11,6 +11,7 @@ import { renderDelta } from './delta.js';
 import { type RenderOptions, renderPlan } from './index.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
 
+/** The reader, format and budget of a context feed: `renderPlan`'s options and when to re-render. */
 export interface ContextFeedOptions extends Omit<RenderOptions, 'actor'> {
   /** Who reads it: their own changes are not told back to them. Default: the plan's actor. */
   actor?: Actor;
@@ -29,6 +30,7 @@ export interface ContextFeedOptions extends Omit<RenderOptions, 'actor'> {
   tokenizer?: Tokenizer;
 }
 
+/** The context of one model call: the plan for the system prompt, and what changed since the previous turn. */
 export interface ContextTurn {
   /** The plan for the system prompt: the same bytes as the turn before unless `reRendered`. */
   plan: string;
@@ -41,11 +43,16 @@ export interface ContextTurn {
   reRendered: boolean;
 }
 
+/** A plan's context turn by turn, for one reader (`createContextFeed`). */
 export interface ContextFeed {
   /** The context for the next model call. */
   turn(): ContextTurn;
 }
 
+/**
+ * A feed of context for an agent's loop: the plan rendered once for a system prompt that stays byte-identical
+ * (and so cached), then only what others changed each turn, re-rendered when those deltas grow too costly.
+ */
 export function createContextFeed(plan: Plan, options: ContextFeedOptions): ContextFeed {
   const actor = options.actor ?? plan.actor;
   const tokenizer = options.tokenizer ?? defaultTokenizer;

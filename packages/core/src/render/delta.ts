@@ -6,6 +6,7 @@ import type { Actor, Status } from '../schema.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { inline } from './view.js';
 
+/** Since when, and whose changes to leave out: the options of `renderDelta`. */
 export interface DeltaOptions {
   /** The point to compare with: a state vector, a Y.Snapshot or a plan.toJSON() snapshot (see changesSince). */
   since: ChangePoint;
@@ -45,6 +46,10 @@ const FIELD_WORDS: Record<string, string> = {
   num: 'number',
 };
 
+/**
+ * The text telling a model what changed in the plan since a point (added, closed, edited tasks), within a
+ * token budget; '' when nothing did.
+ */
 export function renderDelta(plan: Plan, options: DeltaOptions): string {
   const excluded = new Set(typeof options.exclude === 'string' ? [options.exclude] : (options.exclude ?? []));
   const deltas = changesSince(plan, options.since).filter((d) => !excluded.has(d.actor));

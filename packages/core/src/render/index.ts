@@ -11,7 +11,9 @@ import type { FormatRenderer } from './page.js';
 import { reminderFormat } from './reminder.js';
 import { PlanView, type Presence } from './view.js';
 
+/** The formats `renderPlan` writes (docs/TOOLS.md, "Rendering"). */
 export const RENDER_FORMATS = ['checklist', 'reminder', 'open-tasks', 'native'] as const;
+/** One of `RENDER_FORMATS`. */
 export type RenderFormat = (typeof RENDER_FORMATS)[number];
 
 const FORMATS: Record<RenderFormat, FormatRenderer> = {
@@ -21,6 +23,7 @@ const FORMATS: Record<RenderFormat, FormatRenderer> = {
   native: nativeFormat,
 };
 
+/** The format, reader and token budget of a render: the options of `renderPlan`. */
 export interface RenderOptions extends BudgetOptions {
   /** `checklist` (seed 000), `reminder` (seed 003), `open-tasks` (seed 001) or `native`. */
   format: RenderFormat;
@@ -42,6 +45,10 @@ export interface RenderOptions extends BudgetOptions {
   numbers?: boolean;
 }
 
+/**
+ * The plan as the text a model reads, in one of `RENDER_FORMATS`, within `maxTokens` (done tasks and details go
+ * first when the budget is short). Stable: the same plan renders to the same bytes.
+ */
 export function renderPlan(plan: Plan, options: RenderOptions): string {
   const format = FORMATS[options.format];
   if (!format) {

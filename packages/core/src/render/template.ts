@@ -47,6 +47,7 @@ export const ContextTemplateSchema = z
   .min(1)
   .max(100);
 
+/** A message of the context `resolveContext` returns, in the shape chat APIs take. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
@@ -62,6 +63,7 @@ export interface Identity {
 
 type Source = string | (() => string | Promise<string>);
 
+/** The plan, the agent and the values a context template refers to: the options of `resolveContext`. */
 export interface ContextOptions {
   plan: Plan;
   /** Who the agent is. Default: the plan's actor. */
@@ -130,6 +132,10 @@ const PLAN_FORMATS: Record<string, RenderFormat> = {
 
 const VARIABLE = /\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}/g;
 
+/**
+ * Builds the messages of a model call from a context template: sections of text with `{{variables}}` (the plan,
+ * its delta, the agent's identity, your own values) resolved in order.
+ */
 export async function resolveContext(
   template: readonly ContextSection[],
   options: ContextOptions,

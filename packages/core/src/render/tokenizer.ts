@@ -2,6 +2,10 @@
 // stays small; pass a real tokenizer (`cl100kTokenizer` from `@cairn/core/tokenizer`, or your model's own)
 // to count exactly.
 
+/**
+ * Counts tokens for render budgets. The default estimates; `cl100kTokenizer` from `@cairn/core/tokenizer` (or
+ * your model's own) counts exactly.
+ */
 export interface Tokenizer {
   /** The number of tokens `text` costs. */
   count(text: string): number;

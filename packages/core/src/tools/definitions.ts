@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import type { ToolSpec } from './tool.js';
 
+/** The tool-definition shapes a toolkit can give: OpenAI's, Anthropic's, MCP's. */
 export type DefinitionFormat = 'openai' | 'anthropic' | 'mcp';
 export const DEFINITION_FORMATS: readonly DefinitionFormat[] = ['openai', 'anthropic', 'mcp'];
 
@@ -41,6 +42,7 @@ export interface McpToolDefinition {
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
 }
 
+/** A tool's definition in one of the `DefinitionFormat`s, ready to hand to that API. */
 export type ToolDefinition = OpenAIToolDefinition | AnthropicToolDefinition | McpToolDefinition;
 
 export interface DefinitionsByFormat {

@@ -5,6 +5,7 @@ import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
 import type { Numbering } from './aliases.js';
 
+/** The tool families a toolkit offers, each a vocabulary of its own (docs/TOOLS.md). */
 export const FAMILY_NAMES = [
   'cairn',
   'task_manage',
@@ -13,6 +14,7 @@ export const FAMILY_NAMES = [
   'ongoing_task',
   'cairn_compact',
 ] as const;
+/** One of `FAMILY_NAMES`. */
 export type FamilyName = (typeof FAMILY_NAMES)[number];
 
 export interface ToolContext {

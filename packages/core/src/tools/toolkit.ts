@@ -37,6 +37,7 @@ export const FAMILIES: Readonly<Record<FamilyName, ToolFamily>> = {
   cairn_compact: cairnCompactFamily,
 };
 
+/** Who writes and which families are offered: the options of `createToolkit`. */
 export interface ToolkitOptions {
   /** Who every write is attributed to. Default: the plan's actor. */
   actor?: Actor;
@@ -50,6 +51,7 @@ export interface ToolkitOptions {
   extraTools?: ReadonlyArray<ToolSpec<unknown>>;
 }
 
+/** A refused tool call as the model reads it: the code, what was wrong and what is valid. */
 export interface ToolError extends CairnErrorJSON {
   code: ErrorCode;
   message: string;
@@ -58,6 +60,10 @@ export interface ToolError extends CairnErrorJSON {
 /** A JSON-serialisable tool result; a refused call is `{ error }`. */
 export type ToolResult = unknown;
 
+/**
+ * A plan's tools for a model: their definitions in each API's format, and `dispatch`, which runs a call and
+ * returns its result or a `ToolError`, never throwing.
+ */
 export interface Toolkit {
   readonly actor: Actor;
   /** The plan as this toolkit writes it (attributed to `actor`). */
@@ -80,6 +86,7 @@ export interface Toolkit {
   destroy(): void;
 }
 
+/** Whether a dispatch result is a refusal (`{ error: ToolError }`). */
 export function isToolError(result: unknown): result is { error: ToolError } {
   return (
     typeof result === 'object' &&
@@ -89,6 +96,10 @@ export function isToolError(result: unknown): result is { error: ToolError } {
   );
 }
 
+/**
+ * The tools of the chosen families over a plan (docs/TOOLS.md): each call validated, written as `options.actor`,
+ * answered with a result or an error the model can act on.
+ */
 export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit {
   const actor = parseOrThrow(ActorSchema, options.actor ?? plan.actor, 'toolkit actor');
   const familyNames = [...(options.families ?? ['cairn'])];

@@ -1,6 +1,7 @@
 // A real model for the agents runner, through any OpenAI-compatible chat completions endpoint: it splits the goal
 // by calling the toolkit's own add_tasks tool, and writes a short result for each step it works on.
-import { CairnError, createToolkit, inline, isToolError, type Plan } from '@cairn/core';
+import { CairnError, createToolkit, isToolError, type Plan } from '@cairn/core';
+import { inline } from '@cairn/core/protocol';
 
 export interface LlmOptions {
   /** e.g. `https://api.openai.com/v1` or a local server's `/v1`. */

@@ -1,7 +1,8 @@
 // @cairn/server/cluster: several `cairn serve` instances sharing plans through Redis, stored in PostgreSQL
 // (docs/decisions/023). Node-only; loaded only when a cluster is configured, so the embedded default needs neither.
 import { randomUUID } from 'node:crypto';
-import { CairnError, isPlanDocId } from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import { isPlanDocId } from '@cairn/core/learning';
 import { type ClaimOptions, DEFAULT_ABSENT_MS } from '../claims.js';
 import type { LearningOptions } from '../learning/learner.js';
 import type { CairnServerOptions } from '../node-host.js';

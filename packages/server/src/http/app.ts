@@ -2,7 +2,8 @@
 // JSON CairnErrors with the status of their code, 405 with `Allow` when only the method is wrong, 400 for a path
 // parameter that is not valid percent-encoding, 415 for a write that is not JSON, the JSON 404 listing the
 // endpoints, and the bounded JSON body reader. Nothing here needs Node (node-listener.ts mounts it there).
-import { CairnError, type ErrorCode, toCairnError } from '@cairn/core';
+import { CairnError, type ErrorCode } from '@cairn/core';
+import { toCairnError } from '@cairn/core/protocol';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { RouterRoute } from 'hono/types';

@@ -1,13 +1,9 @@
 // A context template resolved over HTTP (seeds 000 and 002): the template in the request body, its sections
 // resolved on the server's copy of the plan for the token's agent, as chat messages ready to send to a model.
-import {
-  ContextTemplateSchema,
-  createPlan,
-  cursorOf,
-  type LearnedContext,
-  readCursor,
-  resolveContext,
-} from '@cairn/core';
+
+import { createPlan, resolveContext } from '@cairn/core';
+import type { LearnedContext } from '@cairn/core/learning';
+import { ContextTemplateSchema, cursorOf, readCursor } from '@cairn/core/protocol';
 import type { Hono } from 'hono';
 import * as z from 'zod';
 import type { SyncHub } from '../hub/hub.js';

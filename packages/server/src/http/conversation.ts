@@ -1,6 +1,8 @@
 // The plan's conversation over HTTP, for agents without a Yjs client: read the chat since a cursor (wake-up
 // notices included), append attributed turns (the exchange auto-close judges), and read auto-close's decision log.
-import { CHAT_ROLES, type ChatInput, createChat, cursorOf, readCursor } from '@cairn/core';
+
+import { type ChatInput, createChat } from '@cairn/core';
+import { CHAT_ROLES, cursorOf, readCursor } from '@cairn/core/protocol';
 import type { Hono } from 'hono';
 import * as z from 'zod';
 import type { PlanHandle } from '../hub/extension.js';

@@ -1,44 +1,46 @@
 // The plan API over HTTP, so an agent in any language (or a dashboard) can use a plan without a Yjs client: the
 // task list and status changes of seed 001's dashboard, the rendered context, the tools and their dispatcher,
 // and a judge run. Every edit goes through the hub's doc, so live WebSocket clients see it at once.
+
 import {
-  ActorSchema,
-  actorFor,
   CairnError,
-  CURSOR_NOTES,
-  changesOrWhole,
   createPlan,
   createToolkit,
-  cursorFromStateVector,
-  cursorKnown,
-  cursorOf,
-  DEFINITION_FORMATS,
   type DefinitionFormat,
-  FAMILIES,
   FAMILY_NAMES,
   type FamilyName,
   isCairnError,
   isOpenStatus,
-  isPrincipalActor,
   isToolError,
-  LEARNED_PROCEDURE_TOOL,
-  learnedProcedureTool,
   type Plan,
   RENDER_FORMATS,
   type RenderFormat,
-  readCursor,
   renderPlan,
-  type Skill,
   STATUSES,
-  StatusSchema,
   sinceLastCall,
-  type TaskNumbers,
   type TaskSnapshot,
+} from '@cairn/core';
+import { LEARNED_PROCEDURE_TOOL, learnedProcedureTool, type Skill } from '@cairn/core/learning';
+import {
+  ActorSchema,
+  actorFor,
+  CURSOR_NOTES,
+  changesOrWhole,
+  cursorFromStateVector,
+  cursorKnown,
+  cursorOf,
+  DEFINITION_FORMATS,
+  defaultTokenizer,
+  FAMILIES,
+  isPrincipalActor,
+  readCursor,
+  StatusSchema,
+  type TaskNumbers,
   type ToolCallRecord,
   taskNumbers,
   toDefinition,
   watchSkippedSteps,
-} from '@cairn/core';
+} from '@cairn/core/protocol';
 import { PresenceSchema } from '@cairn/core/websocket';
 import type { Hono } from 'hono';
 import * as Y from 'yjs';

@@ -1,6 +1,8 @@
 // The server's own HTTP endpoints: health and metrics. The plan API (tasks, context, tools) registers beside
 // them on the same app, authorizing each request with `authorizeRequest`.
-import { assertPlanDocId, CairnError } from '@cairn/core';
+
+import { CairnError } from '@cairn/core';
+import { assertPlanDocId } from '@cairn/core/learning';
 import type { Hono } from 'hono';
 import type { Grant, Role } from '../auth.js';
 import type { SyncHub } from '../hub/hub.js';

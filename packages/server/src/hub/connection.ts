@@ -1,6 +1,8 @@
 // One client socket in a room: its grant, its limits (size, rate, pre-load queue, backpressure) and the order
 // in which its messages are handled. The protocol itself lives in room.ts.
-import { actorFor, type CairnError } from '@cairn/core';
+
+import type { CairnError } from '@cairn/core';
+import { actorFor } from '@cairn/core/protocol';
 import type { Grant } from '../auth.js';
 import type { Logger } from '../log.js';
 import { CloseCode } from '../wire.js';

@@ -1,7 +1,9 @@
 // The transport-agnostic sync hub: rooms keyed by plan id, auth decisions, loading before the first sync,
 // unloading idle plans, and the extensions that do the rest (the store first). A host (node-host.ts, a Worker,
 // a test) feeds it sockets.
-import { CairnError, ownerOfDerivedDoc, toCairnError } from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import { ownerOfDerivedDoc } from '@cairn/core/learning';
+import { toCairnError } from '@cairn/core/protocol';
 import type * as decoding from 'lib0/decoding';
 import { type Authenticator, createAuthenticator, type Grant, type Role } from '../auth.js';
 import { describeError, type Logger, silentLogger } from '../log.js';

@@ -1,6 +1,6 @@
 // The transaction origins of a room's doc, read as the tagged UpdateOrigin extensions see: one place decides
 // what a connection's, a server-side writer's, a stored and a relayed update look like.
-import { readOrigin } from '@cairn/core';
+import { readOrigin } from '@cairn/core/protocol';
 import { Connection } from './connection.js';
 import type { UpdateOrigin } from './extension.js';
 

@@ -1,7 +1,8 @@
 // Who may open the documents learning keeps beside plans, over WebSocket and HTTP alike: a plan's trace document
 // (`<planId>#traces`) exactly as the plan itself; a scope's skills (`<scope>#skills`) read-only, for any token
 // that covers a plan of the scope. Skills change only through the server (the sweep, the HTTP API).
-import { CairnError, planOfTraceDoc, scopeOfSkillsDoc } from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import { planOfTraceDoc, scopeOfSkillsDoc } from '@cairn/core/learning';
 import type { Authenticator } from '../auth.js';
 
 /** The authenticator with the rules of trace and skills documents in front of `auth`'s own. */

@@ -2,14 +2,9 @@
 // itself (steps, agreed values, pitfalls) from the traces of a kind; a model configured (`chatCompletionsDistiller`,
 // the endpoint auto-close uses) is given the same material and writes the prose: the name, the trigger phrases, a
 // note per step and the fix of each pitfall. Its steps and tools stay the offline ones, so it cannot invent a call.
-import {
-  argumentShape,
-  CairnError,
-  type SkillDraft,
-  shapeText,
-  type TraceSample,
-  toCairnError,
-} from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import { argumentShape, type SkillDraft, shapeText, type TraceSample } from '@cairn/core/learning';
+import { toCairnError } from '@cairn/core/protocol';
 import * as z from 'zod';
 import { askForJson, type ChatCompletionsEndpoint, endpointFromEnv } from '../chat-completions.js';
 import type { Logger } from '../log.js';

@@ -5,23 +5,17 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
+import { type Actor, CairnError, createChat, createPlan, type Plan, type TaskSnapshot } from '@cairn/core';
 import {
-  type Actor,
-  ActorSchema,
-  CairnError,
   callsForTask,
   clearOffer,
-  createChat,
-  createPlan,
   DEFAULT_TRACE_BOUND,
-  DOC_KEYS,
   exampleOf,
   knownTools,
   learnableCalls,
   learnedProcedures,
   learnSkill,
   offlineDistill,
-  type Plan,
   parseSkillDraft,
   planOfTraceDoc,
   readCalls,
@@ -37,18 +31,21 @@ import {
   scopeOfSkillsDoc,
   skillOfKind,
   skillsDocId,
-  type TaskSnapshot,
-  type ToolCallRecord,
-  type ToolSpec,
   TRACE_KEYS,
   type TraceBound,
   type TraceCall,
   TraceCallSchema,
   type TraceSample,
-  toCairnError,
   traceDocId,
   trimTrace,
-} from '@cairn/core';
+} from '@cairn/core/learning';
+import {
+  ActorSchema,
+  DOC_KEYS,
+  type ToolCallRecord,
+  type ToolSpec,
+  toCairnError,
+} from '@cairn/core/protocol';
 import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';

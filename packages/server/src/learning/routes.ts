@@ -1,7 +1,7 @@
 // The learning API over HTTP: a scope's skills (list with versions and success rates, one skill with its
 // changes, retire / restore), a plan's trace, and learning from a conversation on demand (docs/PROTOCOL.md).
+import { CairnError } from '@cairn/core';
 import {
-  CairnError,
   currentVersion,
   readChanges,
   readSkills,
@@ -13,7 +13,7 @@ import {
   skillsDocId,
   successRate,
   traceDocId,
-} from '@cairn/core';
+} from '@cairn/core/learning';
 import type { Hono } from 'hono';
 import * as z from 'zod';
 import { type Grant, type Role, scopeWhollyCovered } from '../auth.js';

@@ -1,8 +1,8 @@
 // Which plans a disk store's directory holds, read from its file names, without loading (or creating) any.
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { isPlanDocId } from '@cairn/core';
 import { decodePlanName, planFiles } from '@cairn/core/fs';
+import { isPlanDocId } from '@cairn/core/learning';
 
 /** Every plan id with a log in `dir`: the documents beside them (traces, skills) left out. */
 export async function listDiskPlans(dir: string): Promise<string[]> {

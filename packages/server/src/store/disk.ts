@@ -2,7 +2,7 @@
 // directory of the server and of an agent's fs persistence hold the same files; plus a lock for the directory.
 import * as nodeFs from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CairnError, type DecodedSnapshot, isCairnError, StoredLog, toCairnError } from '@cairn/core';
+import { CairnError, isCairnError } from '@cairn/core';
 import {
   acquireLock,
   type CompactionPolicy,
@@ -17,6 +17,7 @@ import {
   readValidSnapshot,
   SnapshotWriter,
 } from '@cairn/core/fs';
+import { type DecodedSnapshot, StoredLog, toCairnError } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import { LogStore } from './log-store.js';
 import type { DamagedLog, PlanStore, StoreMetrics } from './store.js';

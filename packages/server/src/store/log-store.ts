@@ -1,6 +1,7 @@
 // What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, and the counters
 // /metrics shows. A store adds how a plan is loaded (its adapter and options) and what it keeps beside.
-import { CairnError, type StoredLog } from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import type { StoredLog } from '@cairn/core/protocol';
 import type { PlanStore, StoreMetrics } from './store.js';
 
 export abstract class LogStore implements Pick<PlanStore, 'append' | 'flush' | 'compact' | 'release'> {

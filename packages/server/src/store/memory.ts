@@ -1,6 +1,7 @@
 // A PlanStore in memory: for tests and for a host that persists elsewhere. Survives `release` (a plan can be
 // loaded again) but not the process. The memory byte adapter under the one persistence layer (StoredLog).
-import { CairnError, memoryByteAdapter, StoredLog } from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import { memoryByteAdapter, StoredLog } from '@cairn/core/protocol';
 import * as Y from 'yjs';
 import { LogStore } from './log-store.js';
 import type { PlanStore, StoreMetrics } from './store.js';

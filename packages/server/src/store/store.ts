@@ -1,6 +1,6 @@
 // The contract between the sync hub and durable storage, so another backend (SQLite, a cloud store) can follow
 // the disk one. The hub owns one Y.Doc per loaded plan; the store keeps its updates.
-import type { DecodedSnapshot } from '@cairn/core';
+import type { DecodedSnapshot } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 
 export interface PlanStore {
