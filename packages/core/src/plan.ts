@@ -34,7 +34,6 @@ import { type PendingEdges, type PlannedAdds, type PlannedUpdate, Planner } from
 import { freshRanks, type Ranked, ranksAt } from './rank.js';
 import {
   type Actor,
-  ActorSchema,
   F,
   isOpenStatus,
   type ListFilter,
@@ -46,14 +45,14 @@ import {
   type PlanLimits,
   SCHEMA_VERSION,
   type TaskInput,
-  TaskInputSchema,
+  TaskInputsSchema,
   type TaskPatch,
   TaskPatchSchema,
   type TaskSnapshot,
 } from './schema.js';
 import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
-import { parseOnce, parseOrThrow } from './validate.js';
+import { markParsed, parseActor, parseOnce } from './validate.js';
 
 export interface CreatePlanOptions {
   /** The document to work on; a new one by default. Several Plans (one per actor) may share one doc. */
@@ -81,8 +80,8 @@ export interface PlanSnapshot {
   tasks: TaskSnapshot[];
 }
 
-/** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
-const TaskInputsSchema = TaskInputSchema.array().max(1000);
+/** `list()` without a filter: every task, with nothing to parse. */
+const NO_FILTER: ListFilter = Object.freeze({});
 
 /** Undo steps each Plan keeps; older ones are forgotten, and the values they kept alive are collected. */
 export const UNDO_LIMIT = 100;
@@ -121,6 +120,8 @@ export class Plan {
    * having changed nothing (no observer runs then): while set, reads build fresh views.
    */
   private writtenIn: Y.Transaction | null = null;
+  /** While this Plan is an `atomic` call's dry run: the writes it made, to apply to the real plan. */
+  private journal: Journal | null = null;
   private readonly afterTransaction = (txn: Y.Transaction): void => {
     if (txn === this.writtenIn) this.writtenIn = null;
   };
@@ -133,7 +134,7 @@ export class Plan {
   constructor(options: CreatePlanOptions = {}) {
     if (options.doc !== undefined) assertCairnsYjs(options.doc, 'createPlan');
     this.doc = options.doc ?? newDoc();
-    this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
+    this.actor = parseActor(options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
     this.random = options.random ?? cryptoRandom;
     this.limits = { ...PLAN_LIMITS, ...options.limits };
@@ -236,8 +237,8 @@ export class Plan {
   }
 
   /** Tasks in tree order, filtered. With no filter: every task. */
-  list(filter: ListFilter = {}): TaskSnapshot[] {
-    const f = parseOrThrow(ListFilterSchema, filter, 'list filter');
+  list(filter: ListFilter = NO_FILTER): TaskSnapshot[] {
+    const f = filter === NO_FILTER ? filter : parseOnce(ListFilterSchema, filter, 'list filter');
     const statuses = f.status === undefined ? null : new Set(Array.isArray(f.status) ? f.status : [f.status]);
     const pool = f.parent !== undefined ? this.children(f.parent) : this.all();
     return pool.filter((task) => {
@@ -348,18 +349,18 @@ export class Plan {
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOnce(TaskInputsSchema, inputs, 'tasks to add');
     const planned = this.planner.planAdds(parsed, new Set());
-    this.write(() => this.applyAdds(planned));
+    this.write((target) => target.applyAdds(planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
 
   /** Removes every task and adds `inputs` in their place, in one transaction. */
   replace(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
+    const parsed = parseOnce(TaskInputsSchema, inputs, 'replacement tasks');
     const doomed = new Set(taskIds(this.tasks));
     const planned = this.planner.planAdds(parsed, doomed);
-    this.write(() => {
-      this.applyRemoves([...doomed]);
-      this.applyAdds(planned);
+    this.write((target) => {
+      target.applyRemoves([...doomed]);
+      target.applyAdds(planned);
     });
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
@@ -371,9 +372,9 @@ export class Plan {
   update(id: string, patch: TaskPatch): TaskSnapshot {
     const p = parseOnce(TaskPatchSchema, patch, `update of task ${id}`);
     const planned = this.planner.planUpdate(id, p, new Map());
-    this.write(() => {
-      this.applyUpdate(planned);
-      this.skipOpen(planned.closes);
+    this.write((target) => {
+      target.applyUpdate(planned);
+      target.skipOpen(planned.closes);
     });
     return this.require(id);
   }
@@ -410,7 +411,12 @@ export class Plan {
     if (!repeated && updates.every((u) => u.move === undefined)) return this.updatePlanned(updates);
     const inTurn = (p: Plan) => updates.map((update, i) => p.updateInTurn(update, i));
     const loneMove = updates.length === 1 && !updates[0]!.patch && !updates[0]!.addSteps?.length;
-    return loneMove ? inTurn(this) : this.atomic(inTurn);
+    if (loneMove) return inTurn(this);
+    // Run once on a dry run; the results are read back here, where the same ids were written.
+    return this.atomic(inTurn).map(({ task, stepsAdded }) => ({
+      task: this.require(task.id),
+      stepsAdded: stepsAdded.map((step) => this.require(step.id)),
+    }));
   }
 
   private updatePlanned(
@@ -434,13 +440,14 @@ export class Plan {
         throw withContext(error, `updates[${i}] (task ${id})`);
       }
     });
-    this.write(() => {
+    const closed = closedWith(planned);
+    this.write((target) => {
       for (const { fields, steps } of planned) {
-        if (fields) this.applyUpdate(fields);
-        if (steps) this.applyAdds(steps);
+        if (fields) target.applyUpdate(fields);
+        if (steps) target.applyAdds(steps);
       }
       // After every update of the call, so a step the call itself closes keeps the status it was given.
-      this.skipOpen(closedWith(planned));
+      target.skipOpen(closed);
     });
     return planned.map(({ id, steps }) => ({
       task: this.require(id),
@@ -456,9 +463,12 @@ export class Plan {
     try {
       if (patch) this.update(id, patch);
       else this.require(id);
+      // The steps as parsed, each given the parent required above: nothing in them to parse again.
       const steps = addSteps?.length
         ? this.addMany(
-            parseOnce(TaskInputsSchema, addSteps, 'steps to add').map((step) => ({ ...step, parent: id })),
+            markParsed(
+              parseOnce(TaskInputsSchema, addSteps, 'steps to add').map((step) => ({ ...step, parent: id })),
+            ),
           )
         : [];
       if (move) this.move(id, move);
@@ -475,7 +485,7 @@ export class Plan {
   remove(id: string): string[] {
     this.require(id);
     const doomed = this.descendants(id);
-    this.write(() => this.applyRemoves(doomed));
+    this.write((target) => target.applyRemoves(doomed));
     return doomed;
   }
 
@@ -501,12 +511,12 @@ export class Plan {
       t.before,
       parent,
     );
-    this.write(() => {
-      const map = this.map(id);
+    this.write((target) => {
+      const map = target.map(id);
       writeField(map, F.parent, parent);
-      this.placeAt(map, siblings, index);
-      this.stamp(map);
-      this.invalidate(id);
+      target.placeAt(map, siblings, index);
+      target.stamp(map);
+      target.invalidate(id);
     });
     return this.require(id);
   }
@@ -517,18 +527,21 @@ export class Plan {
    */
   batch<T>(fn: (plan: Plan) => T): T {
     let result!: T;
-    this.write(() => {
+    // Not a write of its own: the writes `fn` makes are (and are what a dry run records).
+    this.transact(() => {
       result = fn(this);
     });
     return result;
   }
 
   /**
-   * Like `batch`, but all or nothing: `fn` first runs against a scratch copy of the document, and only when it
-   * succeeds there does it run here, as one transaction. For a write made of several operations where a later
-   * one could be refused after earlier ones were applied (a list rewrite, several updates in one tool call).
-   * `fn` must make its writes through the Plan it is given, and must not depend on generated ids matching.
-   * The scratch copy holds the plan's live content only (no history, no chat), so it costs O(tasks).
+   * Like `batch`, but all or nothing: `fn` runs once, against a scratch copy of the document, where every write
+   * is validated and applied in turn; only when all of it succeeds are the writes it planned applied here, as
+   * one transaction, without validating or parsing anything again. For a write made of several operations where
+   * a later one could be refused after earlier ones were applied (several updates in one tool call). `fn` must
+   * make its writes through the Plan it is given (a claim, which goes to an arbiter, is refused); it returns what
+   * `fn` returned there: the ids in it are the ones written here, its times the dry run's. The scratch copy holds
+   * the plan's live content only (no history, no chat), so it costs O(tasks).
    */
   atomic<T>(fn: (plan: Plan) => T): T {
     const scratch = scratchCopy(this.doc);
@@ -539,13 +552,32 @@ export class Plan {
       random: this.random,
       limits: this.limits,
     });
+    const journal: Journal = { writes: [], transactions: new Set() };
+    probe.journal = journal;
+    let unrecorded = false;
+    const watch = (txn: Y.Transaction) => {
+      if (txn.changed.size > 0 && !journal.transactions.has(txn)) unrecorded = true;
+    };
+    scratch.on('afterTransaction', watch);
+    let result: T;
     try {
-      fn(probe);
+      result = fn(probe);
     } finally {
+      scratch.off('afterTransaction', watch);
       probe.destroy();
       scratch.destroy();
     }
-    return this.batch(fn);
+    if (unrecorded) {
+      throw new CairnError(
+        'invalid_argument',
+        'plan.atomic takes writes made through the Plan it gives (add, update, move, remove, replace, batch); ' +
+          'this one wrote otherwise, so nothing was written.',
+      );
+    }
+    this.transact(() => {
+      for (const write of journal.writes) write(this);
+    });
+    return result;
   }
 
   // ---------------------------------------------------------------- claims
@@ -583,7 +615,7 @@ export class Plan {
 
   /** Hands a task this actor holds (or nobody holds) to another actor. */
   async handOff(id: string, to: string): Promise<ClaimResult> {
-    return this.arbiter.handOff(id, this.actor, parseOrThrow(ActorSchema, to, 'actor to hand off to'));
+    return this.arbiter.handOff(id, this.actor, parseActor(to, 'actor to hand off to'));
   }
 
   /** @deprecated Use `localArbiterOf(plan).decide(actor, { op: 'claim', taskId }, arbitrated)`. */
@@ -656,7 +688,19 @@ export class Plan {
     this.writtenIn = this.doc._transaction;
   }
 
-  private write(fn: () => void): void {
+  /**
+   * One validated write, applied to this Plan in a transaction. `apply` takes the Plan to write to: in a dry run
+   * (`atomic`) the journal keeps it, to be applied to the real plan as it was planned here.
+   */
+  private write(apply: (target: Plan) => void): void {
+    this.transact(() => {
+      apply(this);
+      if (this.journal) this.journal.transactions.add(this.doc._transaction!);
+    });
+    this.journal?.writes.push(apply);
+  }
+
+  private transact(fn: () => void): void {
     this.doc.transact(() => {
       if (this.meta.get(META_KEYS.schemaVersion) === undefined)
         this.meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
@@ -857,6 +901,12 @@ export class Plan {
       }
     }, this.actor);
   }
+}
+
+/** What an `atomic` dry run records: each write, and the transactions they made (any other is refused). */
+interface Journal {
+  writes: Array<(target: Plan) => void>;
+  transactions: Set<Y.Transaction>;
 }
 
 /** One task's part of an updateMany: fields to change, steps to append and a move, each optional. */

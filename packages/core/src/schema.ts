@@ -204,6 +204,9 @@ export const TaskInputSchema: z.ZodType<TaskInput> = z.lazy(() =>
   }),
 );
 
+/** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
+export const TaskInputsSchema = z.array(TaskInputSchema).max(1000);
+
 export const TaskPatchSchema = z.strictObject({
   title: title.optional(),
   ...optionalize(writableFields),
