@@ -52,7 +52,7 @@ import {
 } from './schema.js';
 import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
-import { markParsed, parseActor, parseOnce } from './validate.js';
+import { isParsed, markParsed, parseActor, parseOnce } from './validate.js';
 
 export interface CreatePlanOptions {
   /** The document to work on; a new one by default. Several Plans (one per actor) may share one doc. */
@@ -342,7 +342,9 @@ export class Plan {
 
   /** Adds one task (with its steps). */
   add(input: TaskInput): TaskSnapshot {
-    return this.addMany([input])[0]!;
+    // An input parsed at the edge is still parsed as the one-task list it is added as.
+    const inputs = [input];
+    return this.addMany(isParsed(input) ? markParsed(inputs) : inputs)[0]!;
   }
 
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */

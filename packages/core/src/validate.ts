@@ -54,9 +54,14 @@ export function markParsed<T extends object>(value: T): T {
   return value;
 }
 
+/** Whether `value` was marked as parsed at the edge. */
+export function isParsed(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && parsedAtEdge.has(value);
+}
+
 /** `parseOrThrow`, unless `value` was marked as parsed at the edge: the plan API's one validation pass. */
 export function parseOnce<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  if (typeof value === 'object' && value !== null && parsedAtEdge.has(value)) return value as T;
+  if (isParsed(value)) return value as T;
   return parseOrThrow(schema, value, what);
 }
 
