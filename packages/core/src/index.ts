@@ -210,3 +210,5 @@ export type { FamilyName, ToolAnnotations, ToolContext, ToolFamily, ToolSpec } f
 export { defineTool, FAMILY_NAMES } from './tools/tool.js';
 export type { ToolError, Toolkit, ToolkitOptions, ToolResult } from './tools/toolkit.js';
 export { createToolkit, FAMILIES, isToolError } from './tools/toolkit.js';
+export type { DescribeOptions, IssueText } from './validate.js';
+export { describeIssues } from './validate.js';

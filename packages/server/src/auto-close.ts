@@ -8,6 +8,7 @@ import {
   type ChatEntry,
   createChat,
   createPlan,
+  describeIssues,
   isOpenStatus,
   type TaskSnapshot,
   toCairnError,
@@ -164,10 +165,7 @@ export function parseJudgements(
   for (const [i, raw] of list.entries()) {
     const parsed = JudgementSchema.safeParse(raw);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      problems.push(
-        `tasks[${i}]: ${issue ? `${issue.path.join('.') || 'entry'}: ${issue.message}` : 'invalid'}`,
-      );
+      problems.push(`tasks[${i}]: ${describeIssues(parsed.error, { root: 'entry', max: 1 }).text}`);
       continue;
     }
     if (!known.has(parsed.data.id)) {
