@@ -642,9 +642,15 @@ export class Plan {
 
   // ---------------------------------------------------------------- undo
 
-  /** Undoes this actor's last write (others' writes are never undone). Returns false when there is none. */
-  undo(): boolean {
-    return this.undoManager.undo() !== null;
+  /**
+   * Undoes this actor's last write (others' writes are never undone). Returns false when there is none. With
+   * `redo: false` it cannot be redone: what it took back is collected, so the document no longer carries it (a
+   * write a server refused for its size is then gone from what this replica sends).
+   */
+  undo(options: { redo?: boolean } = {}): boolean {
+    const undone = this.undoManager.undo() !== null;
+    if (options.redo === false) this.undoManager.forgetRedo();
+    return undone;
   }
 
   redo(): boolean {
