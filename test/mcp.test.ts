@@ -286,6 +286,43 @@ describe('cairn mcp', () => {
     expect(await readdir(outbox)).toEqual([]);
   }, 90_000);
 
+  it('reports a write the server refuses for the plan size limit as refused, and changes nothing', async () => {
+    const maxDocBytes = 40_000;
+    const dataDir = await tempDir();
+    const server = createCairnServer({
+      dataDir,
+      secret: null,
+      logger: silentLogger,
+      limits: { maxDocBytes },
+    });
+    const { url } = await server.listen(0, '127.0.0.1');
+    cleanups.push(() => server.close());
+    const { client } = await mcpClient(['--plan', 'team:big', '--server', url]);
+
+    const small = await call(client, 'add_tasks', { tasks: [{ title: 'Small' }] });
+    expect(small).toMatchObject({ added: [{ title: 'Small' }], synced: true });
+    const big = await call(client, 'add_tasks', {
+      tasks: Array.from({ length: 4 }, (_, i) => ({ title: `Big ${i}`, note: 'n'.repeat(15_000) })),
+    });
+    expect(big).toMatchObject({ isError: true, error: { code: 'limit', closeCode: 4414 } });
+    expect(big.error.message).toMatch(
+      new RegExp(`^The server refused this change: .*${maxDocBytes} bytes.*Nothing was changed`),
+    );
+    // Here as on the server, the plan is what it was before the refused call.
+    const listed = await call(client, 'list_tasks', { view: 'all' });
+    expect(listed.tasks.map((t: Json) => t.title)).toEqual(['Small']);
+    const handle = await server.hub.openPlan('team:big');
+    expect(
+      createPlan({ doc: handle.doc })
+        .list()
+        .map((t) => t.title),
+    ).toEqual(['Small']);
+    handle.release();
+    // And the connection is back for what follows.
+    const next = await call(client, 'add_tasks', { tasks: [{ title: 'Next' }] });
+    expect(next).toMatchObject({ added: [{ title: 'Next' }], synced: true });
+  });
+
   it('refuses bad arguments with the usage, exit code 2', async () => {
     const { spawnSync } = await import('node:child_process');
     const run = spawnSync(process.execPath, [...SOURCE_CLI_ARGS, 'mcp', '--server', 'ws://127.0.0.1:1'], {

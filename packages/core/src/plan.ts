@@ -48,14 +48,14 @@ import {
   type PlanLimits,
   SCHEMA_VERSION,
   type TaskInput,
-  TaskInputSchema,
+  TaskInputsSchema,
   type TaskPatch,
   TaskPatchSchema,
   type TaskSnapshot,
 } from './schema.js';
 import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
-import { parseOnce, parseOrThrow } from './validate.js';
+import { isParsed, markParsed, parseActor, parseOnce } from './validate.js';
 
 /** The document, the actor and the limits of a Plan: the options of `createPlan`. */
 export interface CreatePlanOptions {
@@ -86,8 +86,8 @@ export interface PlanSnapshot {
   tasks: TaskSnapshot[];
 }
 
-/** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
-const TaskInputsSchema = TaskInputSchema.array().max(1000);
+/** `list()` without a filter: every task, with nothing to parse. */
+const NO_FILTER: ListFilter = Object.freeze({});
 
 /** Undo steps each Plan keeps; older ones are forgotten, and the values they kept alive are collected. */
 export const UNDO_LIMIT = 100;
@@ -137,6 +137,8 @@ export class Plan {
    * having changed nothing (no observer runs then): while set, reads build fresh views.
    */
   private writtenIn: Y.Transaction | null = null;
+  /** While this Plan is an `atomic` call's dry run: the writes it made, to apply to the real plan. */
+  private journal: Journal | null = null;
   private readonly afterTransaction = (txn: Y.Transaction): void => {
     if (txn === this.writtenIn) this.writtenIn = null;
   };
@@ -149,7 +151,7 @@ export class Plan {
   constructor(options: CreatePlanOptions = {}) {
     if (options.doc !== undefined) assertCairnsYjs(options.doc, 'createPlan');
     this.doc = options.doc ?? newDoc();
-    this.actor = parseOrThrow(ActorSchema, options.actor ?? 'agent:local', 'actor');
+    this.actor = parseActor(options.actor ?? 'agent:local', 'actor');
     this.now = options.now ?? Date.now;
     this.random = options.random ?? cryptoRandom;
     this.limits = { ...PLAN_LIMITS, ...options.limits };
@@ -254,8 +256,8 @@ export class Plan {
   }
 
   /** Tasks in tree order, filtered. With no filter: every task. */
-  list(filter: ListFilter = {}): TaskSnapshot[] {
-    const f = parseOrThrow(ListFilterSchema, filter, 'list filter');
+  list(filter: ListFilter = NO_FILTER): TaskSnapshot[] {
+    const f = filter === NO_FILTER ? filter : parseOnce(ListFilterSchema, filter, 'list filter');
     const statuses = f.status === undefined ? null : new Set(Array.isArray(f.status) ? f.status : [f.status]);
     const pool = f.parent !== undefined ? this.children(f.parent) : this.all();
     return pool.filter((task) => {
@@ -365,25 +367,27 @@ export class Plan {
 
   /** Adds one task (with its steps). */
   add(input: TaskInput): TaskSnapshot {
-    return this.addMany([input])[0]!;
+    // An input parsed at the edge is still parsed as the one-task list it is added as.
+    const inputs = [input];
+    return this.addMany(isParsed(input) ? markParsed(inputs) : inputs)[0]!;
   }
 
   /** Adds several tasks (with their steps) in one transaction. `key`s let them depend on each other. */
   addMany(inputs: TaskInput[]): TaskSnapshot[] {
     const parsed = parseOnce(TaskInputsSchema, inputs, 'tasks to add');
     const planned = this.planner.planAdds(parsed, new Set());
-    this.write(() => writeAdds(this.writer, planned));
+    this.write((target) => writeAdds(target.writer, planned));
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
 
   /** Removes every task and adds `inputs` in their place, in one transaction. */
   replace(inputs: TaskInput[]): TaskSnapshot[] {
-    const parsed = parseOrThrow(TaskInputsSchema, inputs, 'replacement tasks');
+    const parsed = parseOnce(TaskInputsSchema, inputs, 'replacement tasks');
     const doomed = new Set(taskIds(this.tasks));
     const planned = this.planner.planAdds(parsed, doomed);
-    this.write(() => {
-      writeRemoves(this.writer, [...doomed]);
-      writeAdds(this.writer, planned);
+    this.write((target) => {
+      writeRemoves(target.writer, [...doomed]);
+      writeAdds(target.writer, planned);
     });
     return planned.entries.filter((p) => p.topLevel).map((p) => this.require(p.id));
   }
@@ -395,9 +399,9 @@ export class Plan {
   update(id: string, patch: TaskPatch): TaskSnapshot {
     const p = parseOnce(TaskPatchSchema, patch, `update of task ${id}`);
     const planned = this.planner.planUpdate(id, p, new Map());
-    this.write(() => {
-      writeUpdate(this.writer, planned);
-      writeSkipped(this.writer, planned.closes);
+    this.write((target) => {
+      writeUpdate(target.writer, planned);
+      writeSkipped(target.writer, planned.closes);
     });
     return this.require(id);
   }
@@ -434,7 +438,12 @@ export class Plan {
     if (!repeated && updates.every((u) => u.move === undefined)) return this.updatePlanned(updates);
     const inTurn = (p: Plan) => updates.map((update, i) => p.updateInTurn(update, i));
     const loneMove = updates.length === 1 && !updates[0]!.patch && !updates[0]!.addSteps?.length;
-    return loneMove ? inTurn(this) : this.atomic(inTurn);
+    if (loneMove) return inTurn(this);
+    // Run once on a dry run; the results are read back here, where the same ids were written.
+    return this.atomic(inTurn).map(({ task, stepsAdded }) => ({
+      task: this.require(task.id),
+      stepsAdded: stepsAdded.map((step) => this.require(step.id)),
+    }));
   }
 
   private updatePlanned(
@@ -458,13 +467,14 @@ export class Plan {
         throw withContext(error, `updates[${i}] (task ${id})`);
       }
     });
-    this.write(() => {
+    const closed = closedWith(planned);
+    this.write((target) => {
       for (const { fields, steps } of planned) {
-        if (fields) writeUpdate(this.writer, fields);
-        if (steps) writeAdds(this.writer, steps);
+        if (fields) writeUpdate(target.writer, fields);
+        if (steps) writeAdds(target.writer, steps);
       }
       // After every update of the call, so a step the call itself closes keeps the status it was given.
-      writeSkipped(this.writer, closedWith(planned));
+      writeSkipped(target.writer, closed);
     });
     return planned.map(({ id, steps }) => ({
       task: this.require(id),
@@ -480,9 +490,12 @@ export class Plan {
     try {
       if (patch) this.update(id, patch);
       else this.require(id);
+      // The steps as parsed, each given the parent required above: nothing in them to parse again.
       const steps = addSteps?.length
         ? this.addMany(
-            parseOnce(TaskInputsSchema, addSteps, 'steps to add').map((step) => ({ ...step, parent: id })),
+            markParsed(
+              parseOnce(TaskInputsSchema, addSteps, 'steps to add').map((step) => ({ ...step, parent: id })),
+            ),
           )
         : [];
       if (move) this.move(id, move);
@@ -499,7 +512,7 @@ export class Plan {
   remove(id: string): string[] {
     this.require(id);
     const doomed = [id, ...this.descendants(id)];
-    this.write(() => writeRemoves(this.writer, doomed));
+    this.write((target) => writeRemoves(target.writer, doomed));
     return doomed;
   }
 
@@ -525,7 +538,7 @@ export class Plan {
       t.before,
       parent,
     );
-    this.write(() => writeMove(this.writer, id, parent, siblings, index));
+    this.write((target) => writeMove(target.writer, id, parent, siblings, index));
     return this.require(id);
   }
 
@@ -535,18 +548,21 @@ export class Plan {
    */
   batch<T>(fn: (plan: Plan) => T): T {
     let result!: T;
-    this.write(() => {
+    // Not a write of its own: the writes `fn` makes are (and are what a dry run records).
+    this.transact(() => {
       result = fn(this);
     });
     return result;
   }
 
   /**
-   * Like `batch`, but all or nothing: `fn` first runs against a scratch copy of the document, and only when it
-   * succeeds there does it run here, as one transaction. For a write made of several operations where a later
-   * one could be refused after earlier ones were applied (a list rewrite, several updates in one tool call).
-   * `fn` must make its writes through the Plan it is given, and must not depend on generated ids matching.
-   * The scratch copy holds the plan's live content only (no history, no chat), so it costs O(tasks).
+   * Like `batch`, but all or nothing: `fn` runs once, against a scratch copy of the document, where every write
+   * is validated and applied in turn; only when all of it succeeds are the writes it planned applied here, as
+   * one transaction, without validating or parsing anything again. For a write made of several operations where
+   * a later one could be refused after earlier ones were applied (several updates in one tool call). `fn` must
+   * make its writes through the Plan it is given (a claim, which goes to an arbiter, is refused); it returns what
+   * `fn` returned there: the ids in it are the ones written here, its times the dry run's. The scratch copy holds
+   * the plan's live content only (no history, no chat), so it costs O(tasks).
    */
   atomic<T>(fn: (plan: Plan) => T): T {
     const scratch = scratchCopy(this.doc);
@@ -557,13 +573,32 @@ export class Plan {
       random: this.random,
       limits: this.limits,
     });
+    const journal: Journal = { writes: [], transactions: new Set() };
+    probe.journal = journal;
+    let unrecorded = false;
+    const watch = (txn: Y.Transaction) => {
+      if (txn.changed.size > 0 && !journal.transactions.has(txn)) unrecorded = true;
+    };
+    scratch.on('afterTransaction', watch);
+    let result: T;
     try {
-      fn(probe);
+      result = fn(probe);
     } finally {
+      scratch.off('afterTransaction', watch);
       probe.destroy();
       scratch.destroy();
     }
-    return this.batch(fn);
+    if (unrecorded) {
+      throw new CairnError(
+        'invalid_argument',
+        'plan.atomic takes writes made through the Plan it gives (add, update, move, remove, replace, batch); ' +
+          'this one wrote otherwise, so nothing was written.',
+      );
+    }
+    this.transact(() => {
+      for (const write of journal.writes) write(this);
+    });
+    return result;
   }
 
   // ---------------------------------------------------------------- claims
@@ -601,14 +636,20 @@ export class Plan {
 
   /** Hands a task this actor holds (or nobody holds) to another actor. */
   async handOff(id: string, to: string): Promise<ClaimResult> {
-    return this.arbiter.handOff(id, this.actor, parseOrThrow(ActorSchema, to, 'actor to hand off to'));
+    return this.arbiter.handOff(id, this.actor, parseActor(to, 'actor to hand off to'));
   }
 
   // ---------------------------------------------------------------- undo
 
-  /** Undoes this actor's last write (others' writes are never undone). Returns false when there is none. */
-  undo(): boolean {
-    return this.undoManager.undo() !== null;
+  /**
+   * Undoes this actor's last write (others' writes are never undone). Returns false when there is none. With
+   * `redo: false` it cannot be redone: what it took back is collected, so the document no longer carries it (a
+   * write a server refused for its size is then gone from what this replica sends).
+   */
+  undo(options: { redo?: boolean } = {}): boolean {
+    const undone = this.undoManager.undo() !== null;
+    if (options.redo === false) this.undoManager.forgetRedo();
+    return undone;
   }
 
   redo(): boolean {
@@ -654,7 +695,19 @@ export class Plan {
     this.writtenIn = this.doc._transaction;
   }
 
-  private write(fn: () => void): void {
+  /**
+   * One validated write, applied to this Plan in a transaction. `apply` takes the Plan to write to: in a dry run
+   * (`atomic`) the journal keeps it, to be applied to the real plan as it was planned here.
+   */
+  private write(apply: (target: Plan) => void): void {
+    this.transact(() => {
+      apply(this);
+      if (this.journal) this.journal.transactions.add(this.doc._transaction!);
+    });
+    this.journal?.writes.push(apply);
+  }
+
+  private transact(fn: () => void): void {
     this.doc.transact(() => {
       if (this.meta.get(META_KEYS.schemaVersion) === undefined)
         this.meta.set(META_KEYS.schemaVersion, SCHEMA_VERSION);
@@ -688,6 +741,12 @@ export class Plan {
     if (losers.length === 0) return;
     this.doc.transact(() => writeFreshNums(this.writer, losers), this.actor);
   }
+}
+
+/** What an `atomic` dry run records: each write, and the transactions they made (any other is refused). */
+interface Journal {
+  writes: Array<(target: Plan) => void>;
+  transactions: Set<Y.Transaction>;
 }
 
 /** One task's part of an updateMany: fields to change, steps to append and a move, each optional. */

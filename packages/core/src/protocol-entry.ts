@@ -108,3 +108,5 @@ export type { ToolCallObserver, ToolCallRecord } from './tools/observe.js';
 export type { ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
 export { defineTool } from './tools/tool.js';
 export { FAMILIES } from './tools/toolkit.js';
+export type { DescribeOptions, IssueText } from './validate.js';
+export { describeIssues } from './validate.js';

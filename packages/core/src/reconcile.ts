@@ -3,8 +3,8 @@
 // and a change feed shows "task 3 done" rather than five removals and five additions.
 import { CairnError } from './errors.js';
 import type { Plan } from './plan.js';
-import { STATUSES, type Status, TaskInputSchema, type TaskPatch, type TaskSnapshot } from './schema.js';
-import { parseOrThrow } from './validate.js';
+import { ListItemsSchema, STATUSES, type Status, type TaskPatch, type TaskSnapshot } from './schema.js';
+import { markParsed, parseOnce } from './validate.js';
 
 export interface ListItem {
   title: string;
@@ -46,8 +46,9 @@ export function reconcileList(
   if (parent !== null) plan.require(parent);
   const same = options.sameStatus ?? ((a: Status, b: Status) => a === b);
   // Every item is checked up front, so none of the edits below can be refused halfway: a plain batch is then
-  // all or nothing without the cost of plan.atomic's scratch copy (which grows with the document).
-  checkListItems(items, parent);
+  // all or nothing without the cost of plan.atomic's scratch copy (which grows with the document). What is
+  // written below is built from the parsed items, so the plan does not parse it again.
+  const parsed = checkListItems(items, parent);
   let result: ReconcileResult | undefined;
   plan.batch((p) => {
     const existing = p.children(parent);
@@ -58,7 +59,7 @@ export function reconcileList(
       if (list) list.push(task);
       else unmatched.set(key, [task]);
     }
-    const matches = items.map((item) => unmatched.get(item.title.trim())?.shift() ?? null);
+    const matches = parsed.map((item) => unmatched.get(item.title)?.shift() ?? null);
     const kept = new Set(matches.filter((m): m is TaskSnapshot => m !== null).map((m) => m.id));
     const removed: string[] = [];
     for (const task of existing) if (!kept.has(task.id)) removed.push(...p.remove(task.id));
@@ -66,18 +67,11 @@ export function reconcileList(
     const added: string[] = [];
     const updated: string[] = [];
     const order: string[] = [];
-    items.forEach((item, i) => {
+    parsed.forEach((item, i) => {
       const match = matches[i] ?? null;
       const after = i === 0 ? null : order[i - 1]!;
       if (match === null) {
-        const task = p.add({
-          title: item.title,
-          parent,
-          after,
-          ...(item.status !== undefined ? { status: item.status } : {}),
-          ...(item.activeForm !== undefined ? { activeForm: item.activeForm } : {}),
-          ...(item.note !== undefined ? { note: item.note } : {}),
-        });
+        const task = p.add(markParsed({ ...item, parent, after }));
         added.push(task.id);
         order.push(task.id);
         return;
@@ -88,17 +82,17 @@ export function reconcileList(
       if (item.activeForm !== undefined && item.activeForm !== match.activeForm)
         patch.activeForm = item.activeForm;
       if (item.note !== undefined && item.note !== match.note) patch.note = item.note;
-      if (item.title.trim() !== match.title) patch.title = item.title;
+      if (item.title !== match.title) patch.title = item.title;
       if (Object.keys(patch).length > 0) {
-        p.update(match.id, patch);
+        p.update(match.id, markParsed(patch));
         updated.push(match.id);
       }
       // The prefix before i is already in order, so the sibling at i must be this one.
       const siblings = p.children(parent);
-      if (siblings[i]?.id !== match.id) p.move(match.id, { after });
+      if (siblings[i]?.id !== match.id) p.move(match.id, markParsed({ after }));
     });
     const tasks = p.children(parent);
-    if (tasks.length !== items.length) {
+    if (tasks.length !== parsed.length) {
       // Only a concurrent edit inside this transaction could cause this; refuse rather than half-apply.
       throw new CairnError('internal', 'The list changed while it was being rewritten; nothing was changed.');
     }
@@ -107,11 +101,14 @@ export function reconcileList(
   return result!;
 }
 
-/** Refuses items that reconcileList would refuse, before anything is written (for callers that batch more). */
-export function checkListItems(items: readonly ListItem[], parent: string | null): void {
-  items.forEach((item, i) => {
-    const input = parseOrThrow(TaskInputSchema, { ...item, parent }, `list item ${i}`);
-    if (input.status === 'skipped' && parent === null) {
+/**
+ * Refuses items that reconcileList would refuse, before anything is written (for callers that batch more), and
+ * returns them parsed (titles trimmed). Parsed once: items a tool family built from its parsed arguments are not.
+ */
+export function checkListItems(items: readonly ListItem[], parent: string | null): readonly ListItem[] {
+  const parsed = parseOnce(ListItemsSchema, items, 'list items');
+  parsed.forEach((item, i) => {
+    if (item.status === 'skipped' && parent === null) {
       throw new CairnError(
         'invalid_transition',
         `List item ${i}: only a step can be skipped; use cancelled.`,
@@ -121,4 +118,5 @@ export function checkListItems(items: readonly ListItem[], parent: string | null
       );
     }
   });
+  return parsed;
 }

@@ -214,6 +214,18 @@ export const TaskInputSchema: z.ZodType<TaskInput> = z.lazy(() =>
   }),
 );
 
+/** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
+export const TaskInputsSchema = z.array(TaskInputSchema).max(1000);
+
+/** An item of a list rewritten whole (`reconcileList`: a todo list, a task's steps): a task's listed fields. */
+export const ListItemSchema = z.strictObject({
+  title,
+  status: StatusSchema.optional(),
+  activeForm: writableFields.activeForm.optional(),
+  note: writableFields.note.optional(),
+});
+export const ListItemsSchema = z.array(ListItemSchema).max(1000);
+
 export const TaskPatchSchema = z.strictObject({
   title: title.optional(),
   ...optionalize(writableFields),

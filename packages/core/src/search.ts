@@ -2,7 +2,8 @@
 // the title, next step, note or context values. Deliberately lexical (seed 001: tasks are indexed for keyword
 // search but never vectorised, so a finished booking does not resurface by similarity weeks later).
 import type { Plan } from './plan.js';
-import { isOpenStatus, type Json, type TaskSnapshot } from './schema.js';
+import { isOpenStatus, type Json, type ListFilter, type TaskSnapshot } from './schema.js';
+import { markParsed } from './validate.js';
 
 export interface SearchOptions {
   /** Which tasks to search: `all` (default), `open` or `closed`. */
@@ -45,7 +46,7 @@ export function searchTasks(plan: Plan, query: string, options: SearchOptions = 
   if (terms.length === 0) return [];
   const state = options.state ?? 'all';
   const hits: SearchHit[] = [];
-  for (const task of plan.list({ state })) {
+  for (const task of plan.list(stateFilter(state))) {
     const words: Record<Field, string[]> = {
       title: searchWords(task.title),
       nextStep: searchWords(task.nextStep ?? ''),
@@ -112,4 +113,13 @@ function contextText(context: Record<string, Json>): string {
   };
   walk(context);
   return parts.join(' ');
+}
+
+const STATE_FILTERS = new Map<unknown, ListFilter>(
+  (['open', 'closed', 'all'] as const).map((state) => [state, markParsed(Object.freeze({ state }))]),
+);
+
+/** The list filter for a state: a known one as built here (nothing to parse); anything else for the plan to refuse. */
+function stateFilter(state: unknown): ListFilter {
+  return STATE_FILTERS.get(state) ?? ({ state } as ListFilter);
 }

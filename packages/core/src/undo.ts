@@ -49,7 +49,19 @@ export class BoundedUndoManager extends Y.UndoManager {
     // Collecting costs a transaction of its own (about as much as the write that evicted the step), so evicted
     // steps are collected a batch at a time: the depth of undo stays exact, a few more values stay held a while.
     if (this.evicted.length < this.collectBatch) return;
-    const evicted = this.evicted.splice(0);
+    this.collect(this.evicted.splice(0));
+  };
+
+  /**
+   * Forgets the redo steps, collecting what they kept: after an undo, what it took back is then gone as if never
+   * written (a replica that never saw it gets no trace of its content).
+   */
+  forgetRedo(): void {
+    this.collect(this.redoStack.splice(0));
+  }
+
+  private collect(evicted: Array<(typeof this.undoStack)[number]>): void {
+    if (evicted.length === 0) return;
     const doc = this.doc;
     // The same release as UndoManager.clear(): items (and their parents) no longer kept for an undo. Collected
     // inside the transaction that split them at the evicted ranges' edges: at its cleanup Yjs merges split items
@@ -65,7 +77,7 @@ export class BoundedUndoManager extends Y.UndoManager {
       }
       if (doc.gc) for (const item of evicted) Y.tryGc(item.deletions, doc.store, doc.gcFilter);
     });
-  };
+  }
 
   override destroy(): void {
     this.doc.off('afterAllTransactions', this.trim);

@@ -86,6 +86,25 @@ describe('compact native tools', () => {
     expect(JSON.stringify(plan.toJSON())).toBe(before);
   });
 
+  it('checks where it maps a call the rules a native tool adds, changing nothing', async () => {
+    const { plan, call } = compactKit();
+    const before = JSON.stringify(plan.toJSON());
+    expect((await call('read_tasks', { query: 'a', limit: 200 })).error.message).toBe(
+      'Invalid arguments: limit: a query finds at most 100 tasks at a time; give a limit from 1 to 100.',
+    );
+    const many = Array.from({ length: 101 }, (_, i) => ({ id: `t${i}`, status: 'done' }));
+    expect((await call('write_tasks', { tasks: many })).error.message).toBe(
+      'Invalid arguments: tasks: one call changes at most 100 tasks; this one changes 101. Split it.',
+    );
+    expect((await call('write_tasks', { tasks: [{ status: 'done' }] })).error.message).toBe(
+      'Invalid arguments: tasks.0.title: required (a string) to add a task; an entry without id adds one.',
+    );
+    expect((await call('claim_task', { id: 'x', action: 'hand_off' })).error.message).toBe(
+      'action hand_off needs to: who gets the task, "agent:<name>" or "user:<name>".',
+    );
+    expect(JSON.stringify(plan.toJSON())).toBe(before);
+  });
+
   it('claims the next task or a given one, releases it and hands it off', async () => {
     const { plan, call } = compactKit();
     const [a, b] = (await call('write_tasks', { tasks: [{ title: 'A' }, { title: 'B' }] })).added;

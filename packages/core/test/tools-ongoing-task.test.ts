@@ -273,4 +273,15 @@ describe('ongoing_task family: a task with open steps', () => {
     });
     expect(tk.plan.list({ state: 'open' })).toEqual([]);
   });
+
+  it('refuses a reason that would push the note past its limit, before writing', async () => {
+    const { tk } = conversation();
+    await tk.dispatch('set_ongoing_task', { task: 'Long one', status: 'in_progress' });
+    const [task] = tk.plan.list();
+    tk.plan.update(task!.id, { note: 'n'.repeat(19_990) });
+    const error = await refused(tk, 'clear_ongoing_task', { reason: 'because it is done now' }, 'limit');
+    expect(error.message).toBe(
+      "Task 1's note would be 20013 characters with this reason; a note holds at most 20000. Give a shorter reason.",
+    );
+  });
 });

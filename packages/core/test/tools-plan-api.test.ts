@@ -1,8 +1,9 @@
 // The Plan API additions the tool families stand on: all-or-nothing writes, list reconciliation, keyword search.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { CairnError, createPlan, type PlanChangeEvent } from '../src/index.js';
+import { CairnError, createPlan, type Plan, type PlanChangeEvent } from '../src/index.js';
 import { reconcileList, searchTasks } from '../src/protocol-entry.js';
+import { TaskInputsSchema, TaskPatchSchema } from '../src/schema.js';
 import { scratchCopy } from '../src/scratch.js';
 import { fixedPlan } from './tools-fixtures.js';
 
@@ -47,6 +48,32 @@ describe('plan.atomic', () => {
     expect(createPlan({ doc: copy }).toJSON()).toEqual(plan.toJSON());
     expect(copy.share.has('chat')).toBe(false);
     expect(Y.encodeStateAsUpdate(copy).length).toBeLessThan(Y.encodeStateAsUpdate(plan.doc).length / 4);
+  });
+
+  it('runs the call once, and applies what it planned without validating or parsing it again', () => {
+    const plan = fixedPlan();
+    const [a] = plan.addMany([{ title: 'A' }]);
+    const runs = vi.fn((p: Plan) => {
+      p.update(a!.id, { status: 'in_progress' });
+      return p.addMany([{ title: 'B', parent: a!.id }])[0]!;
+    });
+    const inputs = vi.spyOn(TaskInputsSchema, 'safeParse');
+    const patches = vi.spyOn(TaskPatchSchema, 'safeParse');
+    const added = plan.atomic(runs);
+    expect(runs).toHaveBeenCalledTimes(1);
+    expect(inputs).toHaveBeenCalledTimes(1);
+    expect(patches).toHaveBeenCalledTimes(1);
+    expect(plan.get(added.id)).toMatchObject({ title: 'B', parent: a!.id, num: added.num });
+    expect(plan.get(a!.id)!.status).toBe('in_progress');
+    vi.restoreAllMocks();
+  });
+
+  it('refuses a write it could not apply as planned (a claim goes to the arbiter), changing nothing', () => {
+    const plan = fixedPlan();
+    const [a] = plan.addMany([{ title: 'A' }]);
+    const before = Y.encodeStateAsUpdate(plan.doc);
+    expect(() => plan.atomic((p) => void p.claim(a!.id))).toThrow(/writes made through the Plan/);
+    expect(Y.encodeStateAsUpdate(plan.doc)).toEqual(before);
   });
 
   it('returns what the real run returns', () => {

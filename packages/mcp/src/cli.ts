@@ -41,7 +41,7 @@ export async function runMcpCli(args: string[], io: McpCliIO): Promise<number> {
     onActiveTask: (taskId) => live.setActiveTask(taskId),
     traces: live.traces,
     skills: live.skills,
-    confirmWrites: () => live.confirmWrites(),
+    confirmWrites: (undo) => live.confirmWrites(undefined, undo),
   });
   const stdin = (io.stdin ?? process.stdin) as NodeJS.ReadableStream;
   const transport = new LineTransport(stdin, io.stdout ?? process.stdout);

@@ -4,7 +4,7 @@
 import { CairnError, createPlan, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { scopeOf, skillsDocId, traceDocId } from '@cairn/core/learning';
-import type { Presence as RenderPresence } from '@cairn/core/protocol';
+import { CloseCode, type Presence as RenderPresence } from '@cairn/core/protocol';
 import { attachClaims, connectPlan, type PlanConnection, type Presence } from '@cairn/core/websocket';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
@@ -33,8 +33,14 @@ export interface LivePlanOptions {
   onNotice?: (message: string) => void;
 }
 
-/** Whether the edits of a tool call are on the server: `pending` says why not and what happens to them. */
-export type WriteStatus = { synced: true } | { synced: false; pending: string };
+/**
+ * Whether the edits of a tool call are on the server: `pending` says why not and what happens to them;
+ * `refused`, that the server will never take them (the plan would pass its size limit), so they were undone here.
+ */
+export type WriteStatus =
+  | { synced: true }
+  | { synced: false; pending: string }
+  | { synced: false; refused: CairnError };
 
 export interface CloseOptions {
   /** How long to wait for the server to acknowledge outstanding edits. Default 10 s. */
@@ -63,9 +69,11 @@ export interface LivePlan {
   onPresence(listener: () => void): () => void;
   /**
    * After a tool call that changed the plan: whether the server has stored the edits, waiting at most `waitMs`
-   * (default 3 s) while connected. Null on disk, where every edit is stored as it is made.
+   * (default 3 s) while connected. Null on disk, where every edit is stored as it is made. When the server
+   * refuses them for good (4414: the plan would pass its size limit), `undo` takes them back here, the
+   * connection is opened again, and the status says `refused`: the plan is as it was before the call.
    */
-  confirmWrites(waitMs?: number): Promise<WriteStatus | null>;
+  confirmWrites(waitMs?: number, undo?: () => void): Promise<WriteStatus | null>;
   /**
    * Waits (bounded) until every edit is stored by the server, or on disk, then disconnects. With an outbox, what
    * the server has not acknowledged stays there (told through `onNotice`); without one, that rejects.
@@ -163,6 +171,22 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
   const offPresence = connection.on('presence', () => {
     for (const listener of listeners) listener();
   });
+  /**
+   * The server closed the connection rather than take the call's edits (4414), and would again on every
+   * reconnect: undone here, the plan is what the server holds, and the connection opens again for what follows.
+   */
+  const takeBack = async (undo: () => void, refusal: CairnError): Promise<CairnError> => {
+    undo();
+    lost = false;
+    connection.connect();
+    try {
+      await connection.whenSynced(options.syncTimeoutMs ?? 15_000);
+      await connection.whenAcknowledged(WRITE_ACK_MS);
+    } catch (error) {
+      notice(`after the refused edit was undone, the server is not back yet (${(error as Error).message})`);
+    }
+    return refusal;
+  };
   return {
     planId: options.planId,
     plan,
@@ -178,7 +202,7 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async confirmWrites(waitMs = WRITE_ACK_MS) {
+    async confirmWrites(waitMs = WRITE_ACK_MS, undo) {
       let why: string;
       if (!connection.synced) {
         why = `the server at ${url} is unreachable (${connection.status})`;
@@ -187,6 +211,7 @@ async function connected(doc: Y.Doc, plan: Plan, options: LivePlanOptions, url: 
           await connection.whenAcknowledged(waitMs);
           return { synced: true };
         } catch (error) {
+          if (undo && isRefusedForGood(error)) return { synced: false, refused: await takeBack(undo, error) };
           why = (error as Error).message;
         }
       }
@@ -274,4 +299,9 @@ async function onDisk(doc: Y.Doc, plan: Plan, options: LivePlanOptions): Promise
       }
     },
   };
+}
+
+/** A close the server sends instead of storing an update, that reconnecting with the same edits meets again. */
+function isRefusedForGood(error: unknown): error is CairnError {
+  return error instanceof CairnError && error.details?.['closeCode'] === CloseCode.PlanTooLarge;
 }

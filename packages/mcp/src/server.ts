@@ -2,6 +2,7 @@
 // gets the same tools and the same errors as through any other client) and the rendered plan as a resource that
 // tells subscribers when anyone changes the plan.
 import {
+  type CairnError,
   createToolkit,
   type FamilyName,
   isToolError,
@@ -55,9 +56,10 @@ export interface CairnMcpOptions {
   skills?: Y.Doc | null;
   /**
    * After a tool call that changed the plan: whether the edit is on the server (`LivePlan.confirmWrites`). A JSON
-   * result gets `synced` (and `pending`, why not); a text result gets a line when it is not.
+   * result gets `synced` (and `pending`, why not); a text result gets a line when it is not. `undo` takes the
+   * call's writes back, for a server that refuses them for good: the call then answers with that refusal.
    */
-  confirmWrites?: () => Promise<WriteStatus | null>;
+  confirmWrites?: (undo: () => void) => Promise<WriteStatus | null>;
 }
 
 export interface CairnMcpServer {
@@ -111,10 +113,26 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params;
     const before = Y.getState(plan.doc.store, plan.doc.clientID);
-    const result = await toolkit.dispatch(name, args ?? {});
-    options.onActiveTask?.(activeTask(plan));
+    // The call's own writes, each one undo step of this actor's, in case the server refuses them.
+    let writes = 0;
+    const count = (txn: Y.Transaction) => {
+      if (txn.local && txn.origin === plan.actor && txn.changed.size > 0) writes++;
+    };
+    plan.doc.on('afterTransaction', count);
+    let result: unknown;
+    try {
+      result = await toolkit.dispatch(name, args ?? {});
+    } finally {
+      plan.doc.off('afterTransaction', count);
+    }
     const wrote = Y.getState(plan.doc.store, plan.doc.clientID) !== before;
-    const status = wrote ? ((await options.confirmWrites?.()) ?? null) : null;
+    const undo = () => {
+      for (let i = 0; i < writes; i++) plan.undo({ redo: false });
+    };
+    const confirmed = wrote ? ((await options.confirmWrites?.(undo)) ?? null) : null;
+    options.onActiveTask?.(activeTask(plan));
+    if (confirmed && 'refused' in confirmed) result = refusedResult(confirmed.refused);
+    const status = confirmed && !('refused' in confirmed) ? confirmed : null;
     // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now; what the result
     // itself already told (plan_changes) is not told twice.
     const news = withoutRepeats(since?.next() ?? '', name === 'plan_changes' ? result : null);
@@ -264,6 +282,19 @@ export function toolJson(result: unknown, status: WriteStatus | null = null): st
       ? { ...result, ...status }
       : result;
   return escapeUnseenInJson(JSON.stringify(value));
+}
+
+/** What a model reads when the server refused its call's edits for good, and they were undone. */
+function refusedResult(refusal: CairnError): { error: { code: string; message: string } } {
+  return {
+    error: {
+      ...refusal.toJSON(),
+      code: refusal.code,
+      message:
+        `The server refused this change: ${refusal.message.replace(/\.$/, '')}. Nothing was changed (the edit ` +
+        'was undone here too). Write less in one call, or remove finished tasks first.',
+    },
+  };
 }
 
 /** The in-progress task this actor holds, if any (what presence says it is on). */

@@ -11,7 +11,7 @@ import {
   isOpenStatus,
   type TaskSnapshot,
 } from '@cairn/core';
-import { toCairnError } from '@cairn/core/protocol';
+import { describeIssues, toCairnError } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import * as z from 'zod';
 import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from './chat-completions.js';
@@ -164,10 +164,7 @@ export function parseJudgements(
   for (const [i, raw] of list.entries()) {
     const parsed = JudgementSchema.safeParse(raw);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      problems.push(
-        `tasks[${i}]: ${issue ? `${issue.path.join('.') || 'entry'}: ${issue.message}` : 'invalid'}`,
-      );
+      problems.push(`tasks[${i}]: ${describeIssues(parsed.error, { root: 'entry', max: 1 }).text}`);
       continue;
     }
     if (!known.has(parsed.data.id)) {

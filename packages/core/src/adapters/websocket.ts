@@ -21,6 +21,7 @@ import {
   SYNC_PATH_PREFIX,
   TOKEN_SUBPROTOCOL_PREFIX,
 } from '../protocol.js';
+import { describeIssues } from '../validate.js';
 import { attachClaims } from './claims-client.js';
 import {
   type AcknowledgedOptions,
@@ -415,7 +416,7 @@ function parsePresence(presence: unknown): Presence {
     throw new CairnError(
       'invalid_argument',
       'presence must be { id: string, name: string, kind: "agent" | "human", activeTask?: string | null }: ' +
-        parsed.error.issues.map((i) => `${i.path.join('.') || 'presence'}: ${i.message}`).join('; '),
+        describeIssues(parsed.error, { root: 'presence' }).text,
       { field: 'presence' },
     );
   }

@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import { ActorSchema } from '../schema.js';
+import { describeIssues } from '../validate.js';
 import { JsonValueSchema } from './shape.js';
 
 /** Bumped when the stored skill layout changes incompatibly: 2 added `examples`. */
@@ -155,12 +156,10 @@ export function successRate(version: SkillVersion): number | null {
 export function parseSkillDraft(output: unknown, tools: ReadonlySet<string>): SkillDraft {
   const parsed = SkillDraftSchema.safeParse(output);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`);
-    throw new CairnError(
-      'invalid_argument',
-      `The skill is not ${SKILL_DRAFT_SHAPE}: ${issues.slice(0, 5).join('; ')}.`,
-      { valid: SKILL_DRAFT_SHAPE },
-    );
+    const { text } = describeIssues(parsed.error, { root: 'answer', max: 5 });
+    throw new CairnError('invalid_argument', `The skill is not ${SKILL_DRAFT_SHAPE}: ${text}.`, {
+      valid: SKILL_DRAFT_SHAPE,
+    });
   }
   const invented = parsed.data.steps.map((s) => s.tool).filter((tool) => !tools.has(tool));
   if (invented.length > 0) {

@@ -1,6 +1,9 @@
 // A compact variant of the native family: the same work in three general tools (read, write, claim) instead of
 // ten, so its definitions cost a model about half as many tokens on every call. Each call is passed on whole to
 // the native tool that does that work, so results, errors and the one-transaction rule are the native family's.
+// Its fields are the native tools' own schemas, so a call is parsed once, by the compact tool: the native tool
+// runs on the mapped arguments without parsing them again, and the few rules a native schema adds are checked
+// where the mapping is made.
 // Offered as the family `cairn_compact` (`createToolkit(plan, { families: ['cairn_compact'] })`).
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
@@ -13,10 +16,14 @@ import {
   getTask,
   handOffTool,
   listTasks,
+  MAX_SEARCH_HITS,
+  MAX_UPDATES,
+  type NewTaskArg,
   releaseTool,
   removeTasks,
   Step,
   searchTool,
+  type UpdateArg,
   updateTasks,
   VIEWS,
 } from './cairn.js';
@@ -25,15 +32,13 @@ import { defineTool, type ToolContext, type ToolFamily, type ToolSpec } from './
 const Id = TaskIdSchema;
 const patch = TaskPatchSchema.shape;
 
-/** Runs a native tool on arguments mapped from a compact call, validated by that tool's own schema. */
-function delegate(tool: ToolSpec<unknown>, args: Record<string, unknown>, ctx: ToolContext): unknown {
-  const defined = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-  const parsed = tool.input.safeParse(defined);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-    throw new CairnError('invalid_argument', `Invalid arguments: ${issues.join('; ')}.`);
-  }
-  return tool.run(parsed.data, ctx);
+/**
+ * Runs a native tool on arguments mapped from a compact call. They are parsed already (by the compact tool's
+ * schema, made of the native fields' schemas); the type says they are what the native tool's parse gives.
+ */
+function delegate<Args>(tool: ToolSpec<Args>, args: Args, ctx: ToolContext): unknown {
+  const defined = Object.fromEntries(Object.entries(args as object).filter(([, v]) => v !== undefined));
+  return tool.run(defined as Args, ctx);
 }
 
 const readTasks = defineTool({
@@ -61,6 +66,13 @@ const readTasks = defineTool({
         throw new CairnError(
           'invalid_argument',
           'A query searches open, closed or all tasks; view ready or blocked lists without one.',
+        );
+      }
+      if (limit !== undefined && limit > MAX_SEARCH_HITS) {
+        throw new CairnError(
+          'invalid_argument',
+          `Invalid arguments: limit: a query finds at most ${MAX_SEARCH_HITS} tasks at a time; give a limit from 1 to ${MAX_SEARCH_HITS}.`,
+          { valid: { min: 1, max: MAX_SEARCH_HITS } },
         );
       }
       return delegate(searchTool, { query, state: view, limit }, ctx);
@@ -123,22 +135,34 @@ const writeTasks = defineTool({
         'A call adds tasks (entries without id) or changes them (entries with id), not both: split it in two.',
       );
     }
-    return adding.length > 0
-      ? delegate(addTasks, { tasks: tasks.map((t, i) => asNewTask(t, i)) }, ctx)
-      : delegate(updateTasks, { updates: tasks.map((t, i) => asUpdate(t, i)) }, ctx);
+    if (adding.length > 0) return delegate(addTasks, { tasks: tasks.map((t, i) => asNewTask(t, i)) }, ctx);
+    if (tasks.length > MAX_UPDATES) {
+      throw new CairnError(
+        'invalid_argument',
+        `Invalid arguments: tasks: one call changes at most ${MAX_UPDATES} tasks; this one changes ${tasks.length}. Split it.`,
+        { valid: { max: MAX_UPDATES } },
+      );
+    }
+    return delegate(updateTasks, { updates: tasks.map((t, i) => asUpdate(t, i)) }, ctx);
   },
 });
 
-function asNewTask(item: ItemArg, index: number): Record<string, unknown> {
+function asNewTask(item: ItemArg, index: number): NewTaskArg {
   misplaced(item, index, CHANGE_ONLY, 'changing a task (with id)');
-  const { id: _id, remove: _remove, parent, ...rest } = item;
-  return { ...rest, ...(parent !== null ? { parent } : {}) };
+  const { id: _id, remove: _remove, parent, title, removeBlockedBy: _r, supersededBy: _s, ...rest } = item;
+  if (title === undefined) {
+    throw new CairnError(
+      'invalid_argument',
+      `Invalid arguments: tasks.${index}.title: required (a string) to add a task; an entry without id adds one.`,
+    );
+  }
+  return { ...rest, title, ...(parent !== null ? { parent } : {}) };
 }
 
-function asUpdate(item: ItemArg, index: number): Record<string, unknown> {
+function asUpdate(item: ItemArg, index: number): UpdateArg {
   misplaced(item, index, ADD_ONLY, 'adding a task (without id)');
-  const { remove: _remove, blockedBy, steps, ...rest } = item;
-  return { ...rest, addBlockedBy: blockedBy, addSteps: steps };
+  const { id, remove: _remove, key: _key, blockedBy, steps, ...rest } = item;
+  return { ...rest, id: id!, addBlockedBy: blockedBy, addSteps: steps };
 }
 
 function misplaced(item: ItemArg, index: number, keys: readonly string[], forWhat: string): void {
@@ -171,7 +195,14 @@ const claimTask = defineTool({
     }
     if (id === undefined)
       throw new CairnError('invalid_argument', `action ${action} needs the id of the task.`);
-    return action === 'release' ? delegate(releaseTool, { id }, ctx) : delegate(handOffTool, { id, to }, ctx);
+    if (action === 'release') return delegate(releaseTool, { id }, ctx);
+    if (to === undefined) {
+      throw new CairnError(
+        'invalid_argument',
+        'action hand_off needs to: who gets the task, "agent:<name>" or "user:<name>".',
+      );
+    }
+    return delegate(handOffTool, { id, to }, ctx);
   },
 });
 

@@ -77,7 +77,7 @@ const NewTask = z.strictObject({
   steps: z.array(Step).max(200).optional().describe('Its steps in order: titles, or objects with a title.'),
   ...fields,
 });
-type NewTaskArg = z.output<typeof NewTask>;
+export type NewTaskArg = z.output<typeof NewTask>;
 
 const Update = z.strictObject({
   id: Id.describe('The task to change.'),
@@ -90,7 +90,11 @@ const Update = z.strictObject({
   parent: Id.nullable().optional().describe('Move under this task (null: to the top level).'),
   after: Id.nullable().optional().describe('Move after this sibling (null: first).'),
 });
-type UpdateArg = z.output<typeof Update>;
+export type UpdateArg = z.output<typeof Update>;
+
+/** The most tasks one update_tasks call changes, and the most hits one search returns (the compact tools too). */
+export const MAX_UPDATES = 100;
+export const MAX_SEARCH_HITS = 100;
 
 export const VIEWS = ['ready', 'blocked', 'open', 'closed', 'all'] as const;
 
@@ -141,7 +145,7 @@ export const updateTasks = defineTool({
     '{"updates":[{"id":"…","status":"done"}]}. Closing a task skips its open steps. All updates apply, or none. ' +
     'Returns the tasks that became ready.',
   input: z.strictObject({
-    updates: z.array(Update).min(1).max(100).describe('One entry per task to change.'),
+    updates: z.array(Update).min(1).max(MAX_UPDATES).describe('One entry per task to change.'),
   }),
   run({ updates }, { plan, actor }) {
     const ops = updates.map(toUpdate);
@@ -300,7 +304,8 @@ export const listTasks = defineTool({
     let tasks: TaskSnapshot[];
     if (view === 'ready') tasks = plan.ready({ actor });
     else if (view === 'blocked') tasks = plan.blocked().map((b) => b.task);
-    else tasks = plan.list({ state: view });
+    // `view` was parsed as one of the plan's states: the filter is not parsed again.
+    else tasks = plan.list(markParsed({ state: view }));
     if (assignee !== undefined) tasks = tasks.filter((t) => t.assignee === assignee);
     const page = tasks.slice(offset, offset + limit);
     const entries = page.map((task) => {
@@ -330,7 +335,7 @@ export const searchTool = defineTool({
   input: z.strictObject({
     query: z.string().trim().min(1, 'give at least one keyword').max(500).describe('Keywords.'),
     state: z.enum(['all', 'open', 'closed']).optional().describe('Which tasks to search (default all).'),
-    limit: z.int().min(1).max(100).optional().describe('At most this many (default 20).'),
+    limit: z.int().min(1).max(MAX_SEARCH_HITS).optional().describe('At most this many (default 20).'),
   }),
   run({ query, state = 'all', limit = 20 }, { plan }) {
     // count is every match, tasks the best `limit` of them.

@@ -11,11 +11,15 @@ import {
   isOpenStatus,
   isWaitingStatus,
   type Status,
+  type TaskInput,
+  type TaskPatch,
   TaskPatchSchema,
   type TaskSnapshot,
+  TEXT_LIMITS,
 } from '../schema.js';
 import { watchSkippedSteps } from '../skipped-steps.js';
 import { openConversationTasks, type TaskNumbers, taskNumbers } from '../task-numbers.js';
+import { markParsed } from '../validate.js';
 import { knownTasks } from './aliases.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
@@ -62,7 +66,7 @@ const setOngoingTask = defineTool({
         z.strictObject({
           title: TaskPatchSchema.shape.title.unwrap(),
           status: z.enum(STEP_STATUSES),
-          note: z.string().max(20_000).optional(),
+          note: TaskPatchSchema.shape.note,
         }),
       )
       .max(200)
@@ -95,18 +99,20 @@ const setOngoingTask = defineTool({
       ...(args.context !== undefined ? { context: args.context } : {}),
       ...(args.wakeAt !== undefined ? { wakeAt: args.wakeAt } : {}),
     };
-    const stepItems = steps?.map((s) => ({
-      title: s.title,
-      status: s.status as Status,
-      ...(s.note ? { note: s.note } : {}),
-    }));
+    // Every field below is the call's, parsed by the tool's schema (the task's own field rules): the plan and the
+    // list rewrite do not parse them again.
+    const stepItems = steps
+      ? markParsed(
+          steps.map((s) => ({
+            title: s.title,
+            status: s.status as Status,
+            ...(s.note ? { note: s.note } : {}),
+          })),
+        )
+      : undefined;
     if (!target) {
-      const created = plan.add({
-        title: goal,
-        status,
-        ...fields,
-        ...(stepItems ? { steps: stepItems } : {}),
-      });
+      const input: TaskInput = { title: goal, status, ...fields, ...(stepItems ? { steps: stepItems } : {}) };
+      const created = plan.add(markParsed(input));
       return { created: true, ...ongoing(plan, created, now) };
     }
     if (stepItems) checkListItems(stepItems, target.id);
@@ -120,7 +126,12 @@ const setOngoingTask = defineTool({
         });
       }
       // The stored wording stays unless the goal itself changed (not merely its case or spacing).
-      p.update(target.id, { ...(sameGoal(target.title, goal) ? {} : { title: goal }), status, ...fields });
+      const patch: TaskPatch = {
+        ...(sameGoal(target.title, goal) ? {} : { title: goal }),
+        status,
+        ...fields,
+      };
+      p.update(target.id, markParsed(patch));
     });
     // Steps the call itself gave as skipped are its own doing; the rest were skipped by closing the task.
     const given = new Set(stepItems?.filter((s) => s.status === 'skipped').map((s) => s.title));
@@ -178,8 +189,17 @@ const clearOngoingTask = defineTool({
       task = newest;
     }
     const note = reason ? (task.note ? `${task.note}\n${reason}` : reason) : undefined;
+    if (note !== undefined && note.length > TEXT_LIMITS.note) {
+      throw new CairnError(
+        'limit',
+        `Task ${taskNumbers(plan).numberOf(task.id) ?? task.id}'s note would be ${note.length} characters with this reason; ` +
+          `a note holds at most ${TEXT_LIMITS.note}. Give a shorter reason.`,
+        { field: 'note', length: note.length, max: TEXT_LIMITS.note },
+      );
+    }
     const skipped = watchSkippedSteps(plan, task.id);
-    const closed = plan.update(task.id, { status: outcome, ...(note !== undefined ? { note } : {}) });
+    const patch: TaskPatch = { status: outcome, ...(note !== undefined ? { note } : {}) };
+    const closed = plan.update(task.id, markParsed(patch));
     const skippedSteps = skipped().map((s) => s.title);
     return {
       ...ongoing(plan, closed, now),

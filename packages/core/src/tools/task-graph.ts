@@ -2,11 +2,16 @@
 // ids, `completed` for done; what is ready is decided by the plan's one dependency rule.
 import * as z from 'zod';
 import type { Plan } from '../plan.js';
-import type { TaskSnapshot } from '../schema.js';
+import { type TaskPatch, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
+import { markParsed } from '../validate.js';
 import { numsOf, taskByNum } from './aliases.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const TaskId = z.int().min(1);
+// The seed's title is a plain string; a task's title rules apply to it all the same (a pipe keeps them out of
+// the definition the model reads, and in the one parse of the call).
+const Title = z.string().pipe(TaskPatchSchema.shape.title.unwrap());
+const DONE: TaskPatch = markParsed(Object.freeze({ status: 'done' as const }));
 
 const createTask = defineTool({
   name: 'create_task',
@@ -14,12 +19,12 @@ const createTask = defineTool({
     'Create a task in the persistent task graph. blocked_by lists the ids of tasks that must be completed first. ' +
     'Returns the new task with its id.',
   input: z.strictObject({
-    title: z.string().describe('What the task is.'),
+    title: Title.describe('What the task is.'),
     blocked_by: z.array(TaskId).max(100).optional().describe('Ids of tasks this one waits for.'),
   }),
   run({ title, blocked_by = [] }, { plan }) {
     const blockers = blocked_by.map((num) => taskByNum(plan, num).id);
-    return graphTask(plan, plan.add({ title, blockedBy: blockers }));
+    return graphTask(plan, plan.add(markParsed({ title, blockedBy: blockers })));
   },
 });
 
@@ -30,7 +35,7 @@ const completeTask = defineTool({
   input: z.strictObject({ task_id: TaskId.describe('The id of the task to complete.') }),
   run({ task_id }, { plan }) {
     const task = taskByNum(plan, task_id);
-    if (task.status !== 'done') plan.update(task.id, { status: 'done' });
+    if (task.status !== 'done') plan.update(task.id, DONE);
     return `Task ${task_id} completed.`;
   },
 });

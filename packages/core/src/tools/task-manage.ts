@@ -3,7 +3,8 @@
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
-import { isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
+import { isOpenStatus, type Status, type TaskPatch, type TaskSnapshot, TEXT_LIMITS } from '../schema.js';
+import { markParsed } from '../validate.js';
 import { taskByNum, unixSeconds } from './aliases.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
@@ -51,7 +52,10 @@ const taskManage = defineTool({
       case 'list':
         return result(plan, action);
       case 'add': {
-        const task = plan.add({ title: args.text!, status: TO_PLAN[args.status ?? 'pending'] });
+        // checkFields held the text to a title's rules, so the plan does not parse it again.
+        const task = plan.add(
+          markParsed({ title: args.text!.trim(), status: TO_PLAN[args.status ?? 'pending'] }),
+        );
         return result(plan, action, { task: view(plan, task) });
       }
       case 'update': {
@@ -60,10 +64,11 @@ const taskManage = defineTool({
           args.status !== undefined && toSeedStatus(task.status) !== args.status
             ? TO_PLAN[args.status]
             : undefined;
-        const updated = plan.update(task.id, {
-          ...(args.text !== undefined ? { title: args.text } : {}),
+        const patch: TaskPatch = {
+          ...(args.text !== undefined ? { title: args.text.trim() } : {}),
           ...(status ? { status } : {}),
-        });
+        };
+        const updated = plan.update(task.id, markParsed(patch));
         return result(plan, action, { task: view(plan, updated) });
       }
       case 'remove': {
@@ -85,7 +90,7 @@ const taskManage = defineTool({
         return result(plan, action, { removed });
       }
       case 'replace': {
-        plan.replace(args.tasks!.map((title) => ({ title })));
+        plan.replace(markParsed(args.tasks!.map((title) => ({ title: title.trim() }))));
         return result(plan, action);
       }
     }
@@ -120,13 +125,14 @@ function checkFields(args: Record<string, unknown> & { action: (typeof ACTIONS)[
   if (args.action === 'update' && args['text'] === undefined && args['status'] === undefined) {
     throw new CairnError('invalid_argument', 'Action "update" needs text or status (or both) besides id.');
   }
-  // The plan would refuse these too, but in its own words ("title"); say it in the seed's.
+  // A task's title rules (schema.ts), said in the seed's words ("text"): what is written is not parsed again.
   const texts =
     typeof args['text'] === 'string' ? [args['text']] : ((args['tasks'] as string[] | undefined) ?? []);
   for (const text of texts) {
     if (text.trim() === '') throw new CairnError('invalid_argument', 'A task text must not be empty.');
-    if (text.trim().length > 500)
-      throw new CairnError('invalid_argument', 'A task text has at most 500 characters.');
+    if (text.trim().length > TEXT_LIMITS.title) {
+      throw new CairnError('invalid_argument', `A task text has at most ${TEXT_LIMITS.title} characters.`);
+    }
   }
 }
 

@@ -4,7 +4,8 @@
 import * as z from 'zod';
 import type { Plan } from '../plan.js';
 import { reconcileList } from '../reconcile.js';
-import { isOpenStatus, type Status, type TaskSnapshot } from '../schema.js';
+import { isOpenStatus, type Status, TaskPatchSchema, type TaskSnapshot, TEXT_LIMITS } from '../schema.js';
+import { markParsed } from '../validate.js';
 import { defineTool, type ToolFamily } from './tool.js';
 
 const TODO_STATUSES = ['pending', 'in_progress', 'completed'] as const;
@@ -28,13 +29,17 @@ interface TodoItem {
   status: TodoStatus;
 }
 
+// The item's rules are the task's (a title; an activeForm, here required and not blank), so what is written
+// from them is not parsed again.
 const Item = z.strictObject({
-  content: z.string().trim().min(1).max(500).describe("Imperative description: 'Run tests', 'Build project'"),
+  content: TaskPatchSchema.shape.title
+    .unwrap()
+    .describe("Imperative description: 'Run tests', 'Build project'"),
   activeForm: z
     .string()
     .trim()
     .min(1)
-    .max(500)
+    .max(TEXT_LIMITS.activeForm)
     .describe("Present continuous: 'Running tests', 'Building project'"),
   status: z.enum(TODO_STATUSES).describe('Current status of this todo item'),
 });
@@ -117,7 +122,7 @@ export const todoFamily: ToolFamily = { name: 'todo', ids: 'num', tools: [todo, 
 function write(plan: Plan, todos: readonly TodoItem[]): TodoItem[] {
   const { tasks } = reconcileList(
     plan,
-    todos.map((t) => ({ title: t.content, activeForm: t.activeForm, status: TO_PLAN[t.status] })),
+    markParsed(todos.map((t) => ({ title: t.content, activeForm: t.activeForm, status: TO_PLAN[t.status] }))),
     { parent: null, sameStatus: (current, wanted) => toTodoStatus(current) === toTodoStatus(wanted) },
   );
   return tasks.map(asTodo);

@@ -4,8 +4,8 @@
 import type * as z from 'zod';
 import { CairnError, type CairnErrorJSON, type ErrorCode, toCairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
-import { type Actor, ActorSchema } from '../schema.js';
-import { parseOrThrow } from '../validate.js';
+import type { Actor } from '../schema.js';
+import { describeIssues, parseActor } from '../validate.js';
 import { aliasNumbering, errorInAliases } from './aliases.js';
 import { cairnFamily } from './cairn.js';
 import { cairnCompactFamily } from './cairn-compact.js';
@@ -101,7 +101,7 @@ export function isToolError(result: unknown): result is { error: ToolError } {
  * answered with a result or an error the model can act on.
  */
 export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit {
-  const actor = parseOrThrow(ActorSchema, options.actor ?? plan.actor, 'toolkit actor');
+  const actor = parseActor(options.actor ?? plan.actor, 'toolkit actor');
   const familyNames = [...(options.families ?? ['cairn'])];
   for (const name of familyNames) {
     if (!(FAMILY_NAMES as readonly string[]).includes(name)) {
@@ -225,14 +225,13 @@ export function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
   const result = tool.input.safeParse(withoutNulls(value, toolJsonSchema(tool)));
   if (result.success) return result.data;
   const schema = toolJsonSchema(tool);
-  const issues = result.error.issues.map((issue) => ({
-    path: issue.path.map(String),
-    message: explain(issue, schema),
-  }));
-  const listed = issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(arguments)'}: ${i.message}`);
+  const { text, issues } = describeIssues(result.error, {
+    root: '(arguments)',
+    explain: (issue) => explain(issue, schema),
+  });
   // A problem at the top (a missing or unknown argument) means the model has the wrong shape in mind: show it.
   const atRoot = result.error.issues.some((i) => i.path.length <= 1 && i.code !== 'invalid_value');
-  throw invalid(tool, `Invalid arguments: ${listed.join('; ')}.`, issues, atRoot);
+  throw invalid(tool, `Invalid arguments: ${text}.`, issues, atRoot);
 }
 
 /**

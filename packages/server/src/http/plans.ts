@@ -31,6 +31,7 @@ import {
   cursorOf,
   DEFINITION_FORMATS,
   defaultTokenizer,
+  describeIssues,
   FAMILIES,
   isPrincipalActor,
   readCursor,
@@ -595,8 +596,8 @@ export function parseBody<T extends z.ZodType>(
 ): z.infer<T> {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-  throw new CairnError('invalid_argument', `Invalid ${what}: ${issues.join('; ')}. Expected ${shape}.`, {
+  const { text } = describeIssues(parsed.error, { root: 'body' });
+  throw new CairnError('invalid_argument', `Invalid ${what}: ${text}. Expected ${shape}.`, {
     field: 'body',
     ...(valid ? { valid } : {}),
   });
