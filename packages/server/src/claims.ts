@@ -23,6 +23,7 @@ import {
   encodeClaimReply,
 } from '@cairn/core/websocket';
 import type * as Y from 'yjs';
+import type { DueQueue, DueTimes } from './hub/due-times.js';
 import type { Extension, RoomMessage } from './hub/extension.js';
 import { describeError, type Logger } from './log.js';
 
@@ -107,6 +108,8 @@ export interface ClaimHost {
   /** Resolves once every edit of the plan so far is durably stored. */
   flush(planId: string): Promise<void>;
   logger: Logger;
+  /** Where the lease checks are scheduled (the hub's due-time index). */
+  readonly dueTimes: DueTimes;
 }
 
 /** One claim the arbiter granted and watches. */
@@ -126,6 +129,8 @@ const NONCE_TTL_MS = 10 * 60_000;
 /** How long a claim survives its holder's absence by default (`absentMs`; `cairn serve --lease-ms`). */
 export const DEFAULT_ABSENT_MS = 60_000;
 const MAX_NONCES = 10_000;
+/** The one key of the arbiter's queue in the due-time index: its next lease check. */
+const CHECK = 'check';
 
 type Decision = Omit<ClaimReply, 'reqId'>;
 
@@ -157,8 +162,11 @@ export class ClaimArbiterService implements Extension {
   /** Actors each connection claimed for: in open mode they are what its awareness stands for. */
   private readonly speaksFor = new WeakMap<ClaimConnection, Set<string>>();
   private readonly pending = new WeakMap<ClaimConnection, number>();
-  private readonly timer: ReturnType<typeof setInterval> | null;
+  /** The next lease check, while there is anything to check; null when leases never lapse. */
+  private readonly checks: DueQueue | null;
+  private readonly sweepMs: number;
   private sweeping: Promise<void> | null = null;
+  private swept = 0;
   private closed = false;
   private readonly reservations: ClaimReservations | null;
 
@@ -171,9 +179,16 @@ export class ClaimArbiterService implements Extension {
     this.renewMs = nonNegative(options.renewMs ?? 0, 'renewMs');
     this.now = options.now ?? Date.now;
     const shortest = Math.min(...[this.absentMs, this.renewMs].filter((ms) => ms > 0));
-    const sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
-    this.timer = Number.isFinite(shortest) ? setInterval(() => void this.sweep(), sweepMs) : null;
-    this.timer?.unref?.();
+    this.sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
+    this.checks = Number.isFinite(shortest) ? host.dueTimes.queue('claims', () => this.timedSweep()) : null;
+    // In a cluster a lease granted elsewhere may lapse here, so the checks never stop; alone, only while there are
+    // plans with leases (or remembered requests) to look at.
+    if (this.reservations) this.scheduleCheck();
+  }
+
+  /** How many lease checks have finished since the start (tests count them). */
+  get sweeps(): number {
+    return this.swept;
   }
 
   /**
@@ -231,13 +246,14 @@ export class ClaimArbiterService implements Extension {
   sweep(): Promise<void> {
     this.sweeping ??= this.sweepOnce().finally(() => {
       this.sweeping = null;
+      this.swept++;
     });
     return this.sweeping;
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.checks) this.host.dueTimes.remove(this.checks);
   }
 
   /** In a cluster every loaded plan is swept: it may hold leases another server granted. */
@@ -610,8 +626,22 @@ export class ClaimArbiterService implements Extension {
     if (!claims) {
       claims = { leases: new Map(), absentSince: new Map(), decided: new Map() };
       this.plans.set(planId, claims);
+      this.scheduleCheck();
     }
     return claims;
+  }
+
+  /** The check the index runs: every `sweepMs` while there is anything to check. */
+  private async timedSweep(): Promise<void> {
+    this.checks?.set(CHECK, null);
+    this.scheduleCheck();
+    await this.sweep();
+    if (this.plans.size === 0 && !this.reservations) this.checks?.set(CHECK, null);
+  }
+
+  private scheduleCheck(): void {
+    if (!this.checks || this.closed || this.checks.has(CHECK)) return;
+    this.checks.set(CHECK, this.host.dueTimes.now() + this.sweepMs);
   }
 
   private viewOf(doc: Y.Doc): Plan {

@@ -32,6 +32,7 @@ import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
 import { DiskStore } from './store/disk.js';
 import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
+import { nodeIndexFile } from './store/index-file.js';
 import type { PlanStore } from './store/store.js';
 import { boundUnfinishedMessages } from './unfinished-messages.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
@@ -136,7 +137,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
       : hub.use(
           (host) =>
             new WakeSweeper(host, {
-              indexPath: disk ? join(disk.dir, '.cairn-wake.json') : null,
+              index: disk ? nodeIndexFile(join(disk.dir, '.cairn-wake.json')) : null,
               listPlans: disk ? () => listDiskPlans(disk.dir) : null,
               ...options.wake,
               logger,
@@ -152,7 +153,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
       : hub.use(
           (host) =>
             new Learner(host, {
-              indexPath: disk ? join(disk.dir, '.cairn-learning.json') : null,
+              index: disk ? nodeIndexFile(join(disk.dir, '.cairn-learning.json')) : null,
               listDocuments: disk ? () => listDiskDocuments(disk.dir) : null,
               ...options.learning,
               distiller: options.distiller ?? null,
