@@ -1,7 +1,6 @@
 // Auto-close (seed 001): after a turn, a judge rates every open task of the plan against the latest exchange
 // (completed? abandoned?) and a task rated at >= 0.75 is closed as done or cancelled by the actor `auto_close`.
 // The judge is pluggable; `chatCompletionsJudge` asks any OpenAI-compatible chat-completions endpoint.
-import { EventEmitter } from 'node:events';
 import {
   CairnError,
   type Chat,
@@ -15,6 +14,7 @@ import {
 import type * as Y from 'yjs';
 import * as z from 'zod';
 import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from './chat-completions.js';
+import { Emitter } from './emitter.js';
 import type { DueQueue } from './hub/due-times.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
@@ -219,7 +219,7 @@ function finalReply(messages: readonly ChatEntry[]): ChatEntry | null {
 const MAX_REMEMBERED_PLANS = 10_000;
 
 /** Auto-close is a hub extension: it watches each plan's chat as the plan loads, and stops when the hub closes. */
-export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extension {
+export class AutoCloser extends Emitter<AutoCloseEvents> implements Extension {
   readonly name = 'auto_close';
   readonly judgeName: string;
   private readonly judge: Judge;
@@ -530,7 +530,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       error,
       ...(output !== undefined ? { output: clip(safeJson(output), 500) } : {}),
     });
-    this.emit('judged', result);
+    this.emit('judged', [result]);
     return result;
   }
 
@@ -540,9 +540,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       const entry: CloseDecision = { kind: 'task_close', at: new Date().toISOString(), ...judgement };
       this.record(entry);
       this.logger.info('task_close', { ...entry });
-      this.emit('task_close', judgement);
+      this.emit('task_close', [judgement]);
     }
-    this.emit('judged', result);
+    this.emit('judged', [result]);
     return result;
   }
 }

@@ -29,7 +29,9 @@ import type { Distiller } from './learning/distiller.js';
 import { Learner, type LearningOptions } from './learning/learner.js';
 import { registerLearningRoutes } from './learning/routes.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
+import { MetricsRegistry } from './metrics.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
+import { nodeProcessMetrics } from './process-metrics.js';
 import { DiskStore } from './store/disk.js';
 import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
 import { nodeIndexFile } from './store/index-file.js';
@@ -127,7 +129,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const disk = baseStore instanceof DiskStore ? baseStore : null;
   // A disk plan gets its file with its first write, not when a reader (or an idle writer) opens it.
   const store = disk ? createOnFirstWrite(disk, (planId) => diskPlanExists(disk.dir, planId)) : baseStore;
-  const hub = new SyncHub({ ...options, store, auth, logger });
+  const registry = options.registry ?? new MetricsRegistry({ extra: nodeProcessMetrics });
+  const hub = new SyncHub({ ...options, store, auth, logger, registry });
   const claimOptions = options.claims;
   const claims =
     claimOptions === false ? null : hub.use((host) => new ClaimArbiterService(host, claimOptions));

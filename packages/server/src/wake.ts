@@ -2,10 +2,10 @@
 // plan's chat gets a notice, so the next turn picks it up. An index of wake times (kept current from loaded docs,
 // persisted as a small JSON file) finds the due tasks without loading every plan; its times are a queue of the
 // hub's due-time index (hub/due-times.ts), which sweeps when the soonest comes.
-import { EventEmitter } from 'node:events';
 import { createChat, createPlan, DOC_KEYS, inline, isWaitingStatus, toCairnError } from '@cairn/core';
 import * as Y from 'yjs';
 import type { RunOnce } from './auto-close.js';
+import { Emitter } from './emitter.js';
 import type { DueQueue } from './hub/due-times.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import type { TaskFieldChange } from './hub/task-changes.js';
@@ -107,7 +107,7 @@ function wakeTimeOf(task: unknown): number | null {
 }
 
 /** The sweeper is a hub extension: it watches each plan as it loads, and stops when the hub closes. */
-export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
+export class WakeSweeper extends Emitter<WakeEvents> implements Extension {
   readonly name = 'wake';
   /** Resolves once the index is loaded or rebuilt. */
   readonly ready: Promise<void>;
@@ -234,7 +234,7 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
         for (const taskId of left) this.index.hold(keyOf(planId, taskId), now + retryIn);
       }
       if (this.shared && !this.closed) this.index.set(SHARED_READ, this.nextSharedRead(now));
-      for (const event of woken) this.emit('task_woken', event);
+      for (const event of woken) this.emit('task_woken', [event]);
       return woken;
     };
     const previous = this.sweeping ?? Promise.resolve([]);

@@ -3,7 +3,6 @@
 // configured model, else offline), retrying a failed distillation with backoff. When a task on which skills were
 // offered closes as done or failed, their success rates are updated. Traces are kept within their bound here.
 // Its times (the settling of a close, the jobs' due times) are queues of the hub's due-time index.
-import { EventEmitter } from 'node:events';
 import {
   type Actor,
   ActorSchema,
@@ -46,6 +45,7 @@ import {
 } from '@cairn/core';
 import * as Y from 'yjs';
 import * as z from 'zod';
+import { Emitter } from '../emitter.js';
 import type { DueQueue } from '../hub/due-times.js';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
 import { RemoteOrigin } from '../hub/origin.js';
@@ -134,7 +134,7 @@ export type DistillResult =
  * Learning is a hub extension: it watches plans as they load for closed tasks, keeps trace documents bounded, and
  * stops its sweep when the hub closes.
  */
-export class Learner extends EventEmitter<LearningEvents> implements Extension {
+export class Learner extends Emitter<LearningEvents> implements Extension {
   readonly name = 'learning';
   /** Resolves once the trace documents with queued jobs are known (at start). */
   readonly ready: Promise<void>;
@@ -433,7 +433,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
         if (skill) counted.push(skill);
       }
       await skills.flush();
-      this.emit('outcome', { planId, taskId, outcome, skills: counted });
+      this.emit('outcome', [{ planId, taskId, outcome, skills: counted }]);
     } finally {
       skills.release();
     }
@@ -457,7 +457,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     };
     putJob(trace.doc, job);
     if (schedule) this.due.mark(sample.planId, job.nextAt);
-    this.emit('queued', job);
+    this.emit('queued', [job]);
     return job;
   }
 
@@ -521,7 +521,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
           error: next.lastError,
         });
         this.refreshDue(planId, trace.doc);
-        this.emit('retry', { job: next, error: next.lastError ?? '' });
+        this.emit('retry', [{ job: next, error: next.lastError ?? '' }]);
         return { status: 'queued', job: next };
       }
       const skills = await this.hub.openPlan(skillsDocId(scopeOf(planId)));
@@ -542,7 +542,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       trace.doc.transact(() => trace.doc.getMap(TRACE_KEYS.pending).delete(job.id), 'learning');
       await trace.flush();
       this.refreshDue(planId, trace.doc);
-      this.emit('learned', { job, ...learned, author: written.author });
+      this.emit('learned', [{ job, ...learned, author: written.author }]);
       return { status: 'learned', ...learned, author: written.author };
     });
   }
