@@ -92,7 +92,7 @@ export type { AuthDecision, CairnMessageHandler, HubOptions } from './hub/hub.js
 export { SyncHub } from './hub/hub.js';
 export type { Limits } from './hub/limits.js';
 export { DEFAULT_LIMITS } from './hub/limits.js';
-export type { TaskChangeSubscription, TaskFieldChange } from './hub/task-changes.js';
+export type { TaskChangeSubscription } from './hub/task-changes.js';
 export type { IndexFile } from './index-file.js';
 export { withLearningAccess } from './learning/access.js';
 export type { Distiller } from './learning/distiller.js';

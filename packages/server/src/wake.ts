@@ -8,7 +8,6 @@ import type { RunOnce } from './auto-close.js';
 import { Emitter } from './emitter.js';
 import type { DueQueue } from './hub/due-times.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
-import type { TaskFieldChange } from './hub/task-changes.js';
 import { type IndexFile, IndexWriter } from './index-file.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -383,10 +382,10 @@ export class WakeSweeper extends Emitter<WakeEvents> implements Extension {
   }
 
   /** Tasks of a loaded plan whose wake time may have moved (hub/task-changes.ts). */
-  private tasksChanged(planId: string, doc: Y.Doc, changes: readonly TaskFieldChange[]): void {
+  private tasksChanged(planId: string, doc: Y.Doc, taskIds: readonly string[]): void {
     const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
     let changed = false;
-    for (const { id } of changes) changed = this.setFrom(planId, id, tasks.get(id)) || changed;
+    for (const id of taskIds) changed = this.setFrom(planId, id, tasks.get(id)) || changed;
     if (changed) void this.persist();
   }
 

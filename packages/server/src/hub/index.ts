@@ -45,4 +45,4 @@ export type { Extension, ExtensionHost, PlanHandle, PlanRoom } from './extension
 export type { AuthDecision, HubOptions } from './hub.js';
 export { SyncHub } from './hub.js';
 export type { Limits } from './limits.js';
-export type { TaskChangeSubscription, TaskFieldChange } from './task-changes.js';
+export type { TaskChangeSubscription } from './task-changes.js';

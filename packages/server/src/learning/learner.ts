@@ -49,7 +49,6 @@ import { Emitter } from '../emitter.js';
 import type { DueQueue } from '../hub/due-times.js';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
 import { RemoteOrigin } from '../hub/origin.js';
-import type { TaskFieldChange } from '../hub/task-changes.js';
 import type { IndexFile } from '../index-file.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
 import type { Distiller } from './distiller.js';
@@ -331,10 +330,10 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
   }
 
   /** Tasks whose status changed: once the trace has settled, a top-level task that closed is learned from. */
-  private statusChanged(planId: string, doc: Y.Doc, changes: readonly TaskFieldChange[]): void {
+  private statusChanged(planId: string, doc: Y.Doc, taskIds: readonly string[]): void {
     if (this.closed || planOfTraceDoc(planId) !== null || scopeOfSkillsDoc(planId) !== null) return;
     const tasks = doc.getMap(DOC_KEYS.tasks);
-    for (const { id } of changes) {
+    for (const id of taskIds) {
       const key = `${planId}\n${id}`;
       const task = tasks.get(id);
       // Open, with no close waiting to settle and none learned: there is nothing to do once it settles.
