@@ -3,7 +3,6 @@
 // and keeps leases: a claim lapses when its holder has been gone from the plan's awareness, or has not renewed it,
 // for too long.
 import {
-  actorFor,
   CairnError,
   type ClaimArbiter,
   type ClaimResult,
@@ -23,9 +22,12 @@ import {
   encodeClaimReply,
 } from '@cairn/core/websocket';
 import type * as Y from 'yjs';
+import { actorsOfSubject, mayActAs, statedActors } from './actors.js';
 import type { DueQueue, DueTimes } from './hub/due-times.js';
 import type { Extension, RoomMessage } from './hub/extension.js';
 import { describeError, type Logger } from './log.js';
+
+export { actorsOfSubject, mayActAs } from './actors.js';
 
 export interface ClaimOptions {
   /**
@@ -653,29 +655,6 @@ export class ClaimArbiterService implements Extension {
     }
     return plan;
   }
-}
-
-/** The actors a token's subject is: `agent:<sub>` and `user:<sub>`, or the sub when it names an actor itself. */
-export function actorsOfSubject(sub: string): string[] {
-  const agent = actorFor(sub, 'agent');
-  return agent === sub ? [sub] : [agent, actorFor(sub, 'user')];
-}
-
-/** Whether a token's subject may act as `actor`: one of its own actors, or an agent it runs (`agent:<sub>/<name>`). */
-export function mayActAs(sub: string, actor: string): boolean {
-  const own = actorsOfSubject(sub);
-  if (own.includes(actor)) return true;
-  return own.some((a) => a.startsWith('agent:') && actor.startsWith(`${a}/`) && actor.length > a.length + 1);
-}
-
-/** Actors an awareness state says it is: `presence.id` (the websocket adapter) or `cairn.actor` (the renderer). */
-function statedActors(state: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  const presence = state['presence'] as { id?: unknown } | undefined;
-  const cairn = state['cairn'] as { actor?: unknown } | undefined;
-  if (typeof presence?.id === 'string') out.push(presence.id);
-  if (typeof cairn?.actor === 'string') out.push(cairn.actor);
-  return out;
 }
 
 /** `value` when it is an actor a principal may be; otherwise a refusal that says what is. */

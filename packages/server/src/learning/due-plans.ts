@@ -21,7 +21,7 @@ export class DuePlans {
     private readonly queue: DueQueue,
     private readonly shared: SharedQueue,
     private readonly file: IndexFile | null,
-    private readonly logger: Logger,
+    logger: Logger,
   ) {
     this.writer = new IndexWriter(
       file,

@@ -5,7 +5,6 @@
 // Its times (the settling of a close, the jobs' due times) are queues of the hub's due-time index.
 import {
   type Actor,
-  ActorSchema,
   CairnError,
   callsForTask,
   clearOffer,
@@ -37,18 +36,14 @@ import {
   type ToolSpec,
   TRACE_KEYS,
   type TraceBound,
-  TraceCallSchema,
   type TraceSample,
   toCairnError,
   traceDocId,
-  trimTrace,
 } from '@cairn/core';
 import * as Y from 'yjs';
-import * as z from 'zod';
 import { Emitter } from '../emitter.js';
 import type { DueQueue } from '../hub/due-times.js';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
-import { RemoteOrigin } from '../hub/origin.js';
 import type { IndexFile } from '../index-file.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
 import type { Distiller } from './distiller.js';
