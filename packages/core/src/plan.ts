@@ -37,7 +37,6 @@ import { assertCairnsYjs, newDoc } from './new-doc.js';
 import { closedWith, type PendingEdges, Planner } from './planning.js';
 import {
   type Actor,
-  ActorSchema,
   isOpenStatus,
   type ListFilter,
   ListFilterSchema,

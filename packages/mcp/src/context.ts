@@ -1,7 +1,7 @@
 // Context reads for an MCP client: `resolve_context` (a context template of seeds 000 and 002 resolved on the live
 // plan, as the chat messages to put before the model) and `plan_changes` (only what others changed since a cursor).
 
-import { type Plan, renderDelta, resolveContext } from '@cairn/core';
+import { type Plan, resolveContext } from '@cairn/core';
 import {
   ContextTemplateSchema,
   CURSOR_NOTES,

@@ -5,7 +5,6 @@
 
 import { CairnError, createPlan, isOpenStatus, type Plan } from '@cairn/core';
 import {
-  actorFor,
   CLAIM_REQUEST_TYPES,
   type ClaimArbiter,
   type ClaimReply,
@@ -19,8 +18,12 @@ import {
   toCairnError,
 } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
+import { actorsOfSubject, mayActAs, statedActors } from './actors.js';
+import type { DueQueue, DueTimes } from './hub/due-times.js';
 import type { Extension, RoomMessage } from './hub/extension.js';
 import { describeError, type Logger } from './log.js';
+
+export { actorsOfSubject, mayActAs } from './actors.js';
 
 export interface ClaimOptions {
   /**
@@ -103,6 +106,8 @@ export interface ClaimHost {
   /** Resolves once every edit of the plan so far is durably stored. */
   flush(planId: string): Promise<void>;
   logger: Logger;
+  /** Where the lease checks are scheduled (the hub's due-time index). */
+  readonly dueTimes: DueTimes;
 }
 
 /** One claim the arbiter granted and watches. */
@@ -122,6 +127,8 @@ const NONCE_TTL_MS = 10 * 60_000;
 /** How long a claim survives its holder's absence by default (`absentMs`; `cairn serve --lease-ms`). */
 export const DEFAULT_ABSENT_MS = 60_000;
 const MAX_NONCES = 10_000;
+/** The one key of the arbiter's queue in the due-time index: its next lease check. */
+const CHECK = 'check';
 
 type Decision = Omit<ClaimReply, 'reqId'>;
 
@@ -153,8 +160,11 @@ export class ClaimArbiterService implements Extension {
   /** Actors each connection claimed for: in open mode they are what its awareness stands for. */
   private readonly speaksFor = new WeakMap<ClaimConnection, Set<string>>();
   private readonly pending = new WeakMap<ClaimConnection, number>();
-  private readonly timer: ReturnType<typeof setInterval> | null;
+  /** The next lease check, while there is anything to check; null when leases never lapse. */
+  private readonly checks: DueQueue | null;
+  private readonly sweepMs: number;
   private sweeping: Promise<void> | null = null;
+  private swept = 0;
   private closed = false;
   private readonly reservations: ClaimReservations | null;
 
@@ -167,9 +177,16 @@ export class ClaimArbiterService implements Extension {
     this.renewMs = nonNegative(options.renewMs ?? 0, 'renewMs');
     this.now = options.now ?? Date.now;
     const shortest = Math.min(...[this.absentMs, this.renewMs].filter((ms) => ms > 0));
-    const sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
-    this.timer = Number.isFinite(shortest) ? setInterval(() => void this.sweep(), sweepMs) : null;
-    this.timer?.unref?.();
+    this.sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
+    this.checks = Number.isFinite(shortest) ? host.dueTimes.queue('claims', () => this.timedSweep()) : null;
+    // In a cluster a lease granted elsewhere may lapse here, so the checks never stop; alone, only while there are
+    // plans with leases (or remembered requests) to look at.
+    if (this.reservations) this.scheduleCheck();
+  }
+
+  /** How many lease checks have finished since the start (tests count them). */
+  get sweeps(): number {
+    return this.swept;
   }
 
   /**
@@ -227,13 +244,14 @@ export class ClaimArbiterService implements Extension {
   sweep(): Promise<void> {
     this.sweeping ??= this.sweepOnce().finally(() => {
       this.sweeping = null;
+      this.swept++;
     });
     return this.sweeping;
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.checks) this.host.dueTimes.remove(this.checks);
   }
 
   /** In a cluster every loaded plan is swept: it may hold leases another server granted. */
@@ -606,8 +624,22 @@ export class ClaimArbiterService implements Extension {
     if (!claims) {
       claims = { leases: new Map(), absentSince: new Map(), decided: new Map() };
       this.plans.set(planId, claims);
+      this.scheduleCheck();
     }
     return claims;
+  }
+
+  /** The check the index runs: every `sweepMs` while there is anything to check. */
+  private async timedSweep(): Promise<void> {
+    this.checks?.set(CHECK, null);
+    this.scheduleCheck();
+    await this.sweep();
+    if (this.plans.size === 0 && !this.reservations) this.checks?.set(CHECK, null);
+  }
+
+  private scheduleCheck(): void {
+    if (!this.checks || this.closed || this.checks.has(CHECK)) return;
+    this.checks.set(CHECK, this.host.dueTimes.now() + this.sweepMs);
   }
 
   private viewOf(doc: Y.Doc): Plan {
@@ -619,29 +651,6 @@ export class ClaimArbiterService implements Extension {
     }
     return plan;
   }
-}
-
-/** The actors a token's subject is: `agent:<sub>` and `user:<sub>`, or the sub when it names an actor itself. */
-export function actorsOfSubject(sub: string): string[] {
-  const agent = actorFor(sub, 'agent');
-  return agent === sub ? [sub] : [agent, actorFor(sub, 'user')];
-}
-
-/** Whether a token's subject may act as `actor`: one of its own actors, or an agent it runs (`agent:<sub>/<name>`). */
-export function mayActAs(sub: string, actor: string): boolean {
-  const own = actorsOfSubject(sub);
-  if (own.includes(actor)) return true;
-  return own.some((a) => a.startsWith('agent:') && actor.startsWith(`${a}/`) && actor.length > a.length + 1);
-}
-
-/** Actors an awareness state says it is: `presence.id` (the websocket adapter) or `cairn.actor` (the renderer). */
-function statedActors(state: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  const presence = state['presence'] as { id?: unknown } | undefined;
-  const cairn = state['cairn'] as { actor?: unknown } | undefined;
-  if (typeof presence?.id === 'string') out.push(presence.id);
-  if (typeof cairn?.actor === 'string') out.push(cairn.actor);
-  return out;
 }
 
 /** `value` when it is an actor a principal may be; otherwise a refusal that says what is. */
