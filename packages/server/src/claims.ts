@@ -34,7 +34,7 @@ export interface ClaimOptions {
   absentMs?: number;
   /** A claim lapses when its holder has not renewed it (claimed the task again) for this long. Default 0: off. */
   renewMs?: number;
-  /** How often leases are checked. Default: a quarter of the shorter lease time, from 50 ms to 5 s. */
+  /** How often leases are checked. Default: a quarter of the shorter lease time, from 50 ms to 5 s; 0: never by itself. */
   sweepMs?: number;
   /** Clock in ms. Default `Date.now`. */
   now?: () => number;
@@ -172,7 +172,9 @@ export class ClaimArbiterService implements Extension {
     this.now = options.now ?? Date.now;
     const shortest = Math.min(...[this.absentMs, this.renewMs].filter((ms) => ms > 0));
     const sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
-    this.timer = Number.isFinite(shortest) ? setInterval(() => void this.sweep(), sweepMs) : null;
+    // sweepMs 0: no timer; the host sweeps when it chooses (a Durable Object from its alarm, at `nextLapseAt`).
+    this.timer =
+      Number.isFinite(shortest) && sweepMs > 0 ? setInterval(() => void this.sweep(), sweepMs) : null;
     this.timer?.unref?.();
   }
 
@@ -225,6 +227,23 @@ export class ClaimArbiterService implements Extension {
       renewedAt,
       absentSince: claims.absentSince.get(holder) ?? null,
     }));
+  }
+
+  /**
+   * When the next lease of `planId` lapses if nothing changes (ms), or null: a holder absent since the last sweep
+   * after `absentMs`, any holder after `renewMs` without a renewal. A present holder has no time until a sweep
+   * finds it gone, so a host without the timer sweeps after each event and then at this time.
+   */
+  nextLapseAt(planId: string): number | null {
+    const claims = this.plans.get(planId);
+    if (!claims) return null;
+    let next: number | null = null;
+    for (const lease of claims.leases.values()) {
+      const gone = claims.absentSince.get(lease.holder);
+      if (this.absentMs > 0 && gone !== undefined) next = Math.min(next ?? Infinity, gone + this.absentMs);
+      if (this.renewMs > 0) next = Math.min(next ?? Infinity, lease.renewedAt + this.renewMs);
+    }
+    return next;
   }
 
   /** Checks every lease once: frees the tasks of holders gone too long. Runs on a timer; callable by tests. */
