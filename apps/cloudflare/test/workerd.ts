@@ -43,7 +43,7 @@ export interface RunningWorkerd {
   readonly storageDir: string;
   /** SIGKILL: no chance to flush anything. */
   kill9(): Promise<void>;
-  /** Starts workerd again on the same storage directory (after kill9 or stop). */
+  /** Starts workerd again on the same storage directory and port (after kill9, or stopping it first). */
   restart(): Promise<void>;
   /** SIGTERM and removes the storage directory. */
   dispose(): Promise<void>;

@@ -152,6 +152,14 @@ export class CairnPlanObject {
       // No timer may keep an idle object awake: no keep-alives, no idle unload (eviction is the unload).
       keepAliveMs: 0,
     });
+    // y-protocols' Awareness renews and expires presence on a 3 s interval; a pending interval keeps a Durable
+    // Object from hibernating. Here a socket's presence ends when it closes, and all of it with the eviction
+    // (clients renew theirs every 15 s, so a woken room has it back within that).
+    hub.use(() => ({
+      name: 'hibernatable presence',
+      loaded: (room) =>
+        clearInterval((room.awareness as unknown as { _checkInterval: number })._checkInterval),
+    }));
     const claims = hub.use(
       (host) => new ClaimArbiterService(host, { sweepMs: 0, absentMs: leaseMsFromEnv(this.env) }),
     );
