@@ -117,6 +117,7 @@ export {
 } from './learning/traces.js';
 export type { TransactionOrigin } from './origins.js';
 export { readOrigin, registerOrigin } from './origins.js';
+export type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './persistence/adapter.js';
 export type {
   BlockedTask,
   CreatePlanOptions,
