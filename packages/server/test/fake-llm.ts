@@ -32,8 +32,14 @@ export interface FakeLlm {
 
 let served = 0;
 
-/** Starts one on a free port (closed after the test); set `reply` to script it. */
-export async function startFakeLlm(reply: FakeLlm['reply'] = () => ({ content: 'ok' })): Promise<FakeLlm> {
+/**
+ * Starts one on a free port, closed after the test (or through `cleanup`, e.g. after a whole file); set `reply` to
+ * script it.
+ */
+export async function startFakeLlm(
+  reply: FakeLlm['reply'] = () => ({ content: 'ok' }),
+  cleanup: (close: () => Promise<void>) => void = onCleanup,
+): Promise<FakeLlm> {
   const fake: FakeLlm = { url: '', calls: [], reply };
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -112,7 +118,7 @@ export async function startFakeLlm(reply: FakeLlm['reply'] = () => ({ content: '
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return fake;
 }
