@@ -33,6 +33,8 @@ export interface WorkerdOptions {
   vars: Record<string, string>;
   /** Shows workerd's own log (uncaught exceptions). Default: the WORKERD_VERBOSE environment variable. */
   verbose?: boolean;
+  /** Receives what workerd writes to stderr (the worker's console.warn and console.error among it). */
+  onOutput?: (chunk: string) => void;
 }
 
 export interface RunningWorkerd {
@@ -77,6 +79,7 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
     let stderr = '';
     proc.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
+      options.onOutput?.(chunk.toString());
       if (verbose) process.stderr.write(chunk);
     });
     const control = proc.stdio[3] as Readable;
