@@ -149,8 +149,9 @@ export class CairnPlanObject {
       store,
       auth,
       logger: consoleLogger,
-      // No timer may keep an idle object awake: no keep-alives, no idle unload (eviction is the unload).
-      keepAliveMs: 0,
+      // No timer may keep an idle object awake: keep-alives go out after each event (clients renew their presence
+      // every 15 s, which is such an event), and there is no idle unload (eviction is the unload).
+      keepAliveTimer: false,
     });
     // y-protocols' Awareness renews and expires presence on a 3 s interval; a pending interval keeps a Durable
     // Object from hibernating. Here a socket's presence ends when it closes, and all of it with the eviction
@@ -251,6 +252,7 @@ export class CairnPlanObject {
 
   /** After each event: pins a plan that was loaded, then sets the one alarm to the soonest due time, or clears it. */
   private async armAlarm(runtime: Runtime): Promise<void> {
+    runtime.hub.sendKeepAlives();
     try {
       if (!runtime.handle && runtime.hub.isLoaded(runtime.planId))
         runtime.handle = await runtime.hub.openPlan(runtime.planId);
