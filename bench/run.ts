@@ -26,16 +26,25 @@ export const BENCHMARKS = [
   'agent-adapters',
   'cluster-storage',
   'many-plans',
+  'edge-host',
 ] as const;
 
 /** Seconds a benchmark may take (quick, full) where the default (60, 420) is too short. */
 const TIME_LIMITS_S: Record<string, { quick: number; full: number }> = {
   // Three systems, each on its own services, three interleaved runs.
   'cluster-fanout': { quick: 300, full: 1500 },
+  // Two hosts with 50 clients each for three rounds, then 1,000 idle sockets per host and a hibernation wait.
+  'edge-host': { quick: 180, full: 900 },
 };
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
-const SERVER_BENCHMARKS: readonly string[] = ['sync-latency', 'fanout', 'cluster-latency', 'cluster-fanout'];
+const SERVER_BENCHMARKS: readonly string[] = [
+  'sync-latency',
+  'fanout',
+  'cluster-latency',
+  'cluster-fanout',
+  'edge-host',
+];
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
