@@ -1,6 +1,9 @@
 // What the object keeps across the runtime's death and its own eviction: kill -9 of workerd during a stream of
 // acknowledged writes loses none of them and clients reconnect; an object evicted while its sockets stay open
 // (WebSocket Hibernation) wakes on the next message, greets its sockets again (SyncStep1) and handles it.
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { createPlan } from '@cairn/core';
 import { until } from '@cairn/core/testing';
 import * as decoding from 'lib0/decoding';
@@ -30,6 +33,21 @@ beforeAll(async () => {
   w = await startWorkerd({ vars: { CAIRN_SECRET: SECRET } });
 });
 afterAll(() => w?.dispose());
+
+/** The SQLite file of the object holding `plan` (each object has one, named by its id). */
+function objectFile(plan: string): string {
+  for (const dir of readdirSync(w.storageDir)) {
+    for (const name of readdirSync(join(w.storageDir, dir)).filter((n) => n.endsWith('.sqlite'))) {
+      const file = join(w.storageDir, dir, name);
+      if (sqlite(file, "SELECT value FROM cairn_object WHERE key = 'plan'") === plan) return file;
+    }
+  }
+  throw new Error(`no object file holds ${plan}`);
+}
+
+function sqlite(file: string, query: string): string {
+  return execFileSync('sqlite3', [file, query], { encoding: 'utf8' }).trim();
+}
 
 /** Whether a message is a SyncStep1 (what the server greets a socket with). */
 function isSyncStep1(message: Uint8Array): boolean {
@@ -114,5 +132,47 @@ describe('the Durable Object host survives', () => {
       const d = decoding.createDecoder(m);
       return decoding.readVarUint(d) === 0 && decoding.readVarUint(d) === 2;
     });
+  });
+
+  it('a damaged row: the plan is refused (503, 4503) with where the damage is, and nothing is written over it', async () => {
+    const plan = 'acme:damaged';
+    const headers = { authorization: `Bearer ${await token(plan)}`, 'content-type': 'application/json' };
+    const url = () => `${w.url}/api/plans/${encodeURIComponent(plan)}`;
+    for (const title of ['First', 'Second']) {
+      const added = await fetch(`${url()}/tools/add_tasks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ tasks: [{ title }] }),
+      });
+      expect(added.status).toBe(200);
+    }
+    await w.kill9();
+    const file = objectFile(plan);
+    sqlite(
+      file,
+      'UPDATE cairn_updates SET crc = (crc + 1) % 4294967296 WHERE seq = (SELECT MIN(seq) FROM cairn_updates)',
+    );
+    const before = sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq');
+    await w.restart();
+
+    const read = await fetch(`${url()}/tasks`, { headers });
+    expect(read.status).toBe(503);
+    const body = (await read.json()) as {
+      error: { code: string; message: string; damage: { path: string; offset: number } };
+    };
+    expect(body.error.code).toBe('storage');
+    expect(body.error.message).toMatch(/damaged at record/);
+    expect(body.error.damage).toMatchObject({ path: 'sqlite:cairn_updates' });
+    const write = await fetch(`${url()}/tools/add_tasks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ tasks: [{ title: 'Over it' }] }),
+    });
+    expect(write.status).toBe(503);
+    const socket = rawClient(ws(), plan, { token: await token(plan) });
+    expect((await socket.closed).code).toBe(4503);
+    await w.kill9();
+    expect(sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq')).toBe(before);
+    await w.restart();
   });
 });

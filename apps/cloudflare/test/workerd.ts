@@ -90,6 +90,16 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
       }),
     ])) as [Buffer];
     port = (JSON.parse(chunk.toString().split('\n')[0] ?? '{}') as { port: number }).port;
+    // On a restart the listen event can come before the socket accepts: ready once /healthz answers.
+    for (const deadline = Date.now() + 10_000; ; ) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
+      } catch (error) {
+        if (Date.now() > deadline || proc.exitCode !== null)
+          throw new Error(`workerd does not answer: ${stderr}`, { cause: error });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
   };
   const stopIt = async (signal: NodeJS.Signals) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return;

@@ -6,10 +6,11 @@ import type { Hono } from 'hono';
 import type { Grant } from '../auth.js';
 import { AutoCloser, judgeFromEnv } from '../auto-close.js';
 import { ClaimArbiterService } from '../claims.js';
-import { createHttpApp, errorResponse } from '../http/app.js';
+import { bearerToken, createHttpApp, errorResponse } from '../http/app.js';
 import { registerContextTemplateRoute } from '../http/context-template.js';
 import { registerConversationRoutes } from '../http/conversation.js';
 import { type PlanRoutesOptions, registerPlanRoutes } from '../http/plans.js';
+import { HttpRateLimiter } from '../http/rate-limit.js';
 import type { HubConnection, HubSocket } from '../hub/connection.js';
 import type { PlanHandle } from '../hub/extension.js';
 import { SyncHub } from '../hub/hub.js';
@@ -62,6 +63,7 @@ export class CairnPlanObject {
   private runtime: Promise<Runtime> | null = null;
   /** Connections of this incarnation; a socket missing here was accepted before a hibernation. */
   private readonly connections = new Map<HibernatableWebSocket, HubConnection>();
+  private readonly rateLimiter = new HttpRateLimiter();
   /** The alarm time last set, so an event that changes nothing costs no storage call. */
   private alarmAt: number | null | undefined;
 
@@ -76,12 +78,22 @@ export class CairnPlanObject {
       const response =
         request.headers.get('upgrade')?.toLowerCase() === 'websocket'
           ? await this.upgrade(runtime, request)
-          : await runtime.app.fetch(request);
+          : await this.serveHttp(runtime, request);
       await this.armAlarm(runtime);
       return response;
     } catch (error) {
       return errorResponse(toCairnError(error));
     }
+  }
+
+  /** The plan API, behind the same per-caller rate limits as `cairn serve` (here per plan object). */
+  private serveHttp(runtime: Runtime, request: Request): Promise<Response> | Response {
+    const bearer = bearerToken(request.headers.get('authorization'));
+    const caller = bearer
+      ? `token:${bearer}`
+      : `address:${request.headers.get('cf-connecting-ip') ?? 'unknown'}`;
+    this.rateLimiter.checkCaller(caller, request.headers.get('content-length'));
+    return runtime.app.fetch(request);
   }
 
   async webSocketMessage(ws: HibernatableWebSocket, message: ArrayBuffer | string): Promise<void> {
@@ -180,7 +192,9 @@ export class CairnPlanObject {
     registerConversationRoutes(app, hub, routes);
     registerContextTemplateRoute(app, hub, routes);
     const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, handle: null };
-    if (hasRows(this.ctx)) runtime.handle = await hub.openPlan(planId);
+    // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
+    // (503, 4503), as on `cairn serve`, and the hub has logged why.
+    if (hasRows(this.ctx)) runtime.handle = await hub.openPlan(planId).catch(() => null);
     return runtime;
   }
 

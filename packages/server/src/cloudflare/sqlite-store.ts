@@ -114,6 +114,7 @@ export class SqlitePlanStore implements PlanStore {
       updates.push(data);
       bytes += data.byteLength;
     }
+    this.damaged = null; // a load that succeeds ends a refusal (an operator repaired the rows)
     this.records = rows.length;
     this.bytes = bytes;
     this.lastSeq = rows.at(-1)?.seq ?? 0;
@@ -193,14 +194,19 @@ export class SqlitePlanStore implements PlanStore {
     await this.release(this.planId);
   }
 
+  /** Only from a snapshot at the log's last row, and only while every row's checksum holds (as the disk store). */
   firstRead(planId: string): DecodedSnapshot | null {
     if (planId !== this.planId || this.damaged) return null;
     const snapshot = this.readSnapshot();
     if (!snapshot) return null;
-    const last = this.storage.sql
-      .exec<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM cairn_updates')
-      .one().seq;
-    return snapshot.at === (last ?? 0) ? snapshot : null;
+    let last = 0;
+    for (const row of this.storage.sql.exec<UpdateRow>(
+      'SELECT seq, data, crc FROM cairn_updates ORDER BY seq',
+    )) {
+      if (crc32(new Uint8Array(row.data)) !== row.crc >>> 0) return null; // the load reports it
+      last = row.seq;
+    }
+    return snapshot.at === last ? snapshot : null;
   }
 
   metrics(): StoreMetrics {
