@@ -277,7 +277,8 @@ export async function run({
         `${medianRatio.low.toFixed(2)} to ${medianRatio.high.toFixed(2)}); below 1 is the DO host faster.`,
       `RSS (MiB) before / connected / after idle: Node ${mib(idle.node.rssBefore)} / ${mib(idle.node.rssConnected)} / ${mib(idle.node.rssIdle)}, ` +
         `workerd ${mib(idle.workerd.rssBefore)} / ${mib(idle.workerd.rssConnected)} / ${mib(idle.workerd.rssIdle)}. Local workerd runs every ` +
-        'object in one process, so its RSS is the whole runtime; on Cloudflare a hibernated object holds no memory that is billed.',
+        'object in one process, so its RSS is the whole runtime, and it did not fall after the eviction (the wake times show the objects were ' +
+        'evicted): the runtime keeps what its isolate once used. This row does not measure what a hibernated object costs on Cloudflare.',
       'The DO host acknowledges a write after `ctx.storage.sync()`; the Node host after an fsync. y-partyserver was not measured: it needs wrangler or miniflare, which need Node 22.',
     ],
   };
