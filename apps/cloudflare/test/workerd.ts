@@ -63,6 +63,7 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
   let proc: ChildProcess;
   let port = 0;
 
+  // A restart listens on the port it had, so clients reconnect to the address they know.
   const spawnIt = async () => {
     const args = [
       'serve',
@@ -70,7 +71,7 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
       '-d',
       `do-storage=${storageDir}`,
       '-s',
-      'http=127.0.0.1:0',
+      `http=127.0.0.1:${port}`,
       '--control-fd',
       '3',
     ];
