@@ -47,6 +47,7 @@ export { cursorFromStateVector, cursorKnown, cursorOf, readCursor } from './curs
 export type { MalformedEntry } from './doc.js';
 export type { CairnErrorJSON, ErrorCode } from './errors.js';
 export { CairnError, ERROR_CODES, isCairnError, toCairnError } from './errors.js';
+export { collectChanges } from './events.js';
 export type { StoredPlan } from './first-read.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';

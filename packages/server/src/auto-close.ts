@@ -1,7 +1,6 @@
 // Auto-close (seed 001): after a turn, a judge rates every open task of the plan against the latest exchange
 // (completed? abandoned?) and a task rated at >= 0.75 is closed as done or cancelled by the actor `auto_close`.
 // The judge is pluggable; `chatCompletionsJudge` asks any OpenAI-compatible chat-completions endpoint.
-import { EventEmitter } from 'node:events';
 import {
   CairnError,
   type Chat,
@@ -15,6 +14,8 @@ import {
 import type * as Y from 'yjs';
 import * as z from 'zod';
 import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from './chat-completions.js';
+import { Emitter } from './emitter.js';
+import type { DueQueue } from './hub/due-times.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
@@ -218,7 +219,7 @@ function finalReply(messages: readonly ChatEntry[]): ChatEntry | null {
 const MAX_REMEMBERED_PLANS = 10_000;
 
 /** Auto-close is a hub extension: it watches each plan's chat as the plan loads, and stops when the hub closes. */
-export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extension {
+export class AutoCloser extends Emitter<AutoCloseEvents> implements Extension {
   readonly name = 'auto_close';
   readonly judgeName: string;
   private readonly judge: Judge;
@@ -229,15 +230,18 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
   private readonly logger: Logger;
   /** The last final reply judged (or present at load) per plan, so a turn is judged once. */
   private readonly judged = new Map<string, string>();
-  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Turns waiting to settle, by plan (due-time index): the final reply that ended each, and its chat. */
+  private readonly settling: DueQueue;
+  private readonly turns = new Map<string, { chat: Chat; replyId: string }>();
   private readonly running = new Map<string, Promise<JudgeRun>>();
   private readonly chats = new WeakMap<Y.Doc, Chat>();
   private readonly decisions: Counter;
   private readonly decisionLog = new Map<string, CloseDecision[]>();
   private closed = false;
   private readonly runOnce: JobLock | null;
-  /** Looks again at turns another server took, once its lock lapses (it may have died mid-judgement). */
-  private readonly retries = new Set<ReturnType<typeof setTimeout>>();
+  /** Looks again at turns another server took, once its lock lapses (it may have died mid-judgement), by lock key. */
+  private readonly retries: DueQueue;
+  private readonly retrying = new Map<string, { planId: string; lock: JobLock }>();
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -257,6 +261,8 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
     this.maxTasks = options.maxTasks ?? 20;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.logger = options.logger ?? silentLogger;
+    this.settling = hub.dueTimes.queue('auto-close', (now) => this.settled(now));
+    this.retries = hub.dueTimes.queue('auto-close-retry', (now) => this.retryDue(now));
     this.decisions = hub.registry.counter(
       'cairn_auto_close_judgements_total',
       'Tasks judged by auto-close, by decision (done, cancelled, open, error).',
@@ -284,12 +290,22 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
     return [...(this.decisionLog.get(planId) ?? [])];
   }
 
+  /**
+   * Turns this server still has work for: settling, being judged, or taken by another server and looked at again
+   * until judged (it judges them if that server died). 0: no judgement can start without a new turn.
+   */
+  get turnsInHand(): number {
+    return this.settling.size + this.running.size + this.retrying.size;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    for (const timer of this.retries) clearTimeout(timer);
+    this.hub.dueTimes.remove(this.settling);
+    this.hub.dueTimes.remove(this.retries);
+    this.settling.clear();
+    this.turns.clear();
     this.retries.clear();
+    this.retrying.clear();
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -308,19 +324,35 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
     const present = finalReply(chat.list());
     if (present) this.remember(planId, present.id);
     chat.onChange(() => {
+      if (this.closed) return;
       const reply = finalReply(chat.list());
-      const pending = this.timers.get(planId);
-      if (pending) clearTimeout(pending);
-      this.timers.delete(planId);
-      if (!reply || this.judged.get(planId) === reply.id) return;
-      const timer = setTimeout(() => {
-        this.timers.delete(planId);
-        if (this.closed || finalReply(chat.list())?.id !== reply.id) return;
-        void this.run(planId);
-      }, this.settleMs);
-      timer.unref?.();
-      this.timers.set(planId, timer);
+      if (!reply || this.judged.get(planId) === reply.id) {
+        this.settling.set(planId, null);
+        this.turns.delete(planId);
+        return;
+      }
+      this.turns.set(planId, { chat, replyId: reply.id });
+      this.settling.set(planId, this.hub.dueTimes.now() + this.settleMs);
     });
+  }
+
+  /** Turns whose chat stayed quiet for `settleMs` after their final reply: judged. */
+  private settled(now: number): void {
+    for (const planId of this.settling.due(now)) {
+      const turn = this.turns.get(planId);
+      this.settling.set(planId, null);
+      this.turns.delete(planId);
+      if (this.closed || !turn || finalReply(turn.chat.list())?.id !== turn.replyId) continue;
+      void this.run(planId);
+    }
+  }
+
+  private retryDue(now: number): void {
+    for (const key of this.retries.due(now)) {
+      const retry = this.retrying.get(key);
+      this.retries.set(key, null);
+      if (retry && !this.closed) void this.retryWhenLapsed(retry.planId, key, retry.lock);
+    }
   }
 
   private remember(planId: string, messageId: string): void {
@@ -451,6 +483,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
    * turn is done, without loading the plan.
    */
   private async retryWhenLapsed(planId: string, key: string, lock: JobLock): Promise<void> {
+    this.retrying.set(key, { planId, lock });
     let ms: number | null;
     try {
       ms = await lock.lapsesIn(key);
@@ -458,17 +491,14 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       ms = this.timeoutMs * 2; // Redis away: look again after a whole lock's time
       this.logger.error('could not read a judging lock', { plan: planId, error: describeError(error) });
     }
-    if (ms === null || this.closed) return;
-    if (ms === 0) {
+    if (ms !== null && !this.closed) {
+      if (ms > 0) {
+        this.retries.set(key, this.hub.dueTimes.now() + ms + 50);
+        return;
+      }
       void this.run(planId);
-      return;
     }
-    const timer = setTimeout(() => {
-      this.retries.delete(timer);
-      void this.retryWhenLapsed(planId, key, lock);
-    }, ms + 50);
-    timer.unref?.();
-    this.retries.add(timer);
+    this.retrying.delete(key);
   }
 
   private record(entry: CloseDecision): void {
@@ -500,7 +530,7 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       error,
       ...(output !== undefined ? { output: clip(safeJson(output), 500) } : {}),
     });
-    this.emit('judged', result);
+    this.emit('judged', [result]);
     return result;
   }
 
@@ -510,9 +540,9 @@ export class AutoCloser extends EventEmitter<AutoCloseEvents> implements Extensi
       const entry: CloseDecision = { kind: 'task_close', at: new Date().toISOString(), ...judgement };
       this.record(entry);
       this.logger.info('task_close', { ...entry });
-      this.emit('task_close', judgement);
+      this.emit('task_close', [judgement]);
     }
-    this.emit('judged', result);
+    this.emit('judged', [result]);
     return result;
   }
 }

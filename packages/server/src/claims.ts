@@ -23,6 +23,7 @@ import {
   encodeClaimReply,
 } from '@cairn/core/websocket';
 import type * as Y from 'yjs';
+import type { DueQueue, DueTimes } from './hub/due-times.js';
 import type { Extension, RoomMessage } from './hub/extension.js';
 import { describeError, type Logger } from './log.js';
 
@@ -34,7 +35,7 @@ export interface ClaimOptions {
   absentMs?: number;
   /** A claim lapses when its holder has not renewed it (claimed the task again) for this long. Default 0: off. */
   renewMs?: number;
-  /** How often leases are checked. Default: a quarter of the shorter lease time, from 50 ms to 5 s; 0: never by itself. */
+  /** How often leases are checked. Default: a quarter of the shorter lease time, from 50 ms to 5 s. */
   sweepMs?: number;
   /** Clock in ms. Default `Date.now`. */
   now?: () => number;
@@ -107,6 +108,8 @@ export interface ClaimHost {
   /** Resolves once every edit of the plan so far is durably stored. */
   flush(planId: string): Promise<void>;
   logger: Logger;
+  /** Where the lease checks are scheduled (the hub's due-time index). */
+  readonly dueTimes: DueTimes;
 }
 
 /** One claim the arbiter granted and watches. */
@@ -126,6 +129,8 @@ const NONCE_TTL_MS = 10 * 60_000;
 /** How long a claim survives its holder's absence by default (`absentMs`; `cairn serve --lease-ms`). */
 export const DEFAULT_ABSENT_MS = 60_000;
 const MAX_NONCES = 10_000;
+/** The one key of the arbiter's queue in the due-time index: its next lease check. */
+const CHECK = 'check';
 
 type Decision = Omit<ClaimReply, 'reqId'>;
 
@@ -157,8 +162,11 @@ export class ClaimArbiterService implements Extension {
   /** Actors each connection claimed for: in open mode they are what its awareness stands for. */
   private readonly speaksFor = new WeakMap<ClaimConnection, Set<string>>();
   private readonly pending = new WeakMap<ClaimConnection, number>();
-  private readonly timer: ReturnType<typeof setInterval> | null;
+  /** The next lease check, while there is anything to check; null when leases never lapse. */
+  private readonly checks: DueQueue | null;
+  private readonly sweepMs: number;
   private sweeping: Promise<void> | null = null;
+  private swept = 0;
   private closed = false;
   private readonly reservations: ClaimReservations | null;
 
@@ -171,11 +179,16 @@ export class ClaimArbiterService implements Extension {
     this.renewMs = nonNegative(options.renewMs ?? 0, 'renewMs');
     this.now = options.now ?? Date.now;
     const shortest = Math.min(...[this.absentMs, this.renewMs].filter((ms) => ms > 0));
-    const sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
-    // sweepMs 0: no timer; the host sweeps when it chooses (a Durable Object from its alarm, at `nextLapseAt`).
-    this.timer =
-      Number.isFinite(shortest) && sweepMs > 0 ? setInterval(() => void this.sweep(), sweepMs) : null;
-    this.timer?.unref?.();
+    this.sweepMs = options.sweepMs ?? Math.min(5_000, Math.max(50, Math.floor(shortest / 4)));
+    this.checks = Number.isFinite(shortest) ? host.dueTimes.queue('claims', () => this.timedSweep()) : null;
+    // In a cluster a lease granted elsewhere may lapse here, so the checks never stop; alone, only while there are
+    // plans with leases (or remembered requests) to look at.
+    if (this.reservations) this.scheduleCheck();
+  }
+
+  /** How many lease checks have finished since the start (tests count them). */
+  get sweeps(): number {
+    return this.swept;
   }
 
   /**
@@ -229,34 +242,18 @@ export class ClaimArbiterService implements Extension {
     }));
   }
 
-  /**
-   * When the next lease of `planId` lapses if nothing changes (ms), or null: a holder absent since the last sweep
-   * after `absentMs`, any holder after `renewMs` without a renewal. A present holder has no time until a sweep
-   * finds it gone, so a host without the timer sweeps after each event and then at this time.
-   */
-  nextLapseAt(planId: string): number | null {
-    const claims = this.plans.get(planId);
-    if (!claims) return null;
-    let next: number | null = null;
-    for (const lease of claims.leases.values()) {
-      const gone = claims.absentSince.get(lease.holder);
-      if (this.absentMs > 0 && gone !== undefined) next = Math.min(next ?? Infinity, gone + this.absentMs);
-      if (this.renewMs > 0) next = Math.min(next ?? Infinity, lease.renewedAt + this.renewMs);
-    }
-    return next;
-  }
-
   /** Checks every lease once: frees the tasks of holders gone too long. Runs on a timer; callable by tests. */
   sweep(): Promise<void> {
     this.sweeping ??= this.sweepOnce().finally(() => {
       this.sweeping = null;
+      this.swept++;
     });
     return this.sweeping;
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.checks) this.host.dueTimes.remove(this.checks);
   }
 
   /** In a cluster every loaded plan is swept: it may hold leases another server granted. */
@@ -629,8 +626,22 @@ export class ClaimArbiterService implements Extension {
     if (!claims) {
       claims = { leases: new Map(), absentSince: new Map(), decided: new Map() };
       this.plans.set(planId, claims);
+      this.scheduleCheck();
     }
     return claims;
+  }
+
+  /** The check the index runs: every `sweepMs` while there is anything to check. */
+  private async timedSweep(): Promise<void> {
+    this.checks?.set(CHECK, null);
+    this.scheduleCheck();
+    await this.sweep();
+    if (this.plans.size === 0 && !this.reservations) this.checks?.set(CHECK, null);
+  }
+
+  private scheduleCheck(): void {
+    if (!this.checks || this.closed || this.checks.has(CHECK)) return;
+    this.checks.set(CHECK, this.host.dueTimes.now() + this.sweepMs);
   }
 
   private viewOf(doc: Y.Doc): Plan {

@@ -74,6 +74,8 @@ export { DEFAULT_HTTP_RATE_LIMITS } from './http/rate-limit.js';
 export { authorizeRequest, registerCoreRoutes } from './http/routes.js';
 export { serveStatic } from './http/static.js';
 export type { Connection, HubConnection, HubSocket } from './hub/connection.js';
+export type { DueRun, QueueOptions, Scheduler } from './hub/due-times.js';
+export { DueQueue, DueTimes, timerScheduler } from './hub/due-times.js';
 export type {
   AuthRequest,
   Extension,
@@ -90,6 +92,8 @@ export type { AuthDecision, CairnMessageHandler, HubOptions } from './hub/hub.js
 export { SyncHub } from './hub/hub.js';
 export type { Limits } from './hub/limits.js';
 export { DEFAULT_LIMITS } from './hub/limits.js';
+export type { TaskChangeSubscription, TaskFieldChange } from './hub/task-changes.js';
+export type { IndexFile } from './index-file.js';
 export { withLearningAccess } from './learning/access.js';
 export type { Distiller } from './learning/distiller.js';
 export { chatCompletionsDistiller, distillerFromEnv, distillRequest } from './learning/distiller.js';
@@ -107,14 +111,17 @@ export { registerLearningRoutes, skillView } from './learning/routes.js';
 export type { SharedLearningQueue } from './learning/shared-queue.js';
 export type { LogFields, Logger } from './log.js';
 export { createConsoleLogger, silentLogger } from './log.js';
+export type { MetricsRegistryOptions } from './metrics.js';
 export { MetricsRegistry } from './metrics.js';
 export type { ModelProxyOptions } from './model-proxy.js';
 export { modelProxyFromEnv, registerModelRoutes } from './model-proxy.js';
 export type { CairnServer, CairnServerOptions, ListenInfo } from './node-host.js';
 export { createCairnServer, upgradeToken } from './node-host.js';
+export { nodeProcessMetrics } from './process-metrics.js';
 export type { DiskStoreOptions } from './store/disk.js';
 export { DiskStore } from './store/disk.js';
 export { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
+export { nodeIndexFile } from './store/index-file.js';
 export type { MemoryStoreOptions } from './store/memory.js';
 export { MemoryStore } from './store/memory.js';
 export type { DamagedLog, PlanStore, StoreMetrics } from './store/store.js';

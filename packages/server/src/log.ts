@@ -9,11 +9,15 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
 }
 
-/** Lines like `[cairn] warn: plan "x" could not be loaded {"error":"..."}` on stderr. */
+/** Lines like `[cairn] warn: plan "x" could not be loaded {"error":"..."}` on stderr (the console's elsewhere). */
 export function createConsoleLogger(options: { quiet?: boolean } = {}): Logger {
   const write = (level: string, message: string, fields?: LogFields) => {
     const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';
-    process.stderr.write(`[cairn] ${level}: ${message}${extra}\n`);
+    const line = `[cairn] ${level}: ${message}${extra}`;
+    const stderr = (globalThis as { process?: { stderr?: { write(text: string): unknown } } }).process
+      ?.stderr;
+    if (stderr) stderr.write(`${line}\n`);
+    else console.error(line);
   };
   return {
     info: (message, fields) => {

@@ -1,7 +1,6 @@
-// The server's Prometheus metrics: prom-client (the exposition format, Node's default process metrics) behind the
-// small API the hub and its extensions use. Label values must stay few (a message type, an operation): never a
-// plan id or a user.
-import * as client from 'prom-client';
+// The server's Prometheus metrics, rendered in the text exposition format (version 0.0.4) by the registry itself,
+// so the hub runs on every runtime; a Node host adds Node's process metrics (process-metrics.ts, prom-client).
+// Label values must stay few (a message type, an operation): never a plan id or a user.
 
 type Labels = Record<string, string>;
 
@@ -24,72 +23,63 @@ function labelIdentity(labels: Labels): { names: string; key: string } {
   return { names: entries.map(([name]) => name).join(','), key: JSON.stringify(entries) };
 }
 
-/**
- * One prom-client metric whose label names come from its first use, so callers never declare them (prom-client
- * wants them up front). Until something is recorded the metric has no labels, and a counter reads `name 0`.
- */
-class Series<M extends client.Counter | client.Histogram> {
-  private metric: M;
+/** Label names are fixed by a metric's first use, so callers never declare them; later uses must name the same. */
+class LabelNames {
   private names: string | null = null;
-
-  constructor(
-    private readonly registry: client.Registry,
-    private readonly name: string,
-    private readonly make: (labelNames: string[]) => M,
-  ) {
-    this.metric = this.register([]);
-  }
-
-  /** The metric to record labels named `names` on: made on first use; later uses must name the same ones. */
-  for(names: string): M {
-    if (this.names === names) return this.metric;
+  constructor(private readonly metric: string) {}
+  check(names: string): void {
+    if (this.names === names) return;
     if (this.names !== null) {
       throw new Error(
-        `metric ${this.name} is recorded with labels [${this.names}]; got [${names}] (every use names the same labels)`,
+        `metric ${this.metric} is recorded with labels [${this.names}]; got [${names}] (every use names the same labels)`,
       );
     }
     this.names = names;
-    if (names === '') return this.metric;
-    this.registry.removeSingleMetric(this.name);
-    this.metric = this.register(names.split(','));
-    return this.metric;
   }
-
-  private register(labelNames: string[]): M {
-    const metric = this.make(labelNames);
-    this.registry.registerMetric(metric);
-    return metric;
+  /** True once something was recorded (with or without labels). */
+  get used(): boolean {
+    return this.names !== null;
   }
 }
 
+const escapeText = (text: string) => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+const labelText = (labels: Labels, first = '') => {
+  const parts = Object.entries(labels).map(
+    ([name, value]) => `${name}="${escapeText(value).replace(/"/g, '\\"')}"`,
+  );
+  const all = first ? [first, ...parts] : parts;
+  return all.length > 0 ? `{${all.join(',')}}` : '';
+};
+const valueText = (value: number) =>
+  Number.isNaN(value) ? 'Nan' : Number.isFinite(value) ? `${value}` : value < 0 ? '-Inf' : '+Inf';
+
+interface Metric {
+  readonly name: string;
+  /** Its lines: `# HELP`, `# TYPE` and the samples. */
+  lines(): string[];
+}
+
+const header = (name: string, help: string, type: string) => [
+  `# HELP ${name} ${escapeText(help)}`,
+  `# TYPE ${name} ${type}`,
+];
+
 /**
- * A counter kept as plain numbers, one per label set, and handed to prom-client only when /metrics is rendered:
- * `inc` runs per message and per update, and prom-client's own (label checks, hashing) cost more than the count.
+ * A counter kept as plain numbers, one per label set: `inc` runs per message and per update. Until something is
+ * recorded it reads `name 0`.
  */
-export class Counter {
-  private readonly series: Series<client.Counter>;
+export class Counter implements Metric {
   private readonly totals = new Map<string, { labels: Labels; value: number }>();
-  constructor(registry: client.Registry, name: string, help: string) {
-    const totals = this.totals;
-    this.series = new Series(
-      registry,
-      name,
-      (labelNames) =>
-        new client.Counter({
-          name,
-          help,
-          labelNames,
-          registers: [],
-          collect() {
-            this.reset();
-            for (const { labels, value } of totals.values()) this.inc(labels, value);
-          },
-        }),
-    );
+  private readonly labelNames: LabelNames;
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+  ) {
+    this.labelNames = new LabelNames(name);
   }
   inc(labels: Labels = {}, by = 1): void {
     const { names, key } = labelIdentity(labels);
-    this.series.for(names);
+    this.labelNames.check(names);
     const total = this.totals.get(key);
     if (total) total.value += by;
     else this.totals.set(key, { labels: { ...labels }, value: by });
@@ -97,83 +87,108 @@ export class Counter {
   get(labels: Labels = {}): number {
     return this.totals.get(labelIdentity(labels).key)?.value ?? 0;
   }
+  lines(): string[] {
+    const samples = [...this.totals.values()].map(
+      ({ labels, value }) => `${this.name}${labelText(labels)} ${valueText(value)}`,
+    );
+    return [
+      ...header(this.name, this.help, 'counter'),
+      ...(this.totals.size > 0 ? samples : [`${this.name} 0`]),
+    ];
+  }
 }
 
-export class Histogram {
-  private readonly series: Series<client.Histogram>;
-  constructor(registry: client.Registry, name: string, help: string, buckets: readonly number[]) {
-    this.series = new Series(
-      registry,
-      name,
-      (labelNames) => new client.Histogram({ name, help, labelNames, buckets: [...buckets], registers: [] }),
-    );
+export class Histogram implements Metric {
+  private readonly series = new Map<
+    string,
+    { labels: Labels; counts: number[]; sum: number; count: number }
+  >();
+  private readonly labelNames: LabelNames;
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+    private readonly buckets: readonly number[],
+  ) {
+    this.labelNames = new LabelNames(name);
   }
   observe(value: number, labels: Labels = {}): void {
-    this.series.for(labelIdentity(labels).names).observe(labels, value);
+    const { names, key } = labelIdentity(labels);
+    this.labelNames.check(names);
+    let series = this.series.get(key);
+    if (!series) {
+      series = { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, series);
+    }
+    for (const [i, bound] of this.buckets.entries()) if (value <= bound) series.counts[i]!++;
+    series.sum += value;
+    series.count++;
+  }
+  lines(): string[] {
+    const all =
+      this.series.size > 0
+        ? [...this.series.values()]
+        : [{ labels: {}, counts: this.buckets.map(() => 0), sum: 0, count: 0 }];
+    const out = header(this.name, this.help, 'histogram');
+    for (const { labels, counts, sum, count } of all) {
+      for (const [i, bound] of this.buckets.entries()) {
+        out.push(`${this.name}_bucket${labelText(labels, `le="${valueText(bound)}"`)} ${counts[i]}`);
+      }
+      out.push(`${this.name}_bucket${labelText(labels, 'le="+Inf"')} ${count}`);
+      out.push(`${this.name}_sum${labelText(labels)} ${valueText(sum)}`);
+      out.push(`${this.name}_count${labelText(labels)} ${count}`);
+    }
+    return out;
   }
 }
 
-/** Node's default process metrics (CPU, memory, event loop, GC), collected once per process and shown by every registry. */
-let processRegistry: client.Registry | null = null;
-function processMetrics(): client.Registry {
-  if (!processRegistry) {
-    processRegistry = new client.Registry();
-    client.collectDefaultMetrics({ register: processRegistry });
-  }
-  return processRegistry;
+export interface MetricsRegistryOptions {
+  /**
+   * More metrics in the text format, appended to every render: a Node host passes `nodeProcessMetrics` (Node's
+   * default process metrics). Default none.
+   */
+  extra?: () => string | Promise<string>;
 }
 
 export class MetricsRegistry {
-  private readonly registry = new client.Registry();
-  private readonly withProcess: boolean;
+  private readonly metrics = new Map<string, Metric>();
+  private readonly extra: (() => string | Promise<string>) | null;
 
-  /** `processMetrics: false` leaves out Node's default process metrics (on by default). */
-  constructor(options: { processMetrics?: boolean } = {}) {
-    this.withProcess = options.processMetrics ?? true;
+  constructor(options: MetricsRegistryOptions = {}) {
+    this.extra = options.extra ?? null;
   }
 
   counter(name: string, help: string): Counter {
-    this.unique(name);
-    return new Counter(this.registry, name, help);
+    return this.add(new Counter(name, help));
   }
   /** A value read when rendered, so it can never drift from the thing it measures. */
   gauge(name: string, help: string, read: () => number): void {
-    this.unique(name);
-    new client.Gauge({
-      name,
-      help,
-      registers: [this.registry],
-      collect() {
-        this.set(read());
-      },
-    });
+    this.add({ name, lines: () => [...header(name, help, 'gauge'), `${name} ${valueText(read())}`] });
   }
   /** A counter whose value lives elsewhere (e.g. in the store), read when rendered. */
   counterFrom(name: string, help: string, read: () => number): void {
-    this.unique(name);
-    new client.Counter({
-      name,
-      help,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+    this.add({ name, lines: () => [...header(name, help, 'counter'), `${name} ${valueText(read())}`] });
   }
   histogram(name: string, help: string, buckets: readonly number[]): Histogram {
-    this.unique(name);
-    return new Histogram(this.registry, name, help, buckets);
+    return this.add(
+      new Histogram(
+        name,
+        help,
+        [...buckets].sort((a, b) => a - b),
+      ),
+    );
   }
   /** The text exposition format, served with `contentType`. */
-  render(): Promise<string> {
-    const registries = this.withProcess ? [this.registry, processMetrics()] : [this.registry];
-    return client.Registry.merge(registries).metrics();
+  async render(): Promise<string> {
+    const ours = [...this.metrics.values()].map((metric) => metric.lines().join('\n'));
+    const extra = this.extra ? (await this.extra()).trimEnd() : '';
+    return `${[...ours, ...(extra ? [extra] : [])].join('\n\n')}\n`;
   }
-  readonly contentType = client.Registry.PROMETHEUS_CONTENT_TYPE;
+  readonly contentType = 'text/plain; version=0.0.4; charset=utf-8';
 
-  private unique(name: string): void {
-    if (this.registry.getSingleMetric(name)) throw new Error(`metric ${name} registered twice`);
+  private add<M extends Metric>(metric: M): M {
+    if (this.metrics.has(metric.name)) throw new Error(`metric ${metric.name} registered twice`);
+    this.metrics.set(metric.name, metric);
+    return metric;
   }
 }
 

@@ -29,9 +29,12 @@ import type { Distiller } from './learning/distiller.js';
 import { Learner, type LearningOptions } from './learning/learner.js';
 import { registerLearningRoutes } from './learning/routes.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
+import { MetricsRegistry } from './metrics.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
+import { nodeProcessMetrics } from './process-metrics.js';
 import { DiskStore } from './store/disk.js';
 import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
+import { nodeIndexFile } from './store/index-file.js';
 import type { PlanStore } from './store/store.js';
 import { boundUnfinishedMessages } from './unfinished-messages.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
@@ -118,7 +121,8 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   const disk = baseStore instanceof DiskStore ? baseStore : null;
   // A disk plan gets its file with its first write, not when a reader (or an idle writer) opens it.
   const store = disk ? createOnFirstWrite(disk, (planId) => diskPlanExists(disk.dir, planId)) : baseStore;
-  const hub = new SyncHub({ ...options, store, auth, logger });
+  const registry = options.registry ?? new MetricsRegistry({ extra: nodeProcessMetrics });
+  const hub = new SyncHub({ ...options, store, auth, logger, registry });
   const claimOptions = options.claims;
   const claims =
     claimOptions === false ? null : hub.use((host) => new ClaimArbiterService(host, claimOptions));
@@ -128,7 +132,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
       : hub.use(
           (host) =>
             new WakeSweeper(host, {
-              indexPath: disk ? join(disk.dir, '.cairn-wake.json') : null,
+              index: disk ? nodeIndexFile(join(disk.dir, '.cairn-wake.json')) : null,
               listPlans: disk ? () => listDiskPlans(disk.dir) : null,
               ...options.wake,
               logger,
@@ -144,7 +148,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
       : hub.use(
           (host) =>
             new Learner(host, {
-              indexPath: disk ? join(disk.dir, '.cairn-learning.json') : null,
+              index: disk ? nodeIndexFile(join(disk.dir, '.cairn-learning.json')) : null,
               listDocuments: disk ? () => listDiskDocuments(disk.dir) : null,
               ...options.learning,
               distiller: options.distiller ?? null,

@@ -1,26 +1,28 @@
 // Wake-ups (seed 001): a waiting task whose wakeAt has passed goes back to in_progress (actor `wake`) and the
 // plan's chat gets a notice, so the next turn picks it up. An index of wake times (kept current from loaded docs,
-// persisted as a small JSON file) finds the due tasks without loading every plan.
-import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+// persisted as a small JSON file) finds the due tasks without loading every plan; its times are a queue of the
+// hub's due-time index (hub/due-times.ts), which sweeps when the soonest comes.
 import { createChat, createPlan, DOC_KEYS, inline, isWaitingStatus, toCairnError } from '@cairn/core';
 import * as Y from 'yjs';
 import type { RunOnce } from './auto-close.js';
+import { Emitter } from './emitter.js';
+import type { DueQueue } from './hub/due-times.js';
 import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
+import type { TaskFieldChange } from './hub/task-changes.js';
+import { type IndexFile, IndexWriter } from './index-file.js';
 import { describeError, type Logger, silentLogger } from './log.js';
 import type { Counter } from './metrics.js';
 
 export interface WakeOptions {
-  /** Clock in ms since the epoch. Default `Date.now`. */
+  /** Clock in ms since the epoch. Default: the hub's scheduler's. */
   now?: () => number;
   /** Where the index is kept (JSON). Null: in memory only, rebuilt at each start. */
-  indexPath?: string | null;
+  index?: IndexFile | null;
   /** Every stored plan id: read to rebuild the index when its file is missing or unreadable. */
   listPlans?: (() => Promise<string[]>) | null;
-  /** Sweep on a timer armed for the next wake time (default true); false: only when `sweep()` is called. */
+  /** Sweep when the next wake time comes (default true); false: only when `sweep()` is called. */
   timer?: boolean;
-  /** Longest time between two timed sweeps. Default 60 s. */
+  /** With a shared index: the longest time between two reads of it. Default 60 s. */
   maxIntervalMs?: number;
   /** How long a plan that could not be opened is left before the next try. Default 5 s. */
   retryMs?: number;
@@ -85,6 +87,15 @@ export function wakeNotice(title: string, nextStep: string | null): string {
 /** The fields of a task its wake time is read from. */
 const WAKE_FIELDS = ['status', 'wakeAt'] as const;
 
+/** The index's key of a task, and back (a plan id has no control characters). */
+const keyOf = (planId: string, taskId: string) => `${planId}\n${taskId}`;
+function entryOf(key: string, at: number): WakeEntry {
+  const cut = key.indexOf('\n');
+  return { planId: key.slice(0, cut), taskId: key.slice(cut + 1), at };
+}
+/** The queue's key of the next read of the shared index (no task's key is empty). */
+const SHARED_READ = '';
+
 /** The wake time of one task map, or null when it is not a waiting task with a valid wakeAt. */
 function wakeTimeOf(task: unknown): number | null {
   if (!(task instanceof Y.Map)) return null;
@@ -96,31 +107,28 @@ function wakeTimeOf(task: unknown): number | null {
 }
 
 /** The sweeper is a hub extension: it watches each plan as it loads, and stops when the hub closes. */
-export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
+export class WakeSweeper extends Emitter<WakeEvents> implements Extension {
   readonly name = 'wake';
   /** Resolves once the index is loaded or rebuilt. */
   readonly ready: Promise<void>;
   private readonly now: () => number;
   private readonly logger: Logger;
-  private readonly indexPath: string | null;
-  private readonly useTimer: boolean;
   private readonly maxIntervalMs: number;
   private readonly retryMs: number;
-  /** planId -> taskId -> wake time (ms). Only plans with waiting tasks that have a wake time. */
-  private readonly index = new Map<string, Map<string, number>>();
+  /** `plan\ntask` -> wake time (ms): only waiting tasks that have a wake time. */
+  private readonly index: DueQueue;
+  private readonly file: IndexFile | null;
+  private readonly writer: IndexWriter;
+  /** Plans left alone until then: taken by another server, or could not be opened. */
   private readonly retryAt = new Map<string, number>();
   private readonly wokenTotal: Counter;
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private sweeping: Promise<TaskWokenEvent[]> | null = null;
-  private saving: Promise<void> = Promise.resolve();
-  private saveQueued = false;
   private closed = false;
   private readonly runOnce: RunOnce | null;
   private readonly shared: SharedWakeIndex | null;
-  /** The soonest wake time in the shared index after the last sweep, so the timer wakes for it too. */
-  private sharedNext: number | null = null;
   /** Writes to the shared index not yet answered; closing waits for them. */
   private readonly sharing = new Set<Promise<void>>();
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -129,22 +137,40 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     super();
     this.runOnce = options.once ?? null;
     this.shared = options.shared ?? null;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => hub.dueTimes.now());
     this.logger = options.logger ?? silentLogger;
-    this.indexPath = options.indexPath ?? null;
-    this.useTimer = options.timer ?? true;
+    this.file = options.index ?? null;
     this.maxIntervalMs = options.maxIntervalMs ?? 60_000;
     this.retryMs = options.retryMs ?? 5_000;
     this.wokenTotal = hub.registry.counter('cairn_tasks_woken_total', 'Waiting tasks woken by the sweeper.');
+    this.index = hub.dueTimes.queue('wake', () => this.sweep(), { armed: options.timer ?? true });
+    this.writer = new IndexWriter(
+      this.file,
+      () => this.indexText(),
+      (error) => {
+        this.hub.metrics.errorsTotal.inc({ kind: 'wake_index' });
+        this.logger.error('could not write the wake index', {
+          path: this.file?.where,
+          error: describeError(error),
+        });
+      },
+    );
+    // Only a task added, replaced or removed, or a change of its status or wakeAt, can move its wake time.
+    this.unsubscribe = hub.onTaskChanges({
+      fields: WAKE_FIELDS,
+      addedOrRemoved: true,
+      onChange: (planId, doc, changes) => this.tasksChanged(planId, doc, changes),
+    });
     this.ready = this.start(options.listPlans ?? null);
   }
 
   /** Every entry of the index, soonest first (optionally of one plan). */
   entries(planId?: string): WakeEntry[] {
     const out: WakeEntry[] = [];
-    for (const [id, tasks] of this.index) {
-      if (planId !== undefined && id !== planId) continue;
-      for (const [taskId, at] of tasks) out.push({ planId: id, taskId, at });
+    const prefix = planId === undefined ? null : `${planId}\n`;
+    for (const [key, at] of this.index.entries()) {
+      if (key === SHARED_READ || (prefix !== null && !key.startsWith(prefix))) continue;
+      out.push(entryOf(key, at));
     }
     return out.sort(
       (a, b) => a.at - b.at || a.planId.localeCompare(b.planId) || a.taskId.localeCompare(b.taskId),
@@ -154,8 +180,8 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   /** The soonest wake time in the index (ms), or null. */
   nextWakeAt(): number | null {
     let next: number | null = null;
-    for (const tasks of this.index.values())
-      for (const at of tasks.values()) if (next === null || at < next) next = at;
+    for (const [key, at] of this.index.entries())
+      if (key !== SHARED_READ && (next === null || at < next)) next = at;
     return next;
   }
 
@@ -169,9 +195,13 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
       await this.ready;
       const now = this.now();
       const due = new Map<string, string[]>();
-      for (const entry of [...this.entries(), ...(await this.sharedDue(now))]) {
-        if (entry.at > now) continue;
-        if ((this.retryAt.get(entry.planId) ?? 0) > now) continue;
+      const local = this.index.due(now).filter((key) => key !== SHARED_READ);
+      for (const entry of [...local.map((key) => entryOf(key, 0)), ...(await this.sharedDue(now))]) {
+        const retry = this.retryAt.get(entry.planId) ?? 0;
+        if (retry > now) {
+          this.index.hold(keyOf(entry.planId, entry.taskId), retry);
+          continue;
+        }
         const list = due.get(entry.planId) ?? [];
         if (!list.includes(entry.taskId)) list.push(entry.taskId);
         due.set(entry.planId, list);
@@ -179,60 +209,61 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
       const woken: TaskWokenEvent[] = [];
       for (const [planId, taskIds] of due) {
         if (this.closed) break;
+        let retryIn: number | null = null;
         try {
           const { events, deferred } = await this.wakePlan(planId, taskIds, now);
           woken.push(...events);
           // Taken by another server: look again once that server's time to fire them is up.
-          if (deferred) this.retryAt.set(planId, now + Math.max(this.retryMs, WAKE_TAKEN_MS));
-          else this.retryAt.delete(planId);
+          if (deferred) retryIn = Math.max(this.retryMs, WAKE_TAKEN_MS);
         } catch (error) {
-          this.retryAt.set(planId, now + this.retryMs);
+          retryIn = this.retryMs;
           this.hub.metrics.errorsTotal.inc({ kind: 'wake' });
           this.logger.error('could not wake the tasks of a plan; will retry', {
             plan: planId,
             error: describeError(error),
           });
         }
+        // What is still due here (deferred, failed, or a task that would not wake) waits before the next try.
+        const left = taskIds.filter((taskId) => (this.index.get(keyOf(planId, taskId)) ?? now + 1) <= now);
+        if (left.length > 0) retryIn ??= this.retryMs;
+        if (retryIn === null) {
+          this.retryAt.delete(planId);
+          continue;
+        }
+        this.retryAt.set(planId, now + retryIn);
+        for (const taskId of left) this.index.hold(keyOf(planId, taskId), now + retryIn);
       }
-      for (const event of woken) this.emit('task_woken', event);
+      if (this.shared && !this.closed) this.index.set(SHARED_READ, this.nextSharedRead(now));
+      for (const event of woken) this.emit('task_woken', [event]);
       return woken;
     };
     const previous = this.sweeping ?? Promise.resolve([]);
     const next = previous.then(run, run).finally(() => {
       if (this.sweeping === next) this.sweeping = null;
-      this.arm();
     });
     this.sweeping = next;
     return next;
   }
 
-  /** Stops the timer, waits for a running sweep and writes the index. */
+  /** Stops sweeping, waits for a running sweep and writes the index. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.hub.dueTimes.remove(this.index);
     await this.sweeping?.catch(() => undefined);
     await this.ready.catch(() => undefined);
     await Promise.all(this.sharing);
     await this.persist();
+    this.unsubscribe();
   }
 
   /** A plan loaded: its entries are kept current while it stays loaded. */
   loaded({ planId, doc }: PlanRoom): void {
-    this.watch(planId, doc);
+    if (!this.closed) this.refresh(planId, doc);
   }
 
   /** Resolves once every change to the index so far is written to its file. */
   persist(): Promise<void> {
-    if (!this.indexPath) return Promise.resolve();
-    if (!this.saveQueued) {
-      this.saveQueued = true;
-      this.saving = this.saving.then(() => {
-        this.saveQueued = false;
-        return this.write();
-      });
-    }
-    return this.saving;
+    return this.writer.save();
   }
 
   // ------------------------------------------------------------------ internals
@@ -249,6 +280,15 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
       this.logger.error('could not read the shared wake index', { error: describeError(error) });
       return [];
     }
+  }
+
+  /** The soonest wake time in the shared index after the last read. */
+  private sharedNext: number | null = null;
+
+  /** Other servers' entries are due here too: the shared index is read again by its soonest time, and often. */
+  private nextSharedRead(now: number): number {
+    const soon = now + this.maxIntervalMs;
+    return this.sharedNext === null ? soon : Math.max(now, Math.min(this.sharedNext, soon));
   }
 
   /** Writes one entry to the shared index; a failed write is logged (the next change or refresh writes again). */
@@ -269,10 +309,8 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   }
 
   private async start(listPlans: (() => Promise<string[]>) | null): Promise<void> {
-    if (this.readIndex() || !listPlans) {
-      this.arm();
-      return;
-    }
+    if (this.shared) this.index.set(SHARED_READ, this.now() + this.maxIntervalMs);
+    if ((await this.readIndex()) || !listPlans) return;
     // No usable index: read every stored plan once. Plans that load meanwhile index themselves.
     let ids: string[] = [];
     try {
@@ -301,21 +339,19 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
     if (ids.length > 0)
       this.logger.info('rebuilt the wake index', { plans: ids.length, waiting: this.entries().length });
     await this.persist();
-    this.arm();
   }
 
   /** Loads the index file; false when it is missing or unreadable (then it is rebuilt). */
-  private readIndex(): boolean {
-    if (!this.indexPath) return false;
-    let text: string;
+  private async readIndex(): Promise<boolean> {
+    if (!this.file) return false;
+    let text: string | null;
     try {
-      text = readFileSync(this.indexPath, 'utf8');
+      text = await this.file.read();
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.logger.warn('could not read the wake index; rebuilding it', { error: describeError(error) });
-      }
+      this.logger.warn('could not read the wake index; rebuilding it', { error: describeError(error) });
       return false;
     }
+    if (text === null) return false;
     try {
       const parsed = JSON.parse(text) as { version?: unknown; plans?: unknown };
       if (parsed.version !== INDEX_VERSION || typeof parsed.plans !== 'object' || parsed.plans === null) {
@@ -330,54 +366,28 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
       }
       return true;
     } catch (error) {
-      this.index.clear();
+      for (const { planId, taskId } of this.entries()) this.index.set(keyOf(planId, taskId), null);
       this.logger.warn('the wake index is malformed; rebuilding it', { error: describeError(error) });
       return false;
     }
   }
 
-  private async write(): Promise<void> {
-    if (!this.indexPath) return;
+  private indexText(): string {
     const plans: Record<string, Record<string, string>> = {};
-    for (const [planId, tasks] of this.index) {
-      plans[planId] = Object.fromEntries(
-        [...tasks].map(([taskId, at]) => [taskId, new Date(at).toISOString()]),
-      );
+    for (const { planId, taskId, at } of this.entries()) {
+      const tasks = plans[planId] ?? {};
+      tasks[taskId] = new Date(at).toISOString();
+      plans[planId] = tasks;
     }
-    const tmp = `${this.indexPath}.tmp`;
-    try {
-      await writeFile(tmp, `${JSON.stringify({ version: INDEX_VERSION, plans })}\n`);
-      await rename(tmp, this.indexPath);
-    } catch (error) {
-      this.hub.metrics.errorsTotal.inc({ kind: 'wake_index' });
-      this.logger.error('could not write the wake index', {
-        path: this.indexPath,
-        error: describeError(error),
-      });
-    }
+    return `${JSON.stringify({ version: INDEX_VERSION, plans })}\n`;
   }
 
-  /** Keeps a loaded plan's entries current: all of them now, then each task as it changes. */
-  private watch(planId: string, doc: Y.Doc): void {
-    if (this.closed) return;
+  /** Tasks of a loaded plan whose wake time may have moved (hub/task-changes.ts). */
+  private tasksChanged(planId: string, doc: Y.Doc, changes: readonly TaskFieldChange[]): void {
     const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
-    this.refresh(planId, doc);
-    // It runs on every change of every task: only a task added, replaced or removed, or a change of its status or
-    // wakeAt, can move its wake time (`keysChanged` is a set Yjs keeps anyway; `changes` works out old values).
-    tasks.observeDeep((events) => {
-      const touched = new Set<string>();
-      for (const event of events) {
-        if (!(event instanceof Y.YMapEvent)) continue;
-        if (event.target === tasks) {
-          for (const id of event.keysChanged) if (id !== null) touched.add(id);
-        } else if (event.path.length === 1 && WAKE_FIELDS.some((field) => event.keysChanged.has(field))) {
-          touched.add(String(event.path[0]));
-        }
-      }
-      let changed = false;
-      for (const id of touched) changed = this.setFrom(planId, id, tasks.get(id)) || changed;
-      if (changed) this.changed();
-    });
+    let changed = false;
+    for (const { id } of changes) changed = this.setFrom(planId, id, tasks.get(id)) || changed;
+    if (changed) void this.persist();
   }
 
   /**
@@ -387,16 +397,16 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
   private refresh(planId: string, doc: Y.Doc, swept: string[] = []): void {
     const tasks = doc.getMap<unknown>(DOC_KEYS.tasks);
     let changed = false;
-    for (const taskId of [...(this.index.get(planId)?.keys() ?? [])]) {
+    for (const { taskId } of this.entries(planId)) {
       if (!tasks.has(taskId)) changed = this.set(planId, taskId, null) || changed;
     }
     for (const [taskId, task] of tasks) changed = this.setFrom(planId, taskId, task) || changed;
     for (const taskId of swept) {
-      if (wakeTimeOf(tasks.get(taskId)) === null && !this.index.get(planId)?.has(taskId)) {
+      if (wakeTimeOf(tasks.get(taskId)) === null && !this.index.has(keyOf(planId, taskId))) {
         this.share(planId, taskId, null);
       }
     }
-    if (changed) this.changed();
+    if (changed) void this.persist();
   }
 
   private setFrom(planId: string, taskId: string, task: unknown): boolean {
@@ -405,40 +415,9 @@ export class WakeSweeper extends EventEmitter<WakeEvents> implements Extension {
 
   /** Sets or (null) clears one entry; true when the index changed. */
   private set(planId: string, taskId: string, at: number | null): boolean {
-    const tasks = this.index.get(planId);
-    if (at === null) {
-      if (!tasks?.delete(taskId)) return false;
-      if (tasks.size === 0) this.index.delete(planId);
-    } else {
-      if (tasks?.get(taskId) === at) return false;
-      if (tasks) tasks.set(taskId, at);
-      else this.index.set(planId, new Map([[taskId, at]]));
-    }
+    if (!this.index.set(keyOf(planId, taskId), at)) return false;
     this.share(planId, taskId, at);
     return true;
-  }
-
-  private changed(): void {
-    void this.persist();
-    this.arm();
-  }
-
-  /** Arms the timer for the soonest wake time (at most `maxIntervalMs` away). */
-  private arm(): void {
-    if (!this.useTimer || this.closed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    // With a shared index, other servers' entries are due here too: look at least every `maxIntervalMs`.
-    const local = this.nextWakeAt();
-    const next =
-      this.shared === null
-        ? local
-        : Math.min(local ?? Number.POSITIVE_INFINITY, this.sharedNext ?? this.now() + this.maxIntervalMs);
-    if (next === null) return;
-    const delay = Math.min(this.maxIntervalMs, Math.max(0, next - this.now()));
-    const retrying = [...this.retryAt.values()].some((at) => at > this.now());
-    this.timer = setTimeout(() => void this.sweep(), retrying ? Math.max(delay, this.retryMs) : delay);
-    this.timer.unref?.();
   }
 
   private async wakePlan(

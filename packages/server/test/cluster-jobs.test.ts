@@ -66,6 +66,22 @@ async function wakeUpOnInstanceThatGoes(instance: ClusterInstance, planId: strin
   return task;
 }
 
+/**
+ * Resolves once each instance has finished `count` more lease checks: a "still once" that counts checks, not
+ * time, fails (times out) when the checks stall instead of passing for want of them.
+ */
+async function moreLeaseChecks(instances: ClusterInstance[], count: number) {
+  const from = instances.map((i) => i.server.claims!.sweeps);
+  await vi.waitFor(
+    () => {
+      for (const [n, i] of instances.entries()) {
+        expect(i.server.claims!.sweeps).toBeGreaterThanOrEqual(from[n]! + count);
+      }
+    },
+    { timeout: 30_000, interval: 50 },
+  );
+}
+
 /** Every instance's wake sweep at once: the tasks woken, all together. */
 async function sweepAll(instances: ClusterInstance[]) {
   return (await Promise.all(instances.map((i) => i.server.wake!.sweep()))).flat();
@@ -154,8 +170,8 @@ describe('background jobs across instances', () => {
     await Promise.all(
       watchers.map((w) => until(w.plan, () => w.plan.get(task.id)?.assignee === 'agent:holder')),
     );
-    // Held well past the lease while its holder is present: nobody frees it.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Held past the lease (1 s, checked every 100 ms) while its holder is present: nobody frees it.
+    await moreLeaseChecks([b, c], 15);
     expect(watchers[0]!.plan.get(task.id)?.assignee).toBe('agent:holder');
 
     conn.destroy();
@@ -164,7 +180,7 @@ describe('background jobs across instances', () => {
     for (const w of watchers) {
       expect(w.plan.get(task.id)).toMatchObject({ assignee: null, status: 'pending', updatedBy: 'lease' });
     }
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // more sweeps: still freed once
+    await moreLeaseChecks([b, c], 15); // more checks: still freed once
     const lapses = [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
     expect(lapses).toHaveLength(1);
   });
@@ -180,7 +196,7 @@ describe('background jobs across instances', () => {
 
     const lapses = () => [b, c].flatMap((i) => i.logger.lines.filter((l) => l.message === 'claim lapsed'));
     await vi.waitFor(() => expect(lapses()).toHaveLength(1), { timeout: 30_000, interval: 100 });
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // more sweeps on both: still freed once
+    await moreLeaseChecks([b, c], 15); // more checks on both: still freed once
     expect(lapses()).toHaveLength(1);
     expect(lapses()[0]?.fields).toMatchObject({ plan: planId, task: task.id, holder: 'agent:holder' });
     const reader = await client(c.url, planId);
@@ -229,8 +245,11 @@ describe('background jobs across instances', () => {
 
     await until(agent.plan, () => agent.plan.get(task.id)?.status === 'done');
     expect(agent.plan.get(task.id)).toMatchObject({ status: 'done', updatedBy: 'auto_close' });
-    // Past another whole lock's time: the turn was judged once, by one of them, and is marked done.
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    // Until neither has anything left to do for the turn (the other saw it done): judged once, and marked done.
+    await vi.waitFor(() => expect([b, c].map((i) => i.server.autoClose!.turnsInHand)).toEqual([0, 0]), {
+      timeout: 30_000,
+      interval: 50,
+    });
     expect(judge.calls).toHaveLength(1);
     expect(await b.cluster.redis.get(`cairn:job:auto-close:${planId}:${reply.id}`)).toBe('done');
   }, 60_000);

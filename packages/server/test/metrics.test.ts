@@ -1,11 +1,11 @@
-// The metrics registry: prom-client's exposition format behind the API the hub uses, label names fixed by first
-// use, values read at scrape time, and Node's default process metrics beside ours.
+// The metrics registry: the Prometheus text format from the API the hub uses, label names fixed by first
+// use, values read at scrape time, and Node's default process metrics (prom-client) beside ours on Node.
 import { describe, expect, it } from 'vitest';
-import { MetricsRegistry } from '../src/index.js';
+import { MetricsRegistry, nodeProcessMetrics } from '../src/index.js';
 
 describe('MetricsRegistry', () => {
   it('renders counters, read-at-scrape values and histograms in the Prometheus text format', async () => {
-    const registry = new MetricsRegistry({ processMetrics: false });
+    const registry = new MetricsRegistry();
     const plain = registry.counter('t_plain_total', 'Plain.');
     const labelled = registry.counter('t_labelled_total', 'Labelled.');
     let rooms = 3;
@@ -33,7 +33,7 @@ describe('MetricsRegistry', () => {
   });
 
   it('shows an unused counter as 0 and refuses a second metric of one name or a use with other labels', async () => {
-    const registry = new MetricsRegistry({ processMetrics: false });
+    const registry = new MetricsRegistry();
     const errors = registry.counter('t_errors_total', 'Errors.');
     expect(await registry.render()).toContain('t_errors_total 0');
     expect(() => registry.counter('t_errors_total', 'Again.')).toThrow(/registered twice/);
@@ -45,8 +45,8 @@ describe('MetricsRegistry', () => {
   });
 
   it("adds Node's default process metrics, shared by every registry in the process", async () => {
-    const a = new MetricsRegistry();
-    const b = new MetricsRegistry();
+    const a = new MetricsRegistry({ extra: nodeProcessMetrics });
+    const b = new MetricsRegistry({ extra: nodeProcessMetrics });
     a.counter('t_a_total', 'A.');
     for (const text of [await a.render(), await b.render()]) {
       expect(text).toMatch(/^process_cpu_seconds_total \d/m);

@@ -12,6 +12,7 @@ import { registerConversationRoutes } from '../http/conversation.js';
 import { type PlanRoutesOptions, registerPlanRoutes } from '../http/plans.js';
 import { HttpRateLimiter } from '../http/rate-limit.js';
 import type { HubConnection, HubSocket } from '../hub/connection.js';
+import type { DueQueue } from '../hub/due-times.js';
 import type { PlanHandle } from '../hub/extension.js';
 import { SyncHub } from '../hub/hub.js';
 import { withLearningAccess } from '../learning/access.js';
@@ -42,6 +43,8 @@ interface Runtime {
   readonly claims: ClaimArbiterService;
   readonly wake: WakeSweeper;
   readonly autoClose: AutoCloser | null;
+  /** The earliest token expiry of the object's sockets, as a due time of the hub's index. */
+  readonly expiries: DueQueue;
   /**
    * Keeps the plan loaded for the object's life once it exists (written, or a client came): the object's eviction
    * is its unload, not an idle timer. Null while nothing was stored, so a read of an unknown plan answers 404.
@@ -64,8 +67,6 @@ export class CairnPlanObject {
   /** Connections of this incarnation; a socket missing here was accepted before a hibernation. */
   private readonly connections = new Map<HibernatableWebSocket, HubConnection>();
   private readonly rateLimiter = new HttpRateLimiter();
-  /** The alarm time last set, so an event that changes nothing costs no storage call. */
-  private alarmAt: number | null | undefined;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -79,7 +80,7 @@ export class CairnPlanObject {
         request.headers.get('upgrade')?.toLowerCase() === 'websocket'
           ? await this.upgrade(runtime, request)
           : await this.serveHttp(runtime, request);
-      await this.armAlarm(runtime);
+      await this.afterEvent(runtime);
       return response;
     } catch (error) {
       return errorResponse(toCairnError(error));
@@ -105,7 +106,7 @@ export class CairnPlanObject {
     } else {
       conn.receive(new Uint8Array(message));
     }
-    await this.armAlarm(runtime);
+    await this.afterEvent(runtime);
   }
 
   async webSocketClose(ws: HibernatableWebSocket, code: number): Promise<void> {
@@ -117,7 +118,7 @@ export class CairnPlanObject {
     } catch {
       // Already closed from this side.
     }
-    if (this.runtime) await this.armAlarm(await this.runtime);
+    if (this.runtime) await this.afterEvent(await this.runtime);
   }
 
   async webSocketError(ws: HibernatableWebSocket): Promise<void> {
@@ -125,21 +126,32 @@ export class CairnPlanObject {
     this.connections.delete(ws);
   }
 
-  /** The one alarm: sockets whose token expired, wake-ups and leases that are due; then the next due time. */
+  /** The one alarm: whatever the hub's due-time index holds that is due (wake-ups, leases, judging, tokens). */
   async alarm(): Promise<void> {
     const runtime = await this.start(null);
-    this.alarmAt = null; // it fired
+    await runtime.hub.dueTimes.runDue();
+    await this.afterEvent(runtime);
+  }
+
+  /** Closes the sockets whose token has expired (4401), and keeps the next expiry in the index. */
+  private closeExpired(runtime: Runtime): void {
     const now = Date.now();
     for (const ws of this.ctx.getWebSockets()) {
-      const grant = attachmentOf(ws)?.grant;
-      if (grant?.expiresAt != null && grant.expiresAt <= now) {
-        const conn = this.connectionOf(runtime, ws);
-        conn?.close(CloseCode.Unauthorized, 'Token expired.');
+      const expiresAt = attachmentOf(ws)?.grant.expiresAt;
+      if (expiresAt != null && expiresAt <= now) {
+        this.connectionOf(runtime, ws)?.close(CloseCode.Unauthorized, 'Token expired.');
       }
     }
-    await runtime.wake.sweep();
-    await runtime.claims.sweep();
-    await this.armAlarm(runtime);
+    this.trackExpiries(runtime);
+  }
+
+  private trackExpiries(runtime: Runtime): void {
+    let next: number | null = null;
+    for (const ws of this.ctx.getWebSockets()) {
+      const expiresAt = attachmentOf(ws)?.grant.expiresAt;
+      if (expiresAt != null && (next === null || expiresAt < next)) next = expiresAt;
+    }
+    runtime.expiries.set('sockets', next);
   }
 
   private start(planHeader: string | null): Promise<Runtime> {
@@ -164,6 +176,17 @@ export class CairnPlanObject {
       // No timer may keep an idle object awake: keep-alives go out after each event (clients renew their presence
       // every 15 s, which is such an event), and there is no idle unload (eviction is the unload).
       keepAliveTimer: false,
+      // Every due time of the hub (wake-ups, lease checks, auto-close, token expiry below) is the object's one
+      // alarm; alarm() runs what is due.
+      scheduler: {
+        now: Date.now,
+        setAlarm: (at) => {
+          const set = at === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(at);
+          set.catch((error: unknown) =>
+            consoleLogger.error('could not set the alarm', { plan: planId, error: describeError(error) }),
+          );
+        },
+      },
     });
     // y-protocols' Awareness renews and expires presence on a 3 s interval; a pending interval keeps a Durable
     // Object from hibernating. Here a socket's presence ends when it closes, and all of it with the eviction
@@ -173,10 +196,10 @@ export class CairnPlanObject {
       loaded: (room) =>
         clearInterval((room.awareness as unknown as { _checkInterval: number })._checkInterval),
     }));
-    const claims = hub.use(
-      (host) => new ClaimArbiterService(host, { sweepMs: 0, absentMs: leaseMsFromEnv(this.env) }),
-    );
-    const wake = hub.use((host) => new WakeSweeper(host, { timer: false, logger: consoleLogger }));
+    const claims = hub.use((host) => new ClaimArbiterService(host, { absentMs: leaseMsFromEnv(this.env) }));
+    const wake = hub.use((host) => new WakeSweeper(host, { logger: consoleLogger }));
+    // The token of each socket ends at its expiry: a due time of the same index, not a timer per connection.
+    const expiries = hub.dueTimes.queue('token expiry', () => this.closeExpired(runtime));
     const judge = judgeFromEnv(stringVars(this.env));
     const autoClose = judge
       ? hub.use((host) => new AutoCloser(host, { judge, logger: consoleLogger }))
@@ -191,7 +214,7 @@ export class CairnPlanObject {
     registerPlanRoutes(app, hub, routes);
     registerConversationRoutes(app, hub, routes);
     registerContextTemplateRoute(app, hub, routes);
-    const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, handle: null };
+    const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, expiries, handle: null };
     // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
     // (503, 4503), as on `cairn serve`, and the hub has logged why.
     if (hasRows(this.ctx)) runtime.handle = await hub.openPlan(planId).catch(() => null);
@@ -264,25 +287,12 @@ export class CairnPlanObject {
     this.connections.set(ws, conn);
   }
 
-  /** After each event: pins a plan that was loaded, then sets the one alarm to the soonest due time, or clears it. */
-  private async armAlarm(runtime: Runtime): Promise<void> {
+  /** After each event: keep-alives, pins a plan that was loaded, and keeps the sockets' token expiries due. */
+  private async afterEvent(runtime: Runtime): Promise<void> {
     runtime.hub.sendKeepAlives();
-    try {
-      if (!runtime.handle && runtime.hub.isLoaded(runtime.planId))
-        runtime.handle = await runtime.hub.openPlan(runtime.planId);
-      // A sweep notices holders that left (their absence starts now), so their lapse gets a time.
-      await runtime.claims.sweep();
-      const due = [runtime.wake.nextWakeAt(), runtime.claims.nextLapseAt(runtime.planId)];
-      for (const ws of this.ctx.getWebSockets()) due.push(attachmentOf(ws)?.grant.expiresAt ?? null);
-      const times = due.filter((t): t is number => t !== null);
-      const next = times.length > 0 ? Math.min(...times) : null;
-      if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
-      if (next === this.alarmAt) return;
-      if (next === null) await this.ctx.storage.deleteAlarm();
-      else await this.ctx.storage.setAlarm(next);
-      this.alarmAt = next;
-    } catch (error) {
-      consoleLogger.error('could not set the alarm', { plan: runtime.planId, error: describeError(error) });
+    this.trackExpiries(runtime);
+    if (!runtime.handle && runtime.hub.isLoaded(runtime.planId)) {
+      runtime.handle = await runtime.hub.openPlan(runtime.planId).catch(() => null);
     }
   }
 }

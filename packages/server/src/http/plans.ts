@@ -45,6 +45,7 @@ import * as Y from 'yjs';
 import * as z from 'zod';
 import type { Grant } from '../auth.js';
 import type { AutoCloser } from '../auto-close.js';
+import { utf8Bytes } from '../bytes.js';
 import { type ClaimArbiterService, mayActAs } from '../claims.js';
 import type { PlanHandle } from '../hub/extension.js';
 import type { SyncHub } from '../hub/hub.js';
@@ -510,12 +511,12 @@ function readFromSnapshot<T>(
     return null; // nothing was ever written: an unknown plan, answered as before
   }
   // Started after this answer is written: the load of a long history holds the event loop for a while.
-  setImmediate(() => {
+  setTimeout(() => {
     hub.openPlan(planId).then(
       (handle) => handle.release(),
       () => undefined, // the hub logs a failed load; the next request reports it
     );
-  });
+  }, 0);
   const plan = createPlan({ doc, actor });
   try {
     return { answer: fn(plan, cursorFromStateVector(snapshot.stateVector)) };
@@ -627,7 +628,7 @@ export function parseBody<T extends z.ZodType>(
  * that would grow the plan past its limit: `SyncHub.assertFits`).
  */
 export function jsonBytes(body: unknown): number {
-  return body === undefined ? 0 : Buffer.byteLength(JSON.stringify(body));
+  return body === undefined ? 0 : utf8Bytes(JSON.stringify(body));
 }
 
 export function readBody(request: Request, optional: boolean): Promise<unknown> {

@@ -7,6 +7,8 @@ import type * as Y from 'yjs';
 import type { Grant, Role } from '../auth.js';
 import type { Logger } from '../log.js';
 import type { Counter, MetricsRegistry } from '../metrics.js';
+import type { DueTimes } from './due-times.js';
+import type { TaskChangeSubscription } from './task-changes.js';
 
 /** A client connection as extensions see it (hub/connection.ts). */
 export interface RoomConnection {
@@ -111,6 +113,10 @@ export interface ExtensionHost {
   openPlan(planId: string): Promise<PlanHandle>;
   /** Resolves once every edit of a loaded plan so far is durably stored (every extension's `store`). */
   flush(planId: string): Promise<void>;
+  /** The hub's one due-time index: an extension keeps its due times in a queue of its own there. */
+  readonly dueTimes: DueTimes;
+  /** Subscribes to the task changes (of the fields asked for) of every loaded plan; returns the unsubscribe. */
+  onTaskChanges(subscription: TaskChangeSubscription): () => void;
 }
 
 /**

@@ -9,6 +9,7 @@ import { MetricsRegistry } from '../metrics.js';
 import type { PlanStore } from '../store/store.js';
 import { CloseCode, encodeKeepAlive } from '../wire.js';
 import { Connection, type HubConnection, type HubSocket } from './connection.js';
+import { DueTimes, type Scheduler, timerScheduler } from './due-times.js';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom, RoomConnection } from './extension.js';
 import { Extensions } from './extensions.js';
 import { type Limits, planTooLarge, resolveLimits } from './limits.js';
@@ -16,6 +17,7 @@ import { handleMessage, type MessageContext } from './messages.js';
 import { createHubMetrics, type HubMetrics, updateMetrics } from './metrics.js';
 import { Room } from './room.js';
 import { StoreExtension } from './store-extension.js';
+import { TaskChanges } from './task-changes.js';
 
 export interface HubOptions {
   store: PlanStore;
@@ -45,6 +47,11 @@ export interface HubOptions {
   logger?: Logger;
   /** Where the hub registers its metrics; a new registry by default. */
   registry?: MetricsRegistry;
+  /**
+   * The clock and the one alarm of the extensions' due-time index (wake-ups, leases, auto-close, learning).
+   * Default: a timer (`timerScheduler()`); a Durable Object passes its storage alarm.
+   */
+  scheduler?: Scheduler;
 }
 
 /** The outcome of `authorize`: a grant, or the close code and reason to refuse the socket with. */
@@ -71,6 +78,9 @@ export class SyncHub {
   readonly metrics: HubMetrics;
   readonly auth: Authenticator;
   readonly store: PlanStore;
+  /** Every due time of the extensions, and the one alarm for the earliest: a host's alarm calls `runDue()`. */
+  readonly dueTimes: DueTimes;
+  private readonly taskChanges = new TaskChanges();
   private readonly logger: Logger;
   private readonly idleUnloadMs: number;
   private readonly maxLoadedPlans: number;
@@ -108,6 +118,7 @@ export class SyncHub {
       rooms: () => this.rooms.size,
     });
     this.extensions = new Extensions(this.logger, this.metrics);
+    this.dueTimes = new DueTimes(options.scheduler ?? timerScheduler());
     this.host = {
       open: this.auth.open,
       logger: this.logger,
@@ -116,6 +127,8 @@ export class SyncHub {
       room: (planId) => this.loadedRoom(planId),
       openPlan: (planId) => this.openPlan(planId),
       flush: (planId) => this.flush(planId),
+      dueTimes: this.dueTimes,
+      onTaskChanges: (subscription) => this.taskChanges.subscribe(subscription),
     };
     this.messageContext = {
       limits: this.limits,
@@ -126,6 +139,11 @@ export class SyncHub {
     };
     this.use(() => new StoreExtension(this.store, this.metrics, this.logger));
     this.use(() => updateMetrics(this.metrics));
+    this.use(() => ({
+      name: 'task changes',
+      priority: 2000,
+      loaded: (room: PlanRoom) => this.taskChanges.watch(room.planId, room.doc),
+    }));
     const keepAliveMs = options.keepAliveMs ?? 15_000;
     this.keepAliveMs = keepAliveMs;
     this.keepAlive =
@@ -311,6 +329,7 @@ export class SyncHub {
   private async shutdown(): Promise<void> {
     if (this.keepAlive) clearInterval(this.keepAlive);
     await this.extensions.close();
+    this.dueTimes.close();
     this.stopped = true;
     const rooms = [...this.rooms.values()];
     for (const room of rooms) {

@@ -3,6 +3,7 @@
 import { CairnError } from '@cairn/core';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
+import { utf8Bytes } from '../bytes.js';
 import { describeError } from '../log.js';
 import { CloseCode } from '../wire.js';
 import { type AwarenessEntry, encodeAwarenessEntries } from './awareness.js';
@@ -312,10 +313,4 @@ export class Room implements MessageRoom {
     if (yOrigin !== this.relayedBy) this.relay(updateMessage(update), yOrigin);
     this.ctx.extensions.change({ room: this, update, origin });
   };
-}
-
-const utf8 = new TextEncoder();
-
-function utf8Bytes(text: string): number {
-  return utf8.encode(text).byteLength;
 }

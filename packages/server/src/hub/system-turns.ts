@@ -4,6 +4,7 @@
 // nor relayed (docs/decisions/034). Reading a role that is not one of the chat's roles as `user` (core's chat.ts)
 // leaves "system" the only value to refuse.
 import * as Y from 'yjs';
+import { includesBytes } from '../bytes.js';
 
 const SYSTEM = 'system';
 const SYSTEM_BYTES = new TextEncoder().encode(SYSTEM);
@@ -11,8 +12,7 @@ const SYSTEM_BYTES = new TextEncoder().encode(SYSTEM);
 /** Whether `update` writes the value "system" under a map key `role`, judged against what `doc` already holds. */
 export function writesSystemRole(doc: Y.Doc, update: Uint8Array): boolean {
   // Any encoding of the string (a JSON value, a map entry) holds its UTF-8 bytes: most updates stop here.
-  if (Buffer.from(update.buffer, update.byteOffset, update.byteLength).indexOf(SYSTEM_BYTES) < 0)
-    return false;
+  if (!includesBytes(update, SYSTEM_BYTES)) return false;
   const items = Y.decodeUpdate(update).structs.filter((s): s is Y.Item => s instanceof Y.Item);
   const byId = new Map(items.map((item) => [idKey(item.id), item]));
   // An entry written over an earlier one of its key names that one as its origin, not its key: follow it, in

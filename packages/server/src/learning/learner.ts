@@ -2,9 +2,7 @@
 // are queued in the plan's trace document; the sweep distils them into a skill of the plan's scope (with the
 // configured model, else offline), retrying a failed distillation with backoff. When a task on which skills were
 // offered closes as done or failed, their success rates are updated. Traces are kept within their bound here.
-import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+// Its times (the settling of a close, the jobs' due times) are queues of the hub's due-time index.
 import {
   type Actor,
   ActorSchema,
@@ -47,11 +45,20 @@ import {
 } from '@cairn/core';
 import * as Y from 'yjs';
 import * as z from 'zod';
+import { Emitter } from '../emitter.js';
+import type { DueQueue } from '../hub/due-times.js';
 import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
 import { RemoteOrigin } from '../hub/origin.js';
+import type { TaskFieldChange } from '../hub/task-changes.js';
+import type { IndexFile } from '../index-file.js';
 import { describeError, type Logger, silentLogger } from '../log.js';
 import type { Distiller } from './distiller.js';
+import { DuePlans } from './due-plans.js';
+import { type DistillJob, putJob, readPending } from './jobs.js';
 import { type SharedLearningQueue, SharedQueue } from './shared-queue.js';
+import { guardTrace } from './trace-guard.js';
+
+export { type DistillJob, DistillJobSchema } from './jobs.js';
 
 export interface LearningOptions {
   /** Writes skills with a model; without one (null) the offline distiller writes them. */
@@ -67,9 +74,9 @@ export interface LearningOptions {
   retry?: { baseMs?: number; maxMs?: number; maxAttempts?: number };
   /** Deadline of one model call. Default 60 s. */
   timeoutMs?: number;
-  /** Sweep on a timer armed for the next due job (default true); false: only when `sweep()` is called. */
+  /** Sweep when the next job is due (default true); false: only when `sweep()` is called. */
   timer?: boolean;
-  /** Clock in ms since the epoch. Default `Date.now`. */
+  /** Clock in ms since the epoch. Default: the hub's scheduler's. */
   now?: () => number;
   /**
    * How long after a task closes its trace is read, so the calls of the closing turn (sent by clients beside the
@@ -77,7 +84,7 @@ export interface LearningOptions {
    */
   settleMs?: number;
   /** Where the plans with queued jobs are listed (JSON), so a start finds them without opening every trace. */
-  indexPath?: string | null;
+  index?: IndexFile | null;
   /** Every stored document id (trace documents among them): read to rebuild the index when its file is missing or unreadable. */
   listDocuments?: (() => Promise<string[]>) | null;
   /**
@@ -93,21 +100,6 @@ export interface LearningOptions {
   shared?: SharedLearningQueue | null;
   logger?: Logger;
 }
-
-/** A trace waiting to be distilled, kept in the plan's trace document (`pending`). */
-export const DistillJobSchema = z.object({
-  id: z.string().min(1).max(80),
-  planId: z.string().min(1),
-  taskId: z.string().nullable(),
-  goal: z.string().max(2000),
-  calls: z.array(TraceCallSchema),
-  queuedAt: z.number(),
-  queuedBy: ActorSchema,
-  attempts: z.number().int().min(0),
-  nextAt: z.number(),
-  lastError: z.string().nullable(),
-});
-export type DistillJob = z.infer<typeof DistillJobSchema>;
 
 export interface LearnedEvent {
   job: DistillJob;
@@ -138,14 +130,11 @@ export type DistillResult =
   | { status: 'learned'; skill: Skill; created: boolean; author: SkillAuthor }
   | { status: 'queued'; job: DistillJob };
 
-/** Jobs kept per plan; the oldest go first (a plan that closes tasks while the model is down for days). */
-const MAX_PENDING = 50;
-
 /**
  * Learning is a hub extension: it watches plans as they load for closed tasks, keeps trace documents bounded, and
  * stops its sweep when the hub closes.
  */
-export class Learner extends EventEmitter<LearningEvents> implements Extension {
+export class Learner extends Emitter<LearningEvents> implements Extension {
   readonly name = 'learning';
   /** Resolves once the trace documents with queued jobs are known (at start). */
   readonly ready: Promise<void>;
@@ -158,21 +147,18 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
   private readonly retryMax: number;
   private readonly maxAttempts: number;
   private readonly timeoutMs: number;
-  private readonly useTimer: boolean;
   /** Plans with queued jobs, and when the soonest is due. */
-  private readonly due = new Map<string, number>();
+  private readonly due: DuePlans;
   /** Work on one plan's trace takes turns (a close, a sweep, a recorded call). */
   private readonly chains = new Map<string, Promise<unknown>>();
   private readonly watched = new WeakSet<Y.Doc>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly settleMs: number;
-  /** A timer per task whose status changed (`plan\ntask`): changes in quick succession are read once. */
-  private readonly settling = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Tasks whose status changed (`plan\ntask`), read once settled: changes in quick succession are read once. */
+  private readonly settling: DueQueue;
+  private readonly settlingDocs = new Map<string, Y.Doc>();
   /** The closed status last learned from per task, so writing the same status again is not a second close. */
   private readonly seen = new Map<string, string>();
-  private readonly indexPath: string | null;
-  private indexWrite: Promise<void> = Promise.resolve();
-  private indexDirty = false;
+  private readonly unsubscribe: () => void;
   private sweeping: Promise<unknown> = Promise.resolve();
   private closed = false;
   /** The tools a traced call may name (Cairn's and `options.tools`). */
@@ -201,13 +187,19 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     this.retryMax = options.retry?.maxMs ?? 3_600_000;
     this.maxAttempts = options.retry?.maxAttempts ?? 8;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.useTimer = options.timer ?? true;
     this.settleMs = options.settleMs ?? 2000;
-    this.indexPath = options.indexPath ?? null;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => hub.dueTimes.now());
     this.logger = options.logger ?? silentLogger;
     this.tools = knownTools(options.tools);
     this.shared = new SharedQueue(options.shared ?? null, this.logger);
+    const jobs = hub.dueTimes.queue('learning', () => this.sweep(), { armed: options.timer ?? true });
+    this.due = new DuePlans(jobs, this.shared, options.index ?? null, this.logger);
+    this.settling = hub.dueTimes.queue('learning-settle', (now) => this.settled(now));
+    // Most status changes are work going on, and they come as fast as agents write: only status is read.
+    this.unsubscribe = hub.onTaskChanges({
+      fields: ['status'],
+      onChange: (planId, doc, changes) => this.statusChanged(planId, doc, changes),
+    });
     this.ready = this.findQueued(options.listDocuments ?? null);
   }
 
@@ -323,12 +315,11 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    for (const timer of this.settling.values()) clearTimeout(timer);
+    this.unsubscribe();
     this.settling.clear();
+    this.settlingDocs.clear();
     await Promise.allSettled([this.sweeping, ...this.chains.values()]);
-    await this.indexWrite;
+    await this.due.save();
   }
 
   // ------------------------------------------------------------------ watching loaded documents
@@ -336,37 +327,34 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
   private watch(docId: string, doc: Y.Doc): void {
     if (this.closed || this.watched.has(doc)) return;
     this.watched.add(doc);
-    if (scopeOfSkillsDoc(docId) !== null) return;
-    if (planOfTraceDoc(docId) !== null) {
-      this.keepBound(doc);
-      return;
-    }
-    // The raw map, not a Plan: a doc with malformed entries (another writer's) must not break its own sync. It runs
-    // on every change of every task, so it reads `keysChanged` (a set Yjs keeps anyway), not `keys`, which works
-    // out each key's old value.
-    const tasks = doc.getMap(DOC_KEYS.tasks);
-    tasks.observeDeep((events) => {
-      for (const event of events) {
-        const id = event.path.length === 1 ? event.path[0] : undefined;
-        if (typeof id !== 'string' || !(event instanceof Y.YMapEvent) || !event.keysChanged.has('status'))
-          continue;
-        const task = tasks.get(id);
-        this.statusChanged(docId, doc, id, task instanceof Y.Map ? task.get('status') : undefined);
-      }
-    });
+    if (planOfTraceDoc(docId) !== null) guardTrace(doc, this.bound, this.now, () => this.closed);
   }
 
-  /** A task's status changed: once the trace has settled, a top-level task that closed is learned from. */
-  private statusChanged(planId: string, doc: Y.Doc, taskId: string, status: unknown): void {
-    const key = `${planId}\n${taskId}`;
-    const pending = this.settling.get(key);
-    // Open, with no close waiting to settle and none learned: the timer would find nothing to do. Most status
-    // changes are these (work going on), and they come as fast as agents write.
-    if (!pending && !this.seen.has(key) && !isLearnedStatus(status)) return;
-    if (pending) clearTimeout(pending);
-    const timer = setTimeout(() => {
-      this.settling.delete(key);
-      if (this.closed) return;
+  /** Tasks whose status changed: once the trace has settled, a top-level task that closed is learned from. */
+  private statusChanged(planId: string, doc: Y.Doc, changes: readonly TaskFieldChange[]): void {
+    if (this.closed || planOfTraceDoc(planId) !== null || scopeOfSkillsDoc(planId) !== null) return;
+    const tasks = doc.getMap(DOC_KEYS.tasks);
+    for (const { id } of changes) {
+      const key = `${planId}\n${id}`;
+      const task = tasks.get(id);
+      // Open, with no close waiting to settle and none learned: there is nothing to do once it settles.
+      const status = task instanceof Y.Map ? task.get('status') : undefined;
+      if (!this.settling.has(key) && !this.seen.has(key) && !isLearnedStatus(status)) continue;
+      this.settlingDocs.set(key, doc);
+      this.settling.set(key, this.hub.dueTimes.now() + this.settleMs);
+    }
+  }
+
+  /** The tasks whose status settled by `now`: a top-level task that closed is learned from. */
+  private settled(now: number): void {
+    for (const key of this.settling.due(now)) {
+      const doc = this.settlingDocs.get(key);
+      this.settling.set(key, null);
+      this.settlingDocs.delete(key);
+      if (this.closed || !doc) continue;
+      const cut = key.indexOf('\n');
+      const planId = key.slice(0, cut);
+      const taskId = key.slice(cut + 1);
       let closed: { task: TaskSnapshot; steps: string[] } | null = null;
       try {
         closed = closedTopLevel(doc, taskId);
@@ -379,10 +367,10 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       }
       if (!closed) {
         this.seen.delete(key);
-        return;
+        continue;
       }
       const { task, steps } = closed;
-      if (this.seen.get(key) === task.status) return;
+      if (this.seen.get(key) === task.status) continue;
       this.seen.set(key, task.status);
       if (this.seen.size > 10_000) this.seen.delete(this.seen.keys().next().value as string);
       void this.onTrace(planId, (trace) => this.closedTask(trace, planId, task, steps)).catch((error) =>
@@ -392,43 +380,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
           error: describeError(error),
         }),
       );
-    }, this.settleMs);
-    this.settling.set(key, timer);
-  }
-
-  /** A trace written by clients is trimmed back to the bound by the server, whatever their own bound was. */
-  private keepBound(doc: Y.Doc): void {
-    const calls = doc.getArray(TRACE_KEYS.calls);
-    let queued = false;
-    const check = () => {
-      if (queued || this.closed) return;
-      const oldest = (calls.length > 0 ? (calls.get(0) as { at?: unknown }) : null)?.at;
-      const tooOld = typeof oldest === 'number' && oldest < this.now() - this.bound.maxAgeMs;
-      if (calls.length <= this.bound.maxCalls && !tooOld) return;
-      queued = true;
-      // Not inside the observer's transaction: a write of its own, as `learning`.
-      queueMicrotask(() => {
-        queued = false;
-        trimTrace(doc, this.bound, this.now(), 'learning');
-      });
-    };
-    calls.observe(check);
-    check();
-    // Queued jobs are the server's: a client's change to them (a forged job would be learned into the scope's
-    // skills) is undone. Another server's, relayed, is kept (a client's forged change is undone where it entered).
-    const pending = doc.getMap<unknown>(TRACE_KEYS.pending);
-    pending.observe((event, transaction) => {
-      if (transaction.origin === 'learning' || transaction.origin instanceof RemoteOrigin) return;
-      const changes = [...event.changes.keys];
-      queueMicrotask(() => {
-        doc.transact(() => {
-          for (const [key, change] of changes) {
-            if (change.action === 'add') pending.delete(key);
-            else pending.set(key, change.oldValue);
-          }
-        }, 'learning');
-      });
-    });
+    }
   }
 
   private async closedTask(
@@ -481,7 +433,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
         if (skill) counted.push(skill);
       }
       await skills.flush();
-      this.emit('outcome', { planId, taskId, outcome, skills: counted });
+      this.emit('outcome', [{ planId, taskId, outcome, skills: counted }]);
     } finally {
       skills.release();
     }
@@ -503,46 +455,41 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       nextAt: now,
       lastError: null,
     };
-    const pending = trace.doc.getMap<unknown>(TRACE_KEYS.pending);
-    trace.doc.transact(() => {
-      // A task closed again replaces its job that has not run yet: one queued distillation per close.
-      for (const old of readPending(trace.doc)) {
-        if (old.taskId !== null && old.taskId === job.taskId) pending.delete(old.id);
-      }
-      pending.set(job.id, job);
-      const all = readPending(trace.doc);
-      for (const old of all.slice(0, Math.max(0, all.length - MAX_PENDING))) pending.delete(old.id);
-    }, 'learning');
-    if (schedule) this.markDue(sample.planId, job.nextAt);
-    this.emit('queued', job);
+    putJob(trace.doc, job);
+    if (schedule) this.due.mark(sample.planId, job.nextAt);
+    this.emit('queued', [job]);
     return job;
   }
 
   private async sweepOnce(): Promise<{ learned: number; retried: number }> {
     const totals = { learned: 0, retried: 0 };
     const now = this.now();
-    for (const { planId, at } of await this.shared.due(now)) this.markDue(planId, at);
-    for (const [planId, at] of [...this.due]) {
+    for (const { planId, at } of await this.shared.due(now)) this.due.mark(planId, at);
+    for (const planId of this.due.due(now)) {
       if (this.closed) break;
-      if (at > now) continue;
+      // Left alone until then: jobs another server runs (it may die meanwhile), or a trace that would not open.
+      let deferUntil: number | null = null;
       try {
         const jobs = await this.pending(planId);
         for (const job of jobs) {
           if (job.nextAt > now) continue;
           if (!(await this.shared.take(runKey(job), this.runTakenMs()))) {
-            // Another server runs it: look again once its lock would have lapsed (it may die meanwhile).
-            this.due.set(planId, Math.max(this.due.get(planId) ?? 0, now + this.runTakenMs()));
+            deferUntil = now + this.runTakenMs();
             continue;
           }
           const result = await this.attemptOne(planId, job.id);
           if (result?.status === 'learned') totals.learned++;
           else if (result) totals.retried++;
         }
+        // The plan's time follows its jobs (an index entry may be stale: its jobs ran elsewhere, or are gone).
+        await this.onTrace(planId, async (trace) => this.refreshDue(planId, trace.doc));
       } catch (error) {
+        deferUntil = now + this.retryBase;
         this.logger.error('a learning sweep of a plan failed', { plan: planId, error: describeError(error) });
       }
+      if (deferUntil !== null) this.due.defer(planId, deferUntil);
     }
-    this.arm();
+    this.due.readSharedAgain(now);
     return totals;
   }
 
@@ -574,7 +521,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
           error: next.lastError,
         });
         this.refreshDue(planId, trace.doc);
-        this.emit('retry', { job: next, error: next.lastError ?? '' });
+        this.emit('retry', [{ job: next, error: next.lastError ?? '' }]);
         return { status: 'queued', job: next };
       }
       const skills = await this.hub.openPlan(skillsDocId(scopeOf(planId)));
@@ -595,7 +542,7 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
       trace.doc.transact(() => trace.doc.getMap(TRACE_KEYS.pending).delete(job.id), 'learning');
       await trace.flush();
       this.refreshDue(planId, trace.doc);
-      this.emit('learned', { job, ...learned, author: written.author });
+      this.emit('learned', [{ job, ...learned, author: written.author }]);
       return { status: 'learned', ...learned, author: written.author };
     });
   }
@@ -641,57 +588,9 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
     return this.timeoutMs + 30_000;
   }
 
-  private markDue(planId: string, at: number): void {
-    const known = this.due.get(planId);
-    if (known === undefined || at < known) {
-      this.due.set(planId, at);
-      this.shared.mark(planId, at);
-    }
-    this.arm();
-    this.saveIndex();
-  }
-
   private refreshDue(planId: string, doc: Y.Doc): void {
     const jobs = readPending(doc);
-    const at = jobs.length === 0 ? null : Math.min(...jobs.map((j) => j.nextAt));
-    if (at === null) this.due.delete(planId);
-    else this.due.set(planId, at);
-    this.shared.mark(planId, at);
-    this.arm();
-    this.saveIndex();
-  }
-
-  /** Writes the index (coalesced; a temporary file, then rename). A lost write only costs a rebuild. */
-  private saveIndex(): void {
-    if (!this.indexPath || this.indexDirty) return;
-    const path = this.indexPath;
-    this.indexDirty = true;
-    this.indexWrite = this.indexWrite.then(async () => {
-      this.indexDirty = false;
-      const text = JSON.stringify({ version: INDEX_VERSION, due: Object.fromEntries(this.due) });
-      try {
-        await writeFile(`${path}.tmp`, text);
-        await rename(`${path}.tmp`, path);
-      } catch (error) {
-        this.logger.error('could not write the learning index', { path, error: describeError(error) });
-      }
-    });
-  }
-
-  /** A timer for the soonest due job, at most a minute away. */
-  private arm(): void {
-    if (!this.useTimer || this.closed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    // With a shared index, jobs queued by other servers are due here too: look at least once a minute.
-    if (this.due.size === 0 && !this.shared.enabled) return;
-    const soonest = Math.min(...this.due.values(), this.shared.next ?? Number.POSITIVE_INFINITY);
-    const delay = Math.max(0, Math.min(soonest - this.now(), 60_000));
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.sweep();
-    }, delay);
-    this.timer.unref?.();
+    this.due.set(planId, jobs.length === 0 ? null : Math.min(...jobs.map((j) => j.nextAt)));
   }
 
   /**
@@ -699,9 +598,10 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
    * is opened once to rebuild it.
    */
   private async findQueued(listDocuments: (() => Promise<string[]>) | null): Promise<void> {
-    const index = this.indexPath ? readIndex(this.indexPath) : null;
+    this.due.readSharedAgain(this.now());
+    const index = await this.due.read();
     if (index) {
-      for (const [planId, at] of Object.entries(index)) this.markDue(planId, at);
+      for (const [planId, at] of Object.entries(index)) this.due.mark(planId, at);
       return;
     }
     if (!listDocuments) return;
@@ -710,40 +610,19 @@ export class Learner extends EventEmitter<LearningEvents> implements Extension {
         const planId = planOfTraceDoc(docId);
         if (planId === null || this.closed) continue;
         const jobs = await this.pending(planId);
-        if (jobs.length > 0) this.markDue(planId, Math.min(...jobs.map((j) => j.nextAt)));
+        if (jobs.length > 0) this.due.mark(planId, Math.min(...jobs.map((j) => j.nextAt)));
       }
-      this.saveIndex();
+      await this.due.save();
     } catch (error) {
       this.logger.error('could not look for queued distillations', { error: describeError(error) });
     }
   }
 }
 
-const INDEX_VERSION = 1;
 /** One lock per try of a job: a retry (attempts + 1) is taken afresh. */
 const runKey = (job: DistillJob) => `learn:run:${job.id}:${job.attempts}`;
 /** How long a task's close stays taken by the server that queued its job (far past every server's settle time). */
 const CLOSE_TAKEN_MS = 10 * 60_000;
-const IndexSchema = z.object({ version: z.literal(INDEX_VERSION), due: z.record(z.string(), z.number()) });
-
-function readIndex(path: string): Record<string, number> | null {
-  try {
-    const parsed = IndexSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return parsed.success ? parsed.data.due : null;
-  } catch {
-    return null;
-  }
-}
-
-function readPending(doc: Y.Doc): DistillJob[] {
-  const out: DistillJob[] = [];
-  for (const raw of doc.getMap<unknown>(TRACE_KEYS.pending).values()) {
-    const parsed = DistillJobSchema.safeParse(raw);
-    if (parsed.success) out.push(parsed.data);
-  }
-  return out.sort((a, b) => a.queuedAt - b.queuedAt || (a.id < b.id ? -1 : 1));
-}
-
 /** The statuses a closed top-level task is learned from (not `skipped`). */
 const LEARNED_STATUSES: ReadonlySet<unknown> = new Set(['done', 'failed', 'cancelled']);
 
