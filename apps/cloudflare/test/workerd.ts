@@ -13,9 +13,9 @@ import { bundleWorker } from '../build.mjs';
 
 const workerdBin: string = createRequire(import.meta.url)('workerd').default;
 
-/** The date of wrangler.jsonc (its nodejs_compat flag is on by default from this date). */
+/** The date of wrangler.jsonc. */
 const COMPATIBILITY_DATE = '2026-11-01';
-const COMPATIBILITY_FLAGS: string[] = []; // nodejs_compat is the default from 2026-08-04
+const COMPATIBILITY_FLAGS: string[] = [];
 
 let bundled: Promise<string> | null = null;
 
