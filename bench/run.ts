@@ -26,6 +26,7 @@ export const BENCHMARKS = [
   'agent-adapters',
   'cluster-storage',
   'many-plans',
+  'edge-host',
   'procedure-fidelity',
 ] as const;
 
@@ -35,10 +36,18 @@ const TIME_LIMITS_S: Record<string, { quick: number; full: number }> = {
   'cluster-fanout': { quick: 300, full: 1500 },
   // Up to 10,000 plans written, each size for Cairn and the reference, each with an idle minute.
   'many-plans': { quick: 120, full: 2400 },
+  // Two hosts with 50 clients each for three rounds, then 1,000 idle sockets per host and a hibernation wait.
+  'edge-host': { quick: 180, full: 900 },
 };
 
 /** Those that start Cairn's server, which they run built (bench/lib/servers.ts): the packages are built first. */
-const SERVER_BENCHMARKS: readonly string[] = ['sync-latency', 'fanout', 'cluster-latency', 'cluster-fanout'];
+const SERVER_BENCHMARKS: readonly string[] = [
+  'sync-latency',
+  'fanout',
+  'cluster-latency',
+  'cluster-fanout',
+  'edge-host',
+];
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');

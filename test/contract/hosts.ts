@@ -5,9 +5,11 @@
 // file `test/contract/<name>.test.ts` holding `runContract('<name>')`.
 import { cairnServeHost } from './cairn-serve-host.js';
 import type { ContractHost } from './host.js';
+import { workerdHost } from './workerd-host.js';
 
 export const HOSTS: Record<string, ContractHost> = {
   node: cairnServeHost('node'),
   bun: cairnServeHost('bun'),
   deno: cairnServeHost('deno'),
+  workerd: workerdHost,
 };

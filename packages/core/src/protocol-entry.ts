@@ -91,7 +91,9 @@ export { searchTasks, searchWords } from './search.js';
 export { SINCE_LAST_CALL_TOKENS, sinceLastCallFeed } from './since-last-call.js';
 export type { SkippedStep } from './skipped-steps.js';
 export { watchSkippedSteps } from './skipped-steps.js';
-export type { DecodedSnapshot } from './snapshot.js';
+export type { DecodedSnapshot, SnapshotAhead } from './snapshot.js';
+// For a store written elsewhere (the server's SQLite store in a Durable Object): the same checksum and snapshot.
+export { crc32, decodeSnapshot, encodeSnapshot, snapshotAhead } from './snapshot.js';
 export type { DocPersistence, OpenPersistence } from './storage.js';
 export type { TaskNumbers } from './task-numbers.js';
 export { taskNumbers } from './task-numbers.js';

@@ -38,7 +38,7 @@ import { nodeIndexFile } from './store/index-file.js';
 import type { PlanStore } from './store/store.js';
 import { boundUnfinishedMessages } from './unfinished-messages.js';
 import { type WakeOptions, WakeSweeper } from './wake.js';
-import { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from './wire.js';
+import { CloseCode, chooseSubprotocol, SYNC_PATH_PREFIX, tokenOfUpgrade } from './wire.js';
 
 export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'>, OriginOptions {
   /** Where the disk store keeps plans. Default `./data`. Ignored when `store` is given. */
@@ -111,15 +111,7 @@ export interface CairnServer {
 
 /** The token of an upgrade: `?token=` or the subprotocol `cairn.token.<jwt>`. */
 export function upgradeToken(req: IncomingMessage, url: URL): string | null {
-  const query = url.searchParams.get('token');
-  if (query) return query;
-  const header = req.headers['sec-websocket-protocol'];
-  if (!header) return null;
-  for (const protocol of header.split(',')) {
-    const p = protocol.trim();
-    if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) return p.slice(TOKEN_SUBPROTOCOL_PREFIX.length);
-  }
-  return null;
+  return tokenOfUpgrade(url, req.headers['sec-websocket-protocol']);
 }
 
 export function createCairnServer(options: CairnServerOptions = {}): CairnServer {
@@ -228,10 +220,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     maxPayload: hub.limits.maxMessageBytes * 2,
     perMessageDeflate: false,
     // Never the token's own subprotocol: echoing it would put the token in the response headers.
-    handleProtocols: (offered) =>
-      offered.has(SUBPROTOCOL)
-        ? SUBPROTOCOL
-        : ([...offered].find((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? false),
+    handleProtocols: (offered) => chooseSubprotocol(offered) ?? false,
   });
   const alive = new Map<WebSocket, boolean>();
 

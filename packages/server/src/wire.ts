@@ -19,3 +19,23 @@ export {
   syncPath,
   TOKEN_SUBPROTOCOL_PREFIX,
 } from '@cairn/core/protocol';
+
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from '@cairn/core/protocol';
+
+/** The token of a WebSocket upgrade: `?token=` or the subprotocol `cairn.token.<jwt>`, whatever the host. */
+export function tokenOfUpgrade(url: URL, protocols: string | null | undefined): string | null {
+  const query = url.searchParams.get('token');
+  if (query) return query;
+  for (const protocol of protocols?.split(',') ?? []) {
+    const p = protocol.trim();
+    if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) return p.slice(TOKEN_SUBPROTOCOL_PREFIX.length);
+  }
+  return null;
+}
+
+/** The subprotocol a server answers with: Cairn's when offered, never the token's own (it would echo the token). */
+export function chooseSubprotocol(offered: Iterable<string>): string | null {
+  const all = [...offered];
+  if (all.includes(SUBPROTOCOL)) return SUBPROTOCOL;
+  return all.find((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? null;
+}

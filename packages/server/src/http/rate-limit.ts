@@ -44,9 +44,16 @@ export class HttpRateLimiter {
 
   /** Throws CairnError `limit` (429, `retryAfter` in seconds) when the request's caller is over its limits. */
   check(req: IncomingMessage): void {
-    const caller = callerOf(req);
+    this.checkCaller(callerOf(req), req.headers['content-length']);
+  }
+
+  /**
+   * The same check for a host without Node's request (a Worker): `caller` is `token:<token>` or
+   * `address:<ip>`, `contentLength` the request's declared body size.
+   */
+  checkCaller(caller: string, contentLength: string | null | undefined): void {
     const buckets = this.buckets(caller);
-    const declared = Number(req.headers['content-length'] ?? 0);
+    const declared = Number(contentLength ?? 0);
     const bytes = Number.isFinite(declared) && declared > 0 ? declared : 0;
     const { requestsPerSecond, bytesPerSecond } = this.limits;
     const waitMs = Math.max(buckets.requests.waitMs(1), bytes > 0 ? buckets.bytes.waitMs(bytes) : 0);

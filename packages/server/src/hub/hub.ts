@@ -40,6 +40,11 @@ export interface HubOptions {
    * in 30 s" watchdog does not drop a client that is alone in its plan. Default 15 s; 0 turns it off.
    */
   keepAliveMs?: number;
+  /**
+   * `false`: no interval; the host calls `sendKeepAlives()` when it runs anyway (a Durable Object after each
+   * event, where a timer would keep it from hibernating). Default true.
+   */
+  keepAliveTimer?: boolean;
   /** Default: silent. */
   logger?: Logger;
   /** Where the hub registers its metrics; a new registry by default. */
@@ -93,6 +98,7 @@ export class SyncHub {
   private readonly host: ExtensionHost;
   private readonly messageContext: MessageContext;
   private readonly keepAlive: ReturnType<typeof setInterval> | null;
+  private readonly keepAliveMs: number;
   private closing: Promise<void> | null = null;
   /** Set once the extensions have closed: no plan opens after it. */
   private stopped = false;
@@ -141,8 +147,11 @@ export class SyncHub {
       loaded: (room: PlanRoom) => this.taskChanges.watch(room.planId, room.doc),
     }));
     const keepAliveMs = options.keepAliveMs ?? 15_000;
+    this.keepAliveMs = keepAliveMs;
     this.keepAlive =
-      keepAliveMs > 0 ? setInterval(() => this.sendKeepAlives(keepAliveMs), keepAliveMs / 3) : null;
+      keepAliveMs > 0 && options.keepAliveTimer !== false
+        ? setInterval(() => this.sendKeepAlives(), keepAliveMs / 3)
+        : null;
     this.keepAlive?.unref?.();
   }
 
@@ -443,7 +452,10 @@ export class SyncHub {
     this.releasing.set(planId, released);
   }
 
-  private sendKeepAlives(keepAliveMs: number): void {
+  /** Sends the empty awareness message to every connection that received nothing for `keepAliveMs`. */
+  sendKeepAlives(): void {
+    const keepAliveMs = this.keepAliveMs;
+    if (!(keepAliveMs > 0)) return;
     const now = Date.now();
     const message = encodeKeepAlive();
     for (const conn of this.connections) {

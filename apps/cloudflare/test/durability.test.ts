@@ -1,0 +1,182 @@
+// What the object keeps across the runtime's death and its own eviction: kill -9 of workerd during a stream of
+// acknowledged writes loses none of them and clients reconnect; an object evicted while its sockets stay open
+// (WebSocket Hibernation) wakes on the next message, greets its sockets again (SyncStep1) and handles it.
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createPlan } from '@cairn/core';
+import { until } from '@cairn/core/testing';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as syncProtocol from 'y-protocols/sync';
+import * as Y from 'yjs';
+import { signToken } from '../../../packages/server/src/index.js';
+import {
+  cairnClient,
+  rawClient,
+  stockClient,
+  whenProviderSynced,
+} from '../../../packages/server/test/helpers.js';
+import { type RunningWorkerd, startWorkerd } from './workerd.js';
+
+const SECRET = 'edge-crash-secret-edge-crash-secret-0123456789';
+/** workerd evicts an object whose sockets have been idle for about 10 s (it keeps the sockets open). */
+const EVICTION_IDLE_MS = 12_000;
+
+let w: RunningWorkerd;
+const ws = () => `ws://127.0.0.1:${w.port}`;
+const token = (plan: string, role: 'read' | 'write' = 'write') =>
+  signToken(SECRET, { plan, role, sub: 'agent:crash' });
+
+beforeAll(async () => {
+  w = await startWorkerd({ vars: { CAIRN_SECRET: SECRET } });
+});
+afterAll(() => w?.dispose());
+
+/** The SQLite file of the object holding `plan` (each object has one, named by its id). */
+function objectFile(plan: string): string {
+  for (const dir of readdirSync(w.storageDir)) {
+    for (const name of readdirSync(join(w.storageDir, dir)).filter((n) => n.endsWith('.sqlite'))) {
+      const file = join(w.storageDir, dir, name);
+      if (sqlite(file, "SELECT value FROM cairn_object WHERE key = 'plan'") === plan) return file;
+    }
+  }
+  throw new Error(`no object file holds ${plan}`);
+}
+
+function sqlite(file: string, query: string): string {
+  return execFileSync('sqlite3', [file, query], { encoding: 'utf8' }).trim();
+}
+
+/** Whether a message is a SyncStep1 (what the server greets a socket with). */
+function isSyncStep1(message: Uint8Array): boolean {
+  const decoder = decoding.createDecoder(message);
+  return decoding.readVarUint(decoder) === 0 && decoding.readVarUint(decoder) === 0;
+}
+
+describe('the Durable Object host survives', () => {
+  it('kill -9 of workerd during acknowledged writes: every acknowledged task is there, clients reconnect', async () => {
+    const plan = 'acme:crash';
+    const doc = new Y.Doc();
+    const writer = cairnClient(ws(), plan, doc, { token: await token(plan) });
+    await writer.whenSynced();
+    const watcherDoc = new Y.Doc();
+    const watcher = stockClient(ws(), plan, watcherDoc, { token: await token(plan, 'read') });
+    await whenProviderSynced(watcher);
+    const tasks = createPlan({ doc, actor: 'agent:crash' });
+    const acknowledged: string[] = [];
+    let killed = false;
+    const stream = (async () => {
+      for (let i = 0; ; i++) {
+        const id = tasks.add({ title: `write ${i}` }).id;
+        try {
+          await writer.whenAcknowledged(3_000);
+        } catch {
+          return; // the runtime is gone: this write was never acknowledged
+        }
+        if (killed) return;
+        acknowledged.push(id);
+      }
+    })();
+    await until(tasks, () => acknowledged.length >= 25);
+    killed = true;
+    await w.kill9();
+    writer.destroy(); // it would send its whole state again; the check below is of what the object stored
+    await stream;
+    expect(acknowledged.length).toBeGreaterThanOrEqual(25);
+
+    await w.restart();
+    const fresh = new Y.Doc();
+    const reader = cairnClient(ws(), plan, fresh, { token: await token(plan, 'read') });
+    await reader.whenSynced();
+    const stored = createPlan({ doc: fresh, actor: 'agent:reader' });
+    const missing = acknowledged.filter((id) => stored.get(id) === null);
+    expect(missing).toEqual([]);
+    // The stock client reconnects on its own and resyncs; the writer's document, connected again, sends the edits
+    // that were never acknowledged, and the object stores them.
+    const watched = createPlan({ doc: watcherDoc, actor: 'agent:watcher' });
+    await until(watched, (p) => acknowledged.every((id) => p.get(id) !== null));
+    const again = cairnClient(ws(), plan, doc, { token: await token(plan) });
+    await again.whenSynced();
+    await again.whenAcknowledged();
+    await until(stored, (p) => p.list().length === tasks.list().length);
+    // The stock client reconnected to the same address by itself: it sees what was written after the restart.
+    const after = tasks.add({ title: 'after the restart' }).id;
+    await again.whenAcknowledged();
+    await until(watched, (p) => p.get(after) !== null && p.list().length === tasks.list().length);
+  });
+
+  it('eviction with idle sockets: the next message wakes the object, which greets again and relays it', async () => {
+    const plan = 'acme:idle';
+    const t = await token(plan);
+    const a = rawClient(ws(), plan, { token: t });
+    const b = rawClient(ws(), plan, { token: t });
+    await a.next(isSyncStep1);
+    await b.next(isSyncStep1);
+    const greetingsBefore = b.messages.filter(isSyncStep1).length;
+    // Idle: no client sends anything, and the object holds no timer that would keep it in memory.
+    await new Promise((resolve) => setTimeout(resolve, EVICTION_IDLE_MS));
+
+    const edit = new Y.Doc();
+    const task = createPlan({ doc: edit, actor: 'agent:crash' }).add({ title: 'After the wake' });
+    const encoder = encoding.createEncoder();
+    encoding.writeVarUint(encoder, 0);
+    syncProtocol.writeUpdate(encoder, Y.encodeStateAsUpdate(edit));
+    a.send(encoding.toUint8Array(encoder));
+    // The woken object attached both sockets again and greeted each: a fresh SyncStep1 (they resync what they
+    // missed). An object that stayed in memory never greets a socket twice.
+    await b.next((m) => isSyncStep1(m) && b.messages.filter(isSyncStep1).length > greetingsBefore);
+    const seen = new Y.Doc();
+    const reader = cairnClient(ws(), plan, seen, { token: await token(plan, 'read') });
+    await reader.whenSynced();
+    expect(createPlan({ doc: seen, actor: 'agent:reader' }).get(task.id)?.title).toBe('After the wake');
+    // b got the update relayed too.
+    await b.next((m) => {
+      const d = decoding.createDecoder(m);
+      return decoding.readVarUint(d) === 0 && decoding.readVarUint(d) === 2;
+    });
+  });
+
+  it('a damaged row: the plan is refused (503, 4503) with where the damage is, and nothing is written over it', async () => {
+    const plan = 'acme:damaged';
+    const headers = { authorization: `Bearer ${await token(plan)}`, 'content-type': 'application/json' };
+    const url = () => `${w.url}/api/plans/${encodeURIComponent(plan)}`;
+    for (const title of ['First', 'Second']) {
+      const added = await fetch(`${url()}/tools/add_tasks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ tasks: [{ title }] }),
+      });
+      expect(added.status).toBe(200);
+    }
+    await w.kill9();
+    const file = objectFile(plan);
+    sqlite(
+      file,
+      'UPDATE cairn_updates SET crc = (crc + 1) % 4294967296 WHERE seq = (SELECT MIN(seq) FROM cairn_updates)',
+    );
+    const before = sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq');
+    await w.restart();
+
+    const read = await fetch(`${url()}/tasks`, { headers });
+    expect(read.status).toBe(503);
+    const body = (await read.json()) as {
+      error: { code: string; message: string; damage: { path: string; offset: number } };
+    };
+    expect(body.error.code).toBe('storage');
+    expect(body.error.message).toMatch(/damaged at record/);
+    expect(body.error.damage).toMatchObject({ path: 'sqlite:cairn_updates' });
+    const write = await fetch(`${url()}/tools/add_tasks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ tasks: [{ title: 'Over it' }] }),
+    });
+    expect(write.status).toBe(503);
+    const socket = rawClient(ws(), plan, { token: await token(plan) });
+    expect((await socket.closed).code).toBe(4503);
+    await w.kill9();
+    expect(sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq')).toBe(before);
+    await w.restart();
+  });
+});

@@ -1,0 +1,54 @@
+// The Worker's environment: the same names as `cairn serve` (CAIRN_SECRET, CAIRN_JUDGE_URL, ...), the Durable
+// Object binding, and the explicit opt-in that lets local development run without a secret.
+import { CairnError } from '@cairn/core';
+import { type Authenticator, createAuthenticator } from '../auth.js';
+import type { DurableObjectNamespace } from './workers-types.js';
+
+export interface CairnWorkerEnv {
+  /** The Durable Object namespace of `CairnPlanObject` (wrangler: `durable_objects.bindings`). */
+  CAIRN_PLANS: DurableObjectNamespace;
+  /** HS256 secret, at least 32 bytes: the one `cairn token` signs with (`wrangler secret put CAIRN_SECRET`). */
+  CAIRN_SECRET?: string;
+  /**
+   * `"1"`: serve without a secret, every request an admin. For `wrangler dev` only; without it and without a
+   * secret every request is refused (503), so a deployment never runs open by accident.
+   */
+  CAIRN_DEV_OPEN?: string;
+  /** How long a claim survives its holder's absence (ms), as `cairn serve --lease-ms`. */
+  CAIRN_LEASE_MS?: string;
+  /** The judge of auto-close (an OpenAI-compatible base URL), its model and key, as for `cairn serve`. */
+  CAIRN_JUDGE_URL?: string;
+  CAIRN_JUDGE_MODEL?: string;
+  CAIRN_JUDGE_KEY?: string;
+  /** Static assets (wrangler `assets.binding`): the demo, served for paths no route has. */
+  ASSETS?: { fetch(request: Request): Promise<Response> };
+  [name: string]: unknown;
+}
+
+/** The header the Worker names the object's plan with (set from the path; a client's own value is replaced). */
+export const PLAN_HEADER = 'x-cairn-plan-object';
+
+/** Throws CairnError `storage` (503) when there is no secret and no local-development opt-in. */
+export function assertConfigured(env: CairnWorkerEnv): void {
+  if (typeof env.CAIRN_SECRET === 'string' && env.CAIRN_SECRET.trim() !== '') return;
+  if (env.CAIRN_DEV_OPEN === '1') return;
+  throw new CairnError(
+    'storage',
+    'This Cairn Worker has no secret, so it serves nothing. Set one with `wrangler secret put CAIRN_SECRET` ' +
+      '(at least 32 bytes; `cairn token` signs with the same), or for local development only set the var CAIRN_DEV_OPEN = "1".',
+    { status: 503 },
+  );
+}
+
+export function authenticatorFromEnv(env: CairnWorkerEnv): Authenticator {
+  assertConfigured(env);
+  const secret = typeof env.CAIRN_SECRET === 'string' ? env.CAIRN_SECRET.trim() : '';
+  return createAuthenticator({ secret: secret === '' ? null : secret });
+}
+
+/** The string variables of the environment (bindings left out), for readers such as `judgeFromEnv`. */
+export function stringVars(env: CairnWorkerEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
+  return out;
+}
