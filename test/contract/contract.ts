@@ -17,6 +17,8 @@ export interface Contract {
   /** The chat-completions endpoint behind the judge, the distiller and the model proxy: set `reply` to script it
    * (reset after each test); `calls` records what it was asked. */
   llm(): FakeLlm;
+  /** The host serves only a plan's own routes (`ContractHost.planRoutesOnly`). */
+  planRoutesOnly: boolean;
 }
 
 /** A fresh plan id per call, so tests sharing one host never share a plan. */

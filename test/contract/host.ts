@@ -27,6 +27,13 @@ export interface RunningHost {
 
 export interface ContractHost {
   name: string;
+  /**
+   * Serves only what belongs to one plan (WebSocket sync and `/api/plans/:plan/...`), with no server-wide routes:
+   * no /metrics, model proxy, skills of a scope or root listing (the Durable Object host, decision 041). The HTTP
+   * section of the contract, which checks those routes, does not run against it, and the refusal counters in
+   * /metrics are not read.
+   */
+  planRoutesOnly?: true;
   /** Starts a fresh host on a free port with empty storage; resolves once it serves. */
   start(options: HostOptions): Promise<RunningHost>;
 }

@@ -185,7 +185,7 @@ describe('the Durable Object host in workerd', () => {
     expect((await flood.closed).code).toBe(CloseCode.RateLimited);
     // None of it changed the plan: it was never written.
     expect((await api(w, plan, '/tasks', { token: await token(plan, 'read') })).status).toBe(404);
-  });
+  }, 90_000);
 
   it('wakes a waiting task once, from the alarm, with nobody connected', async () => {
     const plan = 'acme:wake';

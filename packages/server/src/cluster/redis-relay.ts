@@ -136,6 +136,11 @@ export class RedisRelay implements Extension {
   private readonly reader: RedisClient;
   private readonly subscriber: RedisClient;
   private closed = false;
+  /**
+   * The stream reader lost Redis and has not caught up yet: confirmations may sit unread in the stream, so an
+   * acknowledgement stores what it waits for itself instead of waiting for the reader.
+   */
+  private readerBehind = false;
   private readonly loop: Promise<void>;
   private readonly counters;
 
@@ -366,7 +371,7 @@ export class RedisRelay implements Extension {
     const settled = () =>
       [...needed].every(([instance, seq]) => (plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) > seq);
     while (!settled()) {
-      const silent = this.silent(plan, needed);
+      const silent = this.readerBehind ? needed : this.silent(plan, needed);
       if (silent.size > 0) {
         await this.storeUnconfirmed(planId, plan, silent);
         continue;
@@ -507,7 +512,9 @@ export class RedisRelay implements Extension {
       } catch (error) {
         if (this.closed) return;
         this.failed('read', null, error);
+        this.readerBehind = true;
         await this.catchUp();
+        this.readerBehind = false;
         continue;
       }
       for (const [key, entries] of reply ?? []) {
