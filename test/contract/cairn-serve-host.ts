@@ -5,7 +5,7 @@
 // that the CLI's reading of its options is under test, a server's crash or hang cannot take the test runner with
 // it, and the contract sees every host through the network alone. Sources rather than the built packages: `pnpm
 // test` runs before anything is built (the consumer suite runs the built `cairn serve` under Bun and Deno).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +17,16 @@ import { type ContractHost, type HostOptions, type RunningHost, serveEnvironment
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CAIRN_BIN = join(ROOT, 'packages/server/bin/cairn.js');
 
-/** The runtime binary of an npm package (`node_modules/.bin` holds shell or Node shims around it). */
-function runtimeBinary(path: string): string {
+/**
+ * The runtime binary of an npm package (`node_modules/.bin` holds shell or Node shims around it). Deno's is placed
+ * by its install script, which pnpm does not run here (`allowBuilds`); its shim places it on first use, so it runs
+ * once when the binary is missing.
+ */
+function runtimeBinary(path: string, placeWith?: string): string {
   const full = join(ROOT, 'node_modules', path);
+  if (!existsSync(full) && placeWith) {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', placeWith), '--version'], { stdio: 'ignore' });
+  }
   if (!existsSync(full)) throw new Error(`${full} is missing: run pnpm install (its postinstall places it).`);
   return full;
 }
@@ -30,7 +37,7 @@ const COMMANDS: Record<'node' | 'bun' | 'deno', () => [string, ...string[]]> = {
   bun: () => [runtimeBinary('bun-cli/bin/bun.exe'), '--conditions=@cairn/source', CAIRN_BIN],
   // The sources import `./x.js` for `./x.ts` (as tsc wants); built packages need no --sloppy-imports.
   deno: () => [
-    runtimeBinary('deno-cli/deno'),
+    runtimeBinary('deno-cli/deno', 'deno-cli/bin.cjs'),
     'run',
     '-A',
     '--no-lock',
