@@ -21,6 +21,29 @@ function content(doc: Y.Doc): unknown {
   );
 }
 
+/**
+ * What an instance that died between the stream and its commit leaves behind: its update in the plan's stream,
+ * numbered `seq`, and no confirmation after it.
+ */
+async function addUnconfirmed(plan: string, ghost: unknown, seq: number): Promise<void> {
+  const update = new Y.Doc();
+  update.getMap('tasks').set('ghost', ghost);
+  const redis = createClient({ url: services.redis.url });
+  await redis.connect();
+  await redis.sendCommand([
+    'XADD',
+    `cairn:plan:${plan}:updates`,
+    '*',
+    'i',
+    'an-instance-that-died',
+    'u',
+    Buffer.from(Y.encodeStateAsUpdate(update)).toString('base64'),
+    's',
+    String(seq),
+  ]);
+  redis.destroy();
+}
+
 describe('three instances on Redis and PostgreSQL', () => {
   it('stock y-websocket and Cairn clients on different instances converge under random edits, titles included', async () => {
     const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
@@ -171,23 +194,7 @@ describe('three instances on Redis and PostgreSQL', () => {
     const doc = new Y.Doc();
     const conn = cairnClient(a.url, plan, doc);
     await conn.whenSynced();
-    // What a dying instance leaves behind: its update in the stream, numbered, and no confirmation after it.
-    const ghost = new Y.Doc();
-    ghost.getMap('tasks').set('ghost', 'from an instance that died');
-    const redis = createClient({ url: services.redis.url });
-    await redis.connect();
-    await redis.sendCommand([
-      'XADD',
-      `cairn:plan:${plan}:updates`,
-      '*',
-      'i',
-      'an-instance-that-died',
-      'u',
-      Buffer.from(Y.encodeStateAsUpdate(ghost)).toString('base64'),
-      's',
-      '1',
-    ]);
-    redis.destroy();
+    await addUnconfirmed(plan, 'from an instance that died', 1);
     await vi.waitFor(() => expect(doc.getMap('tasks').get('ghost')).toBeDefined());
     doc.getMap('tasks').set('built', 'on top of it');
     await conn.whenAcknowledged();
@@ -214,22 +221,7 @@ describe('three instances on Redis and PostgreSQL', () => {
     for (let n = 0; n < 40; n++) docs[n % 2]!.getMap('tasks').set(`k${n}`, n);
     await Promise.all(conns.map((c) => c.whenAcknowledged()));
     await vi.waitFor(() => expect(docs.map((d) => d.getMap('tasks').size)).toEqual([40, 40]));
-    const ghost = new Y.Doc();
-    ghost.getMap('tasks').set('ghost', 1);
-    const redis = createClient({ url: services.redis.url });
-    await redis.connect();
-    await redis.sendCommand([
-      'XADD',
-      `cairn:plan:${plan}:updates`,
-      '*',
-      'i',
-      'an-instance-that-died',
-      'u',
-      Buffer.from(Y.encodeStateAsUpdate(ghost)).toString('base64'),
-      's',
-      '7',
-    ]);
-    redis.destroy();
+    await addUnconfirmed(plan, 1, 7);
     const counts = async () =>
       Promise.all(
         instances.map(async (i) => {
