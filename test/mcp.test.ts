@@ -321,6 +321,19 @@ describe('cairn mcp', () => {
     // And the connection is back for what follows.
     const next = await call(client, 'add_tasks', { tasks: [{ title: 'Next' }] });
     expect(next).toMatchObject({ added: [{ title: 'Next' }], synced: true });
+    // The trace keeps the refused call as refused, with what the model was told, not as a call that worked.
+    const traces = await server.hub.openPlan(traceDocId('team:big'));
+    try {
+      await vi.waitFor(
+        () => expect(readCalls(traces.doc).map((c) => c.outcome)).toEqual(['ok', 'limit', 'ok', 'ok']),
+        {
+          timeout: 10_000,
+        },
+      );
+      expect(readCalls(traces.doc)[1].error).toMatch(/^The server refused this change/);
+    } finally {
+      traces.release();
+    }
   });
 
   it('refuses bad arguments with the usage, exit code 2', async () => {

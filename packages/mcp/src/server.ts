@@ -11,7 +11,13 @@ import {
   renderPlan,
 } from '@cairn/core';
 import { learnedProcedureTool, readSkills, traceRecorder } from '@cairn/core/learning';
-import { escapeUnseenInJson, FAMILIES, type Presence, sinceLastCallFeed } from '@cairn/core/protocol';
+import {
+  escapeUnseenInJson,
+  FAMILIES,
+  type Presence,
+  sinceLastCallFeed,
+  type ToolCallRecord,
+} from '@cairn/core/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -84,11 +90,15 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
   const format = options.format ?? 'native';
   const conversation = createConversation(plan);
   const families = options.families ?? ['cairn'];
+  const record = options.traces ? traceRecorder(options.traces) : null;
+  // Each call's record, keyed by its arguments object (the observer is handed the very object dispatched).
+  const finished = new Map<unknown, ToolCallRecord>();
   // Lines about tasks name them as the offered families do: integers only when every family speaks them.
   const ids = families.every((f) => FAMILIES[f].ids === 'num') ? 'num' : 'id';
   const toolkit = createToolkit(plan, {
     families,
-    ...(options.traces ? { onCall: traceRecorder(options.traces) } : {}),
+    // A call is recorded once the server has answered for its writes (below), so a refused one is traced as such.
+    ...(record ? { onCall: (call: ToolCallRecord) => finished.set(call.args, call) } : {}),
     // One dispatcher for every tool: the same argument parsing, null handling and error shape.
     extraTools: [
       ...(options.skills ? [learnedProcedureTool(() => readSkills(options.skills!))] : []),
@@ -119,12 +129,15 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
       if (txn.local && txn.origin === plan.actor && txn.changed.size > 0) writes++;
     };
     plan.doc.on('afterTransaction', count);
+    const input = args ?? {};
     let result: unknown;
     try {
-      result = await toolkit.dispatch(name, args ?? {});
+      result = await toolkit.dispatch(name, input);
     } finally {
       plan.doc.off('afterTransaction', count);
     }
+    const call = finished.get(input);
+    finished.delete(input);
     const wrote = Y.getState(plan.doc.store, plan.doc.clientID) !== before;
     const undo = () => {
       for (let i = 0; i < writes; i++) plan.undo({ redo: false });
@@ -132,6 +145,7 @@ export function createCairnMcpServer(options: CairnMcpOptions): CairnMcpServer {
     const confirmed = wrote ? ((await options.confirmWrites?.(undo)) ?? null) : null;
     options.onActiveTask?.(activeTask(plan));
     if (confirmed && 'refused' in confirmed) result = refusedResult(confirmed.refused);
+    if (call && record) record(tracedAs(call, result));
     const status = confirmed && !('refused' in confirmed) ? confirmed : null;
     // What others did meanwhile (a wake-up included) rides along, so the agent learns of it now; what the result
     // itself already told (plan_changes) is not told twice.
@@ -285,6 +299,13 @@ export function toolJson(result: unknown, status: WriteStatus | null = null): st
 }
 
 /** What a model reads when the server refused its call's edits for good, and they were undone. */
+/** The call as its trace keeps it: refused when the server refused its writes after the dispatch said ok. */
+function tracedAs(call: ToolCallRecord, result: unknown): ToolCallRecord {
+  if (call.outcome !== 'ok' || !isToolError(result)) return call;
+  const { code, message } = (result as { error: { code: ToolCallRecord['outcome']; message: string } }).error;
+  return { ...call, outcome: code, message };
+}
+
 function refusedResult(refusal: CairnError): { error: { code: string; message: string } } {
   return {
     error: {
