@@ -38,14 +38,14 @@ export type {
   JudgeRun,
   JudgeTask,
   TaskJudgement,
-} from './auto-close.js';
+} from './extensions/auto-close.js';
 export {
   AutoCloser,
   chatCompletionsJudge,
   judgeFromEnv,
   latestExchange,
   parseJudgements,
-} from './auto-close.js';
+} from './extensions/auto-close.js';
 export type {
   ClaimHost,
   ClaimOptions,
@@ -53,8 +53,31 @@ export type {
   ExpiredLease,
   Lease,
   Reservation,
-} from './claims.js';
-export { actorsOfSubject, ClaimArbiterService, mayActAs } from './claims.js';
+} from './extensions/claims.js';
+export { actorsOfSubject, ClaimArbiterService, mayActAs } from './extensions/claims.js';
+export { withLearningAccess } from './extensions/learning/access.js';
+export type { Distiller, DistillMaterial } from './extensions/learning/distiller.js';
+export {
+  chatCompletionsDistiller,
+  distillerFromEnv,
+  distillRequest,
+  PROSE_SHAPE,
+  withProse,
+} from './extensions/learning/distiller.js';
+export type {
+  DistillJob,
+  DistillResult,
+  LearnedEvent,
+  LearningEvents,
+  LearningOptions,
+  OutcomeEvent,
+} from './extensions/learning/learner.js';
+export { DistillJobSchema, Learner } from './extensions/learning/learner.js';
+export type { LearningRoutesOptions } from './extensions/learning/routes.js';
+export { registerLearningRoutes, skillView } from './extensions/learning/routes.js';
+export type { SharedLearningQueue } from './extensions/learning/shared-queue.js';
+export type { TaskWokenEvent, WakeEntry, WakeEvents, WakeOptions } from './extensions/wake.js';
+export { WakeSweeper, wakeNotice } from './extensions/wake.js';
 export type { HttpAppOptions, ReadJsonOptions } from './http/app.js';
 export {
   bearerToken,
@@ -94,27 +117,6 @@ export type { Limits } from './hub/limits.js';
 export { DEFAULT_LIMITS } from './hub/limits.js';
 export type { TaskChangeSubscription } from './hub/task-changes.js';
 export type { IndexFile } from './index-file.js';
-export { withLearningAccess } from './learning/access.js';
-export type { Distiller, DistillMaterial } from './learning/distiller.js';
-export {
-  chatCompletionsDistiller,
-  distillerFromEnv,
-  distillRequest,
-  PROSE_SHAPE,
-  withProse,
-} from './learning/distiller.js';
-export type {
-  DistillJob,
-  DistillResult,
-  LearnedEvent,
-  LearningEvents,
-  LearningOptions,
-  OutcomeEvent,
-} from './learning/learner.js';
-export { DistillJobSchema, Learner } from './learning/learner.js';
-export type { LearningRoutesOptions } from './learning/routes.js';
-export { registerLearningRoutes, skillView } from './learning/routes.js';
-export type { SharedLearningQueue } from './learning/shared-queue.js';
 export type { LogFields, Logger } from './log.js';
 export { createConsoleLogger, silentLogger } from './log.js';
 export type { MetricsRegistryOptions } from './metrics.js';
@@ -131,6 +133,4 @@ export { nodeIndexFile } from './store/index-file.js';
 export type { MemoryStoreOptions } from './store/memory.js';
 export { MemoryStore } from './store/memory.js';
 export type { DamagedLog, PlanStore, StoreMetrics } from './store/store.js';
-export type { TaskWokenEvent, WakeEntry, WakeEvents, WakeOptions } from './wake.js';
-export { WakeSweeper, wakeNotice } from './wake.js';
 export { CloseCode, MessageType } from './wire.js';

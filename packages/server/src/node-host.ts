@@ -9,9 +9,14 @@ import { CairnError } from '@cairn/core';
 import type { Hono } from 'hono';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createAuthenticator } from './auth.js';
-import { type AutoCloseOptions, AutoCloser, type Judge } from './auto-close.js';
-import { ClaimArbiterService, type ClaimOptions } from './claims.js';
 import { createOnFirstWrite } from './create-on-write.js';
+import { type AutoCloseOptions, AutoCloser, type Judge } from './extensions/auto-close.js';
+import { ClaimArbiterService, type ClaimOptions } from './extensions/claims.js';
+import { withLearningAccess } from './extensions/learning/access.js';
+import type { Distiller } from './extensions/learning/distiller.js';
+import { Learner, type LearningOptions } from './extensions/learning/learner.js';
+import { registerLearningRoutes } from './extensions/learning/routes.js';
+import { type WakeOptions, WakeSweeper } from './extensions/wake.js';
 import { createHttpApp } from './http/app.js';
 import { registerContextTemplateRoute } from './http/context-template.js';
 import { registerConversationRoutes } from './http/conversation.js';
@@ -24,10 +29,6 @@ import { serveStatic } from './http/static.js';
 import type { HubSocket } from './hub/connection.js';
 import type { Extension, ExtensionHost } from './hub/extension.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
-import { withLearningAccess } from './learning/access.js';
-import type { Distiller } from './learning/distiller.js';
-import { Learner, type LearningOptions } from './learning/learner.js';
-import { registerLearningRoutes } from './learning/routes.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { MetricsRegistry } from './metrics.js';
 import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
@@ -37,7 +38,6 @@ import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-p
 import { nodeIndexFile } from './store/index-file.js';
 import type { PlanStore } from './store/store.js';
 import { boundUnfinishedMessages } from './unfinished-messages.js';
-import { type WakeOptions, WakeSweeper } from './wake.js';
 import { CloseCode, chooseSubprotocol, SYNC_PATH_PREFIX, tokenOfUpgrade } from './wire.js';
 
 export interface CairnServerOptions extends Omit<HubOptions, 'store' | 'auth' | 'logger'>, OriginOptions {

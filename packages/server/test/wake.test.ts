@@ -8,7 +8,7 @@ import { openFilePersistence } from '@cairn/core/fs';
 import { until } from '@cairn/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import type { TaskWokenEvent } from '../src/wake.js';
+import type { TaskWokenEvent } from '../src/extensions/wake.js';
 import { cairnClient, seedPlan, startServer, type TestServer, tempDir } from './helpers.js';
 
 const T0 = Date.parse('2026-12-02T09:00:00Z');

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
 import { isPlanDocId } from '@cairn/core/learning';
-import { type ClaimOptions, DEFAULT_ABSENT_MS } from '../claims.js';
-import type { LearningOptions } from '../learning/learner.js';
+import { type ClaimOptions, DEFAULT_ABSENT_MS } from '../extensions/claims.js';
+import type { LearningOptions } from '../extensions/learning/learner.js';
 import type { CairnServerOptions } from '../node-host.js';
 import { redisOnce } from './jobs.js';
 import { RedisLearningQueue } from './learning-queue.js';

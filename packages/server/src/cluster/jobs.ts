@@ -2,7 +2,7 @@
 // (SET NX with an expiry). The key outlives the job, so a server that saw the same due wake-up or the same ended
 // turn a moment later skips it; if the taker died, the key expires and another server takes the job. A job that
 // must not run twice even later (a judged turn) is marked done, which keeps its key for a while longer.
-import type { JobLock } from '../auto-close.js';
+import type { JobLock } from '../extensions/auto-close.js';
 import type { RedisClient } from './redis-relay.js';
 
 const DONE = 'done';

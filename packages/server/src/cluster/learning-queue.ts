@@ -1,8 +1,8 @@
 // The learning queue's index shared by a cluster: one Redis sorted set of plans scored by when their soonest
 // queued distillation is due, kept by every server that queues or runs jobs and read by every server's sweep; a
 // job is run by the server that takes its lock (cluster/jobs.ts), so it runs once even when its server died.
-import type { RunOnce } from '../auto-close.js';
-import type { SharedLearningQueue } from '../learning/shared-queue.js';
+import type { RunOnce } from '../extensions/auto-close.js';
+import type { SharedLearningQueue } from '../extensions/learning/shared-queue.js';
 import type { RedisClient } from './redis-relay.js';
 
 export const LEARNING_INDEX_KEY = 'cairn:learning-due';

@@ -4,7 +4,7 @@
 // its lease: the instance where the holder is present keeps extending it; once it expired, one instance frees
 // the task (docs/decisions/023).
 import { CairnError } from '@cairn/core';
-import type { ClaimReservations, ExpiredLease, Reservation } from '../claims.js';
+import type { ClaimReservations, ExpiredLease, Reservation } from '../extensions/claims.js';
 import { describeError } from '../log.js';
 import type { RedisClient } from './redis-relay.js';
 

@@ -1,7 +1,7 @@
 // The wake index shared by a cluster: one Redis sorted set of `plan\ntask` scored by wake time, kept current by
 // every instance that has the plan loaded and read by every instance's sweeper, so a due wake-up fires on a live
 // instance even when the instance that saw it set is gone and nobody else loaded the plan.
-import type { SharedWakeIndex, WakeEntry } from '../wake.js';
+import type { SharedWakeIndex, WakeEntry } from '../extensions/wake.js';
 import type { RedisClient } from './redis-relay.js';
 
 export const WAKE_INDEX_KEY = 'cairn:wake-index';

@@ -8,11 +8,25 @@
 
 export type { Authenticator, Grant, Role, TokenClaims } from '../auth.js';
 export { createAuthenticator, MIN_SECRET_BYTES, planMatches, ROLES, roleAllows, signToken } from '../auth.js';
-export type { AutoCloseEvents, AutoCloseOptions, Judge, JudgeRun, TaskJudgement } from '../auto-close.js';
-export { AutoCloser, chatCompletionsJudge, judgeFromEnv } from '../auto-close.js';
-export type { ClaimOptions, ClaimReservations, Lease } from '../claims.js';
-export { ClaimArbiterService } from '../claims.js';
 export { createOnFirstWrite } from '../create-on-write.js';
+export type {
+  AutoCloseEvents,
+  AutoCloseOptions,
+  Judge,
+  JudgeRun,
+  TaskJudgement,
+} from '../extensions/auto-close.js';
+export { AutoCloser, chatCompletionsJudge, judgeFromEnv } from '../extensions/auto-close.js';
+export type { ClaimOptions, ClaimReservations, Lease } from '../extensions/claims.js';
+export { ClaimArbiterService } from '../extensions/claims.js';
+export { withLearningAccess } from '../extensions/learning/access.js';
+export type { Distiller } from '../extensions/learning/distiller.js';
+export { chatCompletionsDistiller, distillerFromEnv } from '../extensions/learning/distiller.js';
+export type { LearningOptions } from '../extensions/learning/learner.js';
+export { Learner } from '../extensions/learning/learner.js';
+export { registerLearningRoutes } from '../extensions/learning/routes.js';
+export type { WakeOptions } from '../extensions/wake.js';
+export { WakeSweeper } from '../extensions/wake.js';
 export type { HttpAppOptions } from '../http/app.js';
 export { createHttpApp, errorResponse, jsonResponse } from '../http/app.js';
 export { registerContextTemplateRoute } from '../http/context-template.js';
@@ -22,12 +36,6 @@ export { registerPlanRoutes } from '../http/plans.js';
 export type { ServiceCheck } from '../http/routes.js';
 export { authorizeRequest, registerCoreRoutes } from '../http/routes.js';
 export type { IndexFile } from '../index-file.js';
-export { withLearningAccess } from '../learning/access.js';
-export type { Distiller } from '../learning/distiller.js';
-export { chatCompletionsDistiller, distillerFromEnv } from '../learning/distiller.js';
-export type { LearningOptions } from '../learning/learner.js';
-export { Learner } from '../learning/learner.js';
-export { registerLearningRoutes } from '../learning/routes.js';
 export type { LogFields, Logger } from '../log.js';
 export { createConsoleLogger, silentLogger } from '../log.js';
 export type { MetricsRegistryOptions } from '../metrics.js';
@@ -35,8 +43,6 @@ export { MetricsRegistry } from '../metrics.js';
 export { registerModelRoutes } from '../model-proxy.js';
 export { MemoryStore } from '../store/memory.js';
 export type { PlanStore } from '../store/store.js';
-export type { WakeOptions } from '../wake.js';
-export { WakeSweeper } from '../wake.js';
 export { CloseCode, SUBPROTOCOL, SYNC_PATH_PREFIX, TOKEN_SUBPROTOCOL_PREFIX } from '../wire.js';
 export type { HubConnection, HubSocket } from './connection.js';
 export type { Scheduler } from './due-times.js';

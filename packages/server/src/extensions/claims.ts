@@ -18,12 +18,12 @@ import {
   toCairnError,
 } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
-import { actorsOfSubject, mayActAs, statedActors } from './actors.js';
-import type { DueQueue, DueTimes } from './hub/due-times.js';
-import type { Extension, RoomMessage } from './hub/extension.js';
-import { describeError, type Logger } from './log.js';
+import { actorsOfSubject, mayActAs, statedActors } from '../actors.js';
+import type { DueQueue, DueTimes } from '../hub/due-times.js';
+import type { Extension, RoomMessage } from '../hub/extension.js';
+import { describeError, type Logger } from '../log.js';
 
-export { actorsOfSubject, mayActAs } from './actors.js';
+export { actorsOfSubject, mayActAs } from '../actors.js';
 
 export interface ClaimOptions {
   /**

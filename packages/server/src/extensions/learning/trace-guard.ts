@@ -2,7 +2,7 @@
 // and its queued jobs the server's alone.
 import { TRACE_KEYS, type TraceBound, trimTrace } from '@cairn/core/learning';
 import type * as Y from 'yjs';
-import { RemoteOrigin } from '../hub/origin.js';
+import { RemoteOrigin } from '../../hub/origin.js';
 
 /** Watches a loaded trace document while it stays loaded; `stopped`: the learner closed. */
 export function guardTrace(doc: Y.Doc, bound: TraceBound, now: () => number, stopped: () => boolean): void {

@@ -5,13 +5,13 @@
 import { createChat, createPlan } from '@cairn/core';
 import { DOC_KEYS, inline, isWaitingStatus, toCairnError } from '@cairn/core/protocol';
 import * as Y from 'yjs';
+import { Emitter } from '../emitter.js';
+import type { DueQueue } from '../hub/due-times.js';
+import type { Extension, ExtensionHost, PlanRoom } from '../hub/extension.js';
+import { type IndexFile, IndexWriter } from '../index-file.js';
+import { describeError, type Logger, silentLogger } from '../log.js';
+import type { Counter } from '../metrics.js';
 import type { RunOnce } from './auto-close.js';
-import { Emitter } from './emitter.js';
-import type { DueQueue } from './hub/due-times.js';
-import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
-import { type IndexFile, IndexWriter } from './index-file.js';
-import { describeError, type Logger, silentLogger } from './log.js';
-import type { Counter } from './metrics.js';
 
 export interface WakeOptions {
   /** Clock in ms since the epoch. Default: the hub's scheduler's. */

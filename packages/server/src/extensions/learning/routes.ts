@@ -16,8 +16,8 @@ import {
 } from '@cairn/core/learning';
 import type { Hono } from 'hono';
 import * as z from 'zod';
-import { type Grant, type Role, scopeWhollyCovered } from '../auth.js';
-import { jsonResponse, textResponse } from '../http/app.js';
+import { type Grant, type Role, scopeWhollyCovered } from '../../auth.js';
+import { jsonResponse, textResponse } from '../../http/app.js';
 import {
   type PlanRoutesOptions,
   parseBody,
@@ -26,9 +26,9 @@ import {
   userActor,
   withPlan,
   withPlanOrBlank,
-} from '../http/plans.js';
-import { authorizeRequest, requestToken } from '../http/routes.js';
-import type { SyncHub } from '../hub/hub.js';
+} from '../../http/plans.js';
+import { authorizeRequest, requestToken } from '../../http/routes.js';
+import type { SyncHub } from '../../hub/hub.js';
 import type { Learner } from './learner.js';
 
 export interface LearningRoutesOptions {

@@ -6,8 +6,8 @@ import { CairnError } from '@cairn/core';
 import { argumentShape, type SkillDraft, shapeText, type TraceSample } from '@cairn/core/learning';
 import { toCairnError } from '@cairn/core/protocol';
 import * as z from 'zod';
-import { askForJson, type ChatCompletionsEndpoint, endpointFromEnv } from '../chat-completions.js';
-import type { Logger } from '../log.js';
+import { askForJson, type ChatCompletionsEndpoint, endpointFromEnv } from '../../chat-completions.js';
+import type { Logger } from '../../log.js';
 
 /** What a model writes the prose from: the traces of the kind (the last is the newest) and the offline procedure. */
 export interface DistillMaterial {

@@ -13,12 +13,12 @@ import {
 import { describeIssues, toCairnError } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
 import * as z from 'zod';
-import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from './chat-completions.js';
-import { Emitter } from './emitter.js';
-import type { DueQueue } from './hub/due-times.js';
-import type { Extension, ExtensionHost, PlanRoom } from './hub/extension.js';
-import { describeError, type Logger, silentLogger } from './log.js';
-import type { Counter } from './metrics.js';
+import { askForJson, type ChatCompletionsEndpoint, clip, endpointFromEnv } from '../chat-completions.js';
+import { Emitter } from '../emitter.js';
+import type { DueQueue } from '../hub/due-times.js';
+import type { Extension, ExtensionHost, PlanRoom } from '../hub/extension.js';
+import { describeError, type Logger, silentLogger } from '../log.js';
+import type { Counter } from '../metrics.js';
 
 /** A task as the judge sees it. */
 export interface JudgeTask {

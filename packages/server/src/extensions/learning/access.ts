@@ -3,7 +3,7 @@
 // that covers a plan of the scope. Skills change only through the server (the sweep, the HTTP API).
 import { CairnError } from '@cairn/core';
 import { planOfTraceDoc, scopeOfSkillsDoc } from '@cairn/core/learning';
-import type { Authenticator } from '../auth.js';
+import type { Authenticator } from '../../auth.js';
 
 /** The authenticator with the rules of trace and skills documents in front of `auth`'s own. */
 export function withLearningAccess(auth: Authenticator): Authenticator {

@@ -1,7 +1,7 @@
 // The learning queue's side in a cluster: the plans with queued jobs, shared by every server, and a lock per job,
 // so a job queued on a server that died runs on another, and runs once. Failures are logged, never thrown: without
 // the shared index a server still runs what it queued itself.
-import { describeError, type Logger } from '../log.js';
+import { describeError, type Logger } from '../../log.js';
 
 /** The plans with queued jobs, shared by the servers of a cluster, and a lock that lets one of them run a job. */
 export interface SharedLearningQueue {

@@ -2,9 +2,9 @@
 // (hub/due-times.ts), mirrored into a cluster's shared index and kept in a small index file, so a start finds them
 // without opening every trace.
 import * as z from 'zod';
-import type { DueQueue } from '../hub/due-times.js';
-import { type IndexFile, IndexWriter } from '../index-file.js';
-import { describeError, type Logger } from '../log.js';
+import type { DueQueue } from '../../hub/due-times.js';
+import { type IndexFile, IndexWriter } from '../../index-file.js';
+import { describeError, type Logger } from '../../log.js';
 import type { SharedQueue } from './shared-queue.js';
 
 const INDEX_VERSION = 1;

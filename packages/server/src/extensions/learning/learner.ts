@@ -37,11 +37,11 @@ import {
 } from '@cairn/core/learning';
 import { DOC_KEYS, type ToolCallRecord, type ToolSpec, toCairnError } from '@cairn/core/protocol';
 import * as Y from 'yjs';
-import { Emitter } from '../emitter.js';
-import type { DueQueue } from '../hub/due-times.js';
-import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../hub/extension.js';
-import type { IndexFile } from '../index-file.js';
-import { describeError, type Logger, silentLogger } from '../log.js';
+import { Emitter } from '../../emitter.js';
+import type { DueQueue } from '../../hub/due-times.js';
+import type { Extension, ExtensionHost, PlanHandle, PlanRoom } from '../../hub/extension.js';
+import type { IndexFile } from '../../index-file.js';
+import { describeError, type Logger, silentLogger } from '../../log.js';
 import { type Distiller, writeProse } from './distiller.js';
 import { DuePlans } from './due-plans.js';
 import { type DistillJob, putJob, readPending } from './jobs.js';
