@@ -330,7 +330,7 @@ describe('cairn mcp', () => {
           timeout: 10_000,
         },
       );
-      expect(readCalls(traces.doc)[1].error).toMatch(/^The server refused this change/);
+      expect(readCalls(traces.doc)[1]?.error).toMatch(/^The server refused this change/);
     } finally {
       traces.release();
     }
