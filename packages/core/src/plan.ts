@@ -115,6 +115,7 @@ export class Plan {
   private readonly limits: PlanLimits;
   private readonly undoManager: BoundedUndoManager;
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
+  /** Its task snapshots, cached, and the derived views: every read method answers from them (plan-reads.ts). */
   private readonly reads: PlanReads;
   private readonly planner: Planner;
   /** What the document-side writes (doc-writes.ts) need: this Plan's actor and clock, and its cache to drop. */
