@@ -24,7 +24,10 @@ export interface StoredPlan<P extends DocPersistence = DocPersistence> {
   close(): Promise<void>;
 }
 
-/** Plan members that only read: what the snapshot view serves before the document has loaded. */
+/**
+ * Plan members that only read: what the snapshot view serves before the document has loaded. first-read.test.ts
+ * places every public method of Plan on one side or the other, so a new read cannot be left out unseen.
+ */
 const READS = new Set<PropertyKey>([
   'doc',
   'actor',
@@ -34,11 +37,13 @@ const READS = new Set<PropertyKey>([
   'byNum',
   'list',
   'children',
+  'descendants',
   'effectiveParent',
   'ready',
   'isReady',
   'blocked',
   'blockedTask',
+  'blockedReasons',
   'dependents',
   'malformed',
   'cycles',

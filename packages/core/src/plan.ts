@@ -1,7 +1,8 @@
 // The Plan: tasks, their steps and dependencies over one Y.Doc. Every write is one Yjs transaction whose origin
 // is the actor; every write is validated completely before the first change, so a refused call changes nothing.
-import * as Y from 'yjs';
-import { Aliases, createdOrder } from './aliases.js';
+import type * as Y from 'yjs';
+import { Aliases } from './aliases.js';
+import { dryRun, type Journal } from './atomic.js';
 import { collectChanges, describeChanges, type PlanChangeEvent } from './change-events.js';
 import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
@@ -9,8 +10,6 @@ import {
   malformedEntries,
   metaMap,
   removedMap,
-  snapshotTask,
-  taskAt,
   taskIds,
   taskNotFound,
   tasksMap,
@@ -26,20 +25,19 @@ import {
   writeUpdate,
 } from './doc-writes.js';
 import { CairnError, withContext } from './errors.js';
-import { type BlockedInfo, descendants, isReadyFor } from './graph.js';
+import type { BlockedInfo } from './graph.js';
 import { cryptoRandom, type Random } from './ids.js';
 import { registerOrigin } from './origins.js';
-import { PlanIndex } from './plan-index.js';
+import { type BlockedTask, NO_FILTER, PlanReads } from './plan-reads.js';
 
 export type { PlanChangeEvent, TaskChange } from './change-events.js';
+export type { BlockedTask } from './plan-reads.js';
 
 import { assertCairnsYjs, newDoc } from './new-doc.js';
 import { closedWith, type PendingEdges, Planner } from './planning.js';
 import {
   type Actor,
-  isOpenStatus,
   type ListFilter,
-  ListFilterSchema,
   META_KEYS,
   MoveSchema,
   type MoveTarget,
@@ -52,7 +50,6 @@ import {
   TaskPatchSchema,
   type TaskSnapshot,
 } from './schema.js';
-import { scratchCopy } from './scratch.js';
 import { BoundedUndoManager } from './undo.js';
 import { isParsed, markParsed, parseActor, parseOnce } from './validate.js';
 
@@ -73,20 +70,12 @@ export interface CreatePlanOptions {
   limits?: Partial<PlanLimits>;
 }
 
-/** An open task that cannot start yet, with what blocks it (`Plan.blocked()`). */
-export interface BlockedTask extends BlockedInfo {
-  task: TaskSnapshot;
-}
-
 /** The whole plan as plain data (`Plan.toJSON()`): the schema version and every task in tree order. */
 export interface PlanSnapshot {
   schemaVersion: number;
   /** Every task in tree order: siblings by rank (then id), each task followed by its steps. */
   tasks: TaskSnapshot[];
 }
-
-/** `list()` without a filter: every task, with nothing to parse. */
-const NO_FILTER: ListFilter = Object.freeze({});
 
 /** Undo steps each Plan keeps; older ones are forgotten, and the values they kept alive are collected. */
 export const UNDO_LIMIT = 100;
@@ -126,21 +115,13 @@ export class Plan {
   private readonly limits: PlanLimits;
   private readonly undoManager: BoundedUndoManager;
   private readonly listeners = new Set<(event: PlanChangeEvent) => void>();
-  private readonly snapshots = new Map<string, TaskSnapshot>();
-  private readonly index: PlanIndex;
+  /** Its task snapshots, cached, and the derived views: every read method answers from them (plan-reads.ts). */
+  private readonly reads: PlanReads;
   private readonly planner: Planner;
   /** What the document-side writes (doc-writes.ts) need: this Plan's actor and clock, and its cache to drop. */
   private readonly writer: DocWriter;
-  /**
-   * The transaction this Plan last wrote in, until its changes reach the cached views (the observer) or it ends
-   * having changed nothing (no observer runs then): while set, reads build fresh views.
-   */
-  private writtenIn: Y.Transaction | null = null;
   /** While this Plan is an `atomic` call's dry run: the writes it made, to apply to the real plan. */
-  private journal: Journal | null = null;
-  private readonly afterTransaction = (txn: Y.Transaction): void => {
-    if (txn === this.writtenIn) this.writtenIn = null;
-  };
+  private journal: Journal<Plan> | null = null;
   private readonly aliases: Aliases;
   /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
   private readonly local: LocalArbiter;
@@ -164,7 +145,8 @@ export class Plan {
     });
     // Changes it replays are attributed to this Plan's actor.
     registerOrigin(this.undoManager, { source: 'undo', actor: this.actor });
-    this.index = new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
+    this.aliases = new Aliases(this.tasks, this.removed);
+    this.reads = new PlanReads(this.doc, this.tasks, this.aliases);
     this.planner = new Planner({
       tasks: this.tasks,
       removed: this.removed,
@@ -174,19 +156,17 @@ export class Plan {
       require: (id) => this.require(id),
       has: (id) => this.has(id),
       notFound: (id) => this.notFound(id),
-      childIds: (parent) => this.view().children(parent),
+      childIds: (parent) => this.reads.view().children(parent),
     });
     this.observer = (events, txn) => this.onDocChange(events, txn);
     this.tasks.observeDeep(this.observer);
-    this.doc.on('afterTransaction', this.afterTransaction);
-    this.aliases = new Aliases(this.tasks, this.removed);
     this.writer = {
       tasks: this.tasks,
       removed: this.removed,
       actor: this.actor,
       now: this.now,
       nextNum: () => this.aliases.next(),
-      written: (id) => this.invalidate(id),
+      written: (id) => this.reads.touched(id),
     };
     this.local = new LocalArbiter({
       require: (id) => this.require(id),
@@ -211,77 +191,45 @@ export class Plan {
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
     this.tasks.unobserveDeep(this.observer);
-    this.doc.off('afterTransaction', this.afterTransaction);
+    this.reads.destroy();
     this.aliases.destroy();
     this.undoManager.destroy();
     this.listeners.clear();
   }
 
-  // ---------------------------------------------------------------- reads
+  // ---------------------------------------------------------------- reads (plan-reads.ts)
 
   has(id: string): boolean {
-    return taskAt(this.tasks, id) !== undefined;
+    return this.reads.has(id);
   }
 
   get(id: string): TaskSnapshot | undefined {
-    const cached = this.snapshots.get(id);
-    if (cached) return cached;
-    const task = this.tasks.get(id);
-    if (!(task instanceof Y.Map)) return undefined;
-    const snapshot = freezeSnapshot(snapshotTask(id, task));
-    this.snapshots.set(id, snapshot);
-    return snapshot;
+    return this.reads.get(id);
   }
 
   /** Like `get`, but an unknown id throws a `not_found` error that lists the known ids. */
   require(id: string): TaskSnapshot {
-    const task = this.get(id);
-    if (!task) throw this.notFound(id);
-    return task;
+    return this.reads.require(id);
   }
 
   /** The task whose integer alias is `num`; when a merge left two with one alias, the earlier created wins. */
   byNum(num: number): TaskSnapshot | undefined {
-    // Inside a batch this Plan is writing, the index lags until the observer runs: look at every task then.
-    const ids = this.writtenIn
-      ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
-      : this.aliases.ids(num);
-    let best: TaskSnapshot | undefined;
-    for (const id of ids) {
-      const task = this.get(id);
-      if (task && (!best || createdOrder(task, best) < 0)) best = task;
-    }
-    return best;
+    return this.reads.byNum(num);
   }
 
   /** Tasks in tree order, filtered. With no filter: every task. */
   list(filter: ListFilter = NO_FILTER): TaskSnapshot[] {
-    const f = filter === NO_FILTER ? filter : parseOnce(ListFilterSchema, filter, 'list filter');
-    const statuses = f.status === undefined ? null : new Set(Array.isArray(f.status) ? f.status : [f.status]);
-    const pool = f.parent !== undefined ? this.children(f.parent) : this.all();
-    return pool.filter((task) => {
-      if (f.state === 'open' && !isOpenStatus(task.status)) return false;
-      if (f.state === 'closed' && isOpenStatus(task.status)) return false;
-      if (statuses && !statuses.has(task.status)) return false;
-      if (f.assignee !== undefined && task.assignee !== f.assignee) return false;
-      return true;
-    });
+    return this.reads.list(filter);
   }
 
   /** The direct steps of a task (or the top-level tasks for `null`), in order. */
   children(parent: string | null): TaskSnapshot[] {
-    const out: TaskSnapshot[] = [];
-    for (const id of this.view().children(parent)) {
-      const task = this.get(id);
-      if (task) out.push(task);
-    }
-    return out;
+    return this.reads.children(parent);
   }
 
   /** The ids of every step under a task, at any depth, each after its parent (not the task itself). */
   descendants(id: string): string[] {
-    const view = this.view();
-    return descendants(id, (parent) => view.children(parent));
+    return this.reads.descendants(id);
   }
 
   /**
@@ -289,38 +237,27 @@ export class Plan {
    * with its parent's removal) or the parents form a cycle (concurrent moves); then it shows at the top level.
    */
   effectiveParent(task: TaskSnapshot): string | null {
-    return this.view().effectiveParent(task.id);
+    return this.reads.view().effectiveParent(task.id);
   }
 
   /** Open tasks that can be picked up now by `actor` (default this Plan's): unblocked, unclaimed or theirs. */
   ready(options: { actor?: Actor } = {}): TaskSnapshot[] {
-    const actor = options.actor ?? this.actor;
-    const blocked = this.view().blocked();
-    return this.all().filter((task) => isReadyFor(task, blocked, actor));
+    return this.reads.ready(options.actor ?? this.actor);
   }
 
   /** Whether `ready({ actor })` lists this task, without building the list. False for an unknown id. */
   isReady(id: string, options: { actor?: Actor } = {}): boolean {
-    const task = this.get(id);
-    return task !== undefined && isReadyFor(task, this.view().blocked(), options.actor ?? this.actor);
+    return this.reads.isReady(id, options.actor ?? this.actor);
   }
 
   /** Open tasks that cannot start, each with its reason and the tasks it waits on. */
   blocked(): BlockedTask[] {
-    const blocked = this.view().blocked();
-    const out: BlockedTask[] = [];
-    for (const task of this.all()) {
-      const info = blocked.get(task.id);
-      if (info) out.push({ ...info, task });
-    }
-    return out;
+    return this.reads.blocked();
   }
 
   /** Why one task cannot start, or undefined when it is not blocked (or closed, or unknown). */
   blockedTask(id: string): BlockedTask | undefined {
-    const info = this.view().blocked().get(id);
-    const task = this.get(id);
-    return info && task ? { ...info, task } : undefined;
+    return this.reads.blockedTask(id);
   }
 
   /**
@@ -328,20 +265,12 @@ export class Plan {
    * many tasks at once (a render). Do not keep it across a change of the plan; the next change patches it.
    */
   blockedReasons(): ReadonlyMap<string, BlockedInfo> {
-    return this.view().blocked();
+    return this.reads.view().blocked();
   }
 
   /** The tasks that wait on `id` (name it in their blockedBy), in plan order. */
   dependents(id: string): TaskSnapshot[] {
-    const view = this.view();
-    const out: TaskSnapshot[] = [];
-    for (const dependent of view.dependents(id)) {
-      const task = this.get(dependent);
-      if (task) out.push(task);
-    }
-    if (out.length < 2) return out;
-    const at = new Map(out.map((task) => [task.id, view.position(task.id) ?? 0]));
-    return out.sort((a, b) => at.get(a.id)! - at.get(b.id)!);
+    return this.reads.dependents(id);
   }
 
   /**
@@ -355,11 +284,11 @@ export class Plan {
 
   /** Dependency cycles present in the document (each sorted; only a merge can create one). */
   cycles(): string[][] {
-    return this.view().cycles();
+    return this.reads.view().cycles();
   }
 
   toJSON(): PlanSnapshot {
-    return { schemaVersion: SCHEMA_VERSION, tasks: this.all().map((t) => ({ ...t })) };
+    return { schemaVersion: SCHEMA_VERSION, tasks: this.reads.all().map((t) => ({ ...t })) };
   }
 
   // ---------------------------------------------------------------- writes
@@ -564,38 +493,9 @@ export class Plan {
    * the plan's live content only (no history, no chat), so it costs O(tasks).
    */
   atomic<T>(fn: (plan: Plan) => T): T {
-    const scratch = scratchCopy(this.doc);
-    const probe = new Plan({
-      doc: scratch,
-      actor: this.actor,
-      now: this.now,
-      random: this.random,
-      limits: this.limits,
-    });
-    const journal: Journal = { writes: [], transactions: new Set() };
-    probe.journal = journal;
-    let unrecorded = false;
-    const watch = (txn: Y.Transaction) => {
-      if (txn.changed.size > 0 && !journal.transactions.has(txn)) unrecorded = true;
-    };
-    scratch.on('afterTransaction', watch);
-    let result: T;
-    try {
-      result = fn(probe);
-    } finally {
-      scratch.off('afterTransaction', watch);
-      probe.destroy();
-      scratch.destroy();
-    }
-    if (unrecorded) {
-      throw new CairnError(
-        'invalid_argument',
-        'plan.atomic takes writes made through the Plan it gives (add, update, move, remove, replace, batch); ' +
-          'this one wrote otherwise, so nothing was written.',
-      );
-    }
+    const { result, writes } = dryRun(this.doc, (copy, journal) => this.dryRunOn(copy, journal), fn);
     this.transact(() => {
-      for (const write of journal.writes) write(this);
+      for (const write of writes) write(this);
     });
     return result;
   }
@@ -673,25 +573,17 @@ export class Plan {
 
   // ---------------------------------------------------------------- internals
 
-  /** Every task in tree order; patched in place by the next change, so callers copy what they return. */
-  private all(): readonly TaskSnapshot[] {
-    return this.view().ordered();
-  }
-
-  /**
-   * The derived views. Inside a transaction this Plan is writing to (a batch), the cached ones lag behind
-   * until the observer runs, so reads there get a fresh, uncached view.
-   */
-  private view(): PlanIndex {
-    if (!this.writtenIn) return this.index;
-    return new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
-  }
-
-  /** A task's map was written: drop its snapshot now; the observer updates the derived views. */
-  private invalidate(id: string): void {
-    this.snapshots.delete(id);
-    this.index.touched(id);
-    this.writtenIn = this.doc._transaction;
+  /** A Plan like this one on `copy` (an `atomic` dry run's scratch copy), recording its writes in `journal`. */
+  private dryRunOn(copy: Y.Doc, journal: Journal<Plan>): Plan {
+    const probe = new Plan({
+      doc: copy,
+      actor: this.actor,
+      now: this.now,
+      random: this.random,
+      limits: this.limits,
+    });
+    probe.journal = journal;
+    return probe;
   }
 
   /**
@@ -701,9 +593,9 @@ export class Plan {
   private write(apply: (target: Plan) => void): void {
     this.transact(() => {
       apply(this);
-      if (this.journal) this.journal.transactions.add(this.doc._transaction!);
+      this.journal?.wroteIn(this.doc._transaction!);
     });
-    this.journal?.writes.push(apply);
+    this.journal?.wrote(apply);
   }
 
   private transact(fn: () => void): void {
@@ -720,10 +612,8 @@ export class Plan {
 
   private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
     const changes = collectChanges(events, this.tasks);
-    for (const id of changes.keys()) this.snapshots.delete(id);
-    if (txn === this.writtenIn) this.writtenIn = null;
+    this.reads.follow(changes, txn);
     if (changes.size === 0) return;
-    this.index.apply([...changes].map(([id, change]) => ({ id, ...change })));
     this.aliases.follow(changes);
     if (!txn.local && [...changes.values()].some((c) => c.kind === 'added')) this.repairDuplicateNums();
     if (this.listeners.size === 0) return; // the attributed list is for listeners only
@@ -742,12 +632,6 @@ export class Plan {
   }
 }
 
-/** What an `atomic` dry run records: each write, and the transactions they made (any other is refused). */
-interface Journal {
-  writes: Array<(target: Plan) => void>;
-  transactions: Set<Y.Transaction>;
-}
-
 /** One task's part of an updateMany: fields to change, steps to append and a move, each optional. */
 export interface TaskUpdate {
   id: string;
@@ -755,10 +639,4 @@ export interface TaskUpdate {
   addSteps?: TaskInput[];
   /** Moves the task after its fields and steps changed (see `move`). */
   move?: MoveTarget;
-}
-
-function freezeSnapshot(snapshot: TaskSnapshot): TaskSnapshot {
-  Object.freeze(snapshot.blockedBy);
-  Object.freeze(snapshot.context);
-  return Object.freeze(snapshot);
 }

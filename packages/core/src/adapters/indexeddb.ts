@@ -21,9 +21,9 @@ export const SNAPSHOT_KEY = 'cairn:first-read';
 
 /** When to merge the stored updates into one record: the fs log's rule (see its CompactionPolicy). */
 export interface IndexedDBCompactionPolicy {
-  /** Fewest records after the snapshot that trigger a compaction (more for a large plan). Default 500. */
+  /** Fewest records after the compacted state that trigger a compaction (more for a large plan). Default 500. */
   records?: number;
-  /** Bytes after the snapshot that trigger one, if more than the snapshot itself. Default 16 KiB. */
+  /** Bytes after the compacted state that trigger one, if more than the state itself. Default 16 KiB. */
   minBytes?: number;
 }
 
@@ -46,6 +46,12 @@ export interface IndexedDBStats {
   /** Records and bytes this instance knows are stored (another tab's writes are counted once compacted). */
   records: number;
   bytes: number;
+  /** Bytes of the first record: the plan's whole state (`Y.encodeStateAsUpdate`) once it was compacted. */
+  stateBytes: number;
+  /**
+   * @deprecated The same number as `stateBytes`, under a name that also meant the first-read snapshot; it will be
+   * removed in a later minor version.
+   */
   snapshotBytes: number;
   compactions: number;
 }
@@ -150,6 +156,7 @@ class IndexedDBPersistenceImpl extends BoundDoc implements IndexedDBPersistence 
       dbName: this.dbName,
       records: stats?.records ?? 0,
       bytes: stats?.bytes ?? 0,
+      stateBytes: stats?.firstBytes ?? 0,
       snapshotBytes: stats?.firstBytes ?? 0,
       compactions: stats?.compactions ?? 0,
     };

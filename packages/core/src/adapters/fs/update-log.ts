@@ -61,7 +61,12 @@ export interface UpdateLogStats {
   /** File size. */
   bytes: number;
   records: number;
-  /** Payload size of the first record: the snapshot if the log was ever compacted. */
+  /** Payload size of the first record: the plan's whole state (`Y.encodeStateAsUpdate`) once it was compacted. */
+  stateBytes: number;
+  /**
+   * @deprecated The same number as `stateBytes`, under a name that also meant the first-read snapshot file; it
+   * will be removed in a later minor version.
+   */
   snapshotBytes: number;
   /** Records and bytes after the first record: what the compaction policy measures. */
   tailRecords: number;
@@ -72,7 +77,7 @@ export interface UpdateLogStats {
 
 /**
  * The log of one document's updates: `open` reads the file (cutting a torn tail), `append` writes one update
- * synchronously, `sync` makes everything appended durable, `compact` replaces the history by a snapshot.
+ * synchronously, `sync` makes everything appended durable, `compact` replaces the history by the state.
  *
  * ```ts
  * const log = UpdateLog.open('/data/plan.log');           // throws CairnError('storage') if unreadable
@@ -102,7 +107,7 @@ export class UpdateLog {
   private loaded: Uint8Array[] | null;
   private size: number;
   private records: number;
-  private snapshotBytes: number;
+  private stateBytes: number;
   private tailRecords: number;
   private tailBytes: number;
   private compactions = 0;
@@ -218,7 +223,7 @@ export class UpdateLog {
     this.size = size;
     this.records = records.length;
     const first = records[0];
-    this.snapshotBytes = first?.byteLength ?? 0;
+    this.stateBytes = first?.byteLength ?? 0;
     this.tailRecords = Math.max(0, records.length - 1);
     this.tailBytes = first ? size - HEADER_BYTES - 8 - first.byteLength : 0;
     this.recovery = recovery;
@@ -334,7 +339,7 @@ export class UpdateLog {
       this.fd = fd;
       this.size = size;
       this.records = 1 + carry.length;
-      this.snapshotBytes = state.byteLength;
+      this.stateBytes = state.byteLength;
       this.firstFrame = first;
       this.lastFrame = last;
       this.tailRecords = carry.length;
@@ -396,7 +401,8 @@ export class UpdateLog {
       path: this.path,
       bytes: this.size,
       records: this.records,
-      snapshotBytes: this.snapshotBytes,
+      stateBytes: this.stateBytes,
+      snapshotBytes: this.stateBytes,
       tailRecords: this.tailRecords,
       tailBytes: this.tailBytes,
       compactions: this.compactions,
