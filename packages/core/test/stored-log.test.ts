@@ -7,7 +7,7 @@ import { CairnError, toCairnError } from '../src/errors.js';
 import type { ByteStorageAdapter } from '../src/persistence/adapter.js';
 import { BoundDoc } from '../src/persistence/bound-doc.js';
 import { type MemoryByteAdapter, memoryByteAdapter } from '../src/persistence/memory-adapter.js';
-import { StoredLog, type StoredLogOptions } from '../src/persistence/stored-log.js';
+import { type MergingByteAdapter, StoredLog, type StoredLogOptions } from '../src/persistence/stored-log.js';
 
 const ORIGIN = 'agent:layer';
 
@@ -231,6 +231,85 @@ describe('StoredLog and the document bound to it', () => {
     await stored.flush();
     expect(json(storedDoc(adapter, 'plan'))).toEqual(json(doc));
     await stored.close();
+  });
+});
+
+describe('StoredLog over an adapter that merges where the records are kept', () => {
+  /** The memory adapter merging on its own, held at `gate` until `open()` (a worker thread at work). */
+  function mergingMemory() {
+    const memory = memoryByteAdapter();
+    let open: () => void = () => undefined;
+    let gate = Promise.resolve();
+    const adapter: MergingByteAdapter & { records: MemoryByteAdapter['records'] } = {
+      ...memory,
+      async mergeRecords(name, atLeast) {
+        const records = memory.records(name);
+        if (records.length < Math.max(2, atLeast)) return { stored: records.length };
+        await gate;
+        const merged = Y.mergeUpdates(records.map((record) => record.bytes));
+        const removed = records.map((record) => record.key);
+        return { removed, key: await memory.replace(name, removed, merged), bytes: merged.byteLength };
+      },
+    };
+    return {
+      adapter,
+      hold: () => {
+        gate = new Promise((resolve) => {
+          open = resolve;
+        });
+      },
+      release: () => open(),
+    };
+  }
+
+  it('writes and flushes while a merge runs, and keeps what was written meanwhile', async () => {
+    const { adapter, hold, release } = mergingMemory();
+    const doc = new Y.Doc();
+    const log = await StoredLog.open(adapter, 'plan', { state: () => Y.encodeStateAsUpdate(doc) });
+    doc.on('update', (update: Uint8Array) => log.append(update));
+    writeTasks(doc, 0, 5);
+    await log.flush();
+    writeTasks(doc, 5, 5);
+    await log.flush();
+    hold();
+    const merging = log.compact();
+    writeTasks(doc, 10, 1);
+    await log.flush(); // not held by the merge
+    expect(adapter.records('plan')).toHaveLength(3);
+    release();
+    await merging;
+    // The two records it read are one now; the one written meanwhile stays, and is counted.
+    expect(adapter.records('plan')).toHaveLength(2);
+    expect(log.stats()).toMatchObject({ records: 2, compactions: 1 });
+    expect(json(storedDoc(adapter as MemoryByteAdapter, 'plan'))).toEqual(json(doc));
+    await log.close();
+  });
+
+  it('a merge the store declines (too few records now) is counted again from what it holds', async () => {
+    const { adapter } = mergingMemory();
+    const log = await StoredLog.open(adapter, 'plan', {
+      state: () => new Uint8Array(),
+      compaction: { records: 3 },
+    });
+    const doc = new Y.Doc();
+    doc.on('update', (update: Uint8Array) => log.append(update));
+    for (let i = 0; i < 3; i++) {
+      doc.getMap('m').set('k', i);
+      await log.flush();
+    }
+    // Another holder merges them: three are counted here, the adapter holds one.
+    const stored = adapter.records('plan');
+    await adapter.replace(
+      'plan',
+      stored.map((record) => record.key),
+      Y.mergeUpdates(stored.map((record) => record.bytes)),
+    );
+    // The fourth reaches the policy here (a merge of at least four); the adapter holds two and declines.
+    doc.getMap('m').set('k', 3);
+    await log.flush();
+    await vi.waitFor(() => expect(log.stats().records).toBe(2));
+    expect(log.stats().compactions).toBe(0);
+    await log.close();
   });
 });
 
