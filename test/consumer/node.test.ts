@@ -129,8 +129,8 @@ describe('Node 20 with the installed packages', () => {
     expect(refused.stderr).toContain('dynamic import()');
   });
 
-  it("runs @cairn/core/testing's storage suite in a project on vitest 2", async () => {
-    // A whole storage suite (crash and lock tests among them), not one script: more than `node`'s 60 s on a busy
+  it("runs @cairn/core/testing's byte adapter suite in a project on vitest 2", async () => {
+    // A whole suite (lock and sharing tests among them), not one script: more than `node`'s 60 s on a busy
     // machine, where it was killed just after printing its summary.
     const result = await run(process.execPath, [join(vitest2, 'node_modules/vitest/vitest.mjs'), 'run'], {
       cwd: vitest2,

@@ -49,6 +49,7 @@ export type { CompactionPolicy, LogSize } from './persistence/policy.js';
 export { Backoff, compactAfterRecords, policyWantsCompaction } from './persistence/policy.js';
 export type {
   ImmediateByteAdapter,
+  MergedRecords,
   MergingByteAdapter,
   StoredLogError,
   StoredLogOptions,

@@ -1,4 +1,4 @@
-// @cairn/core/fs on real files in a temp dir: the shared storage suite, then what only a log file has (locks
+// @cairn/core/fs on real files in a temp dir: the first-read tests, then what only a log file has (locks
 // across processes, torn tails, compaction, recovery from a full disk). Damaged logs: fs-damage.test.ts.
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,8 +20,7 @@ import {
 } from '../src/adapters/fs.js';
 import { CairnError } from '../src/errors.js';
 import { createPlan } from '../src/plan.js';
-import type { DocPersistence } from '../src/storage.js';
-import { runStorageAdapterTests } from '../src/testing/index.js';
+import { runFirstReadTests } from './first-read-suite.js';
 import { spawnEditor } from './fixtures/spawn-editor.js';
 
 /** node:fs with writes sent to /dev/full while `armed`: the kernel's own ENOSPC, on demand. */
@@ -42,7 +41,7 @@ async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'cairn-fs-'));
 }
 
-runStorageAdapterTests('fs', async () => {
+runFirstReadTests('fs', async () => {
   const dir = await tempDir();
   const quiet: FilePersistenceOptions = { onRecover: () => undefined };
   return {
@@ -60,26 +59,9 @@ runStorageAdapterTests('fs', async () => {
       bytes[bytes.byteLength >> 1]! ^= 0x20;
       fs.writeFileSync(path, bytes);
     },
-    secondInstance: 'locked',
-    readStored: async (name) => UpdateLog.read(planFiles(dir, name).log) ?? [],
-    storedBytes: async (name) => fs.statSync(planFiles(dir, name).log).size,
-    openFailing(name, doc) {
-      const disk = fullDiskFs();
-      const p = openFilePersistence(dir, { ...quiet, fs: disk.fs })(name, doc);
-      return { ...bind(p), whenLoaded: p.whenLoaded.then(() => disk.arm(true)) };
-    },
     teardown: () => rm(dir, { recursive: true, force: true }),
   };
 });
-
-function bind(p: DocPersistence): DocPersistence {
-  return {
-    whenLoaded: p.whenLoaded,
-    flush: () => p.flush(),
-    close: () => p.close(),
-    onError: (listener) => p.onError(listener),
-  };
-}
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];

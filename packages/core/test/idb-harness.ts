@@ -1,9 +1,10 @@
-// The storage suite's harness for the IndexedDB adapter, on any IDBFactory: fake-indexeddb in Node, the real
+// The first-read and damage harnesses for the IndexedDB adapter, on any IDBFactory: fake-indexeddb in Node, the real
 // one in Chromium. Platform-neutral, so the browser run imports it too.
 
 import * as Y from 'yjs';
 import { openIndexedDBPersistence, openIndexedDBPlan, SNAPSHOT_KEY } from '../src/adapters/indexeddb.js';
-import type { DamageHarness, StorageDamage, StorageHarness } from '../src/testing/index.js';
+import type { DamageHarness, StorageDamage } from '../src/testing/index.js';
+import type { FirstReadHarness } from './first-read-suite.js';
 
 /** The records stored under `name`, read with a connection of our own; [] if there is no such database. */
 export async function readRecords(factory: IDBFactory, name: string): Promise<Uint8Array[]> {
@@ -65,14 +66,9 @@ export function deleteDatabase(factory: IDBFactory, name: string): Promise<void>
  * A store for one test: the adapter on `factory`, databases named under `prefix` (a real browser keeps its
  * databases between tests, so each test takes a fresh prefix there).
  */
-export function idbHarness(factory: IDBFactory, prefix = ''): StorageHarness {
-  const open = openIndexedDBPersistence({ indexedDB: factory, prefix });
-  const read = (name: string) => readRecords(factory, `${prefix}${name}`);
+export function idbHarness(factory: IDBFactory, prefix = ''): FirstReadHarness {
   return {
-    open,
-    secondInstance: 'shared',
-    readStored: read,
-    storedBytes: async (name) => (await read(name)).reduce((sum, r) => sum + r.byteLength, 0),
+    open: openIndexedDBPersistence({ indexedDB: factory, prefix }),
     openPlan: (name, plan) => openIndexedDBPlan(name, { indexedDB: factory, prefix, plan }),
     appendRaw: (name, update) => withStores(factory, `${prefix}${name}`, (updates) => updates.add(update)),
     damageSnapshot: (name) =>
@@ -84,17 +80,6 @@ export function idbHarness(factory: IDBFactory, prefix = ''): StorageHarness {
           custom.put(bytes, SNAPSHOT_KEY);
         };
       }),
-    openFailing(name, doc) {
-      const p = open(name, doc);
-      // Another tab deletes the database: this connection must close (or the delete would hang) and say so.
-      const whenLoaded = p.whenLoaded.then(() => deleteDatabase(factory, `${prefix}${name}`));
-      return {
-        whenLoaded,
-        flush: () => p.flush(),
-        close: () => p.close(),
-        onError: (listener) => p.onError(listener),
-      };
-    },
   };
 }
 

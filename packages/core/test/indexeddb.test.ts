@@ -1,4 +1,4 @@
-// @cairn/core/indexeddb under fake-indexeddb: the shared storage suite, interchange with plain y-indexeddb,
+// @cairn/core/indexeddb under fake-indexeddb: the first-read and damage suites, interchange with plain y-indexeddb,
 // and the failures y-indexeddb swallows (a quota error, the database deleted by another tab).
 import 'fake-indexeddb/auto'; // globals for y-indexeddb (lib0 opens `indexedDB` directly)
 import { IDBFactory } from 'fake-indexeddb';
@@ -7,7 +7,8 @@ import { IndexeddbPersistence } from 'y-indexeddb';
 import * as Y from 'yjs';
 import { openIndexedDBPersistence } from '../src/adapters/indexeddb.js';
 import { CairnError } from '../src/errors.js';
-import { runStorageAdapterTests, runStorageDamageTests } from '../src/testing/index.js';
+import { runStorageDamageTests } from '../src/testing/index.js';
+import { runFirstReadTests } from './first-read-suite.js';
 import { deleteDatabase, IDB_DAMAGE, idbDamageHarness, idbHarness, readRecords } from './idb-harness.js';
 
 /** A factory whose connections throw QuotaExceededError from transaction() while `armed`: the browser's edge. */
@@ -35,7 +36,7 @@ function quotaFactory(): { factory: IDBFactory; arm(on: boolean): void } {
   };
 }
 
-runStorageAdapterTests('indexeddb', () => idbHarness(new IDBFactory()));
+runFirstReadTests('indexeddb', () => idbHarness(new IDBFactory()));
 runStorageDamageTests('indexeddb', IDB_DAMAGE, () => idbDamageHarness(new IDBFactory()));
 
 function json(doc: Y.Doc): unknown {
@@ -46,7 +47,12 @@ function edit(doc: Y.Doc, key: string, value: unknown): void {
   doc.transact(() => doc.getMap('m').set(key, value), 'agent:test');
 }
 
-describe('indexeddb: beyond the suite', () => {
+describe('indexeddb: beyond the suites', () => {
+  it('refuses an empty plan name with invalid_argument, at once', () => {
+    const open = openIndexedDBPersistence({ indexedDB: new IDBFactory() });
+    expect(() => open('', new Y.Doc())).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+  });
+
   it('reads what plain y-indexeddb wrote, and y-indexeddb reads what it wrote', async () => {
     const a = new Y.Doc();
     const plain = new IndexeddbPersistence('interop', a);

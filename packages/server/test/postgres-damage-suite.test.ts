@@ -25,7 +25,7 @@ runStorageDamageTests('postgres', ['row-missing'], async () => {
   const load = async (planId: string): Promise<{ refused: unknown } | { doc: Y.Doc }> => {
     const doc = new Y.Doc();
     try {
-      const rows = await store.load(planId);
+      const rows = await store.load(planId, () => Y.encodeStateAsUpdate(doc));
       for (const row of rows) Y.applyUpdate(doc, row, 'store');
       store.verifyLoaded(planId, doc);
     } catch (refused) {

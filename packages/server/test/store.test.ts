@@ -38,6 +38,15 @@ describe('stores', () => {
     expect(store.metrics().compactions).toBeGreaterThan(0);
   });
 
+  it('DiskStore and MemoryStore: refuse a second load of a plan they hold, as locked', async () => {
+    const disk = DiskStore.open(await tempDir());
+    onCleanup(() => disk.close());
+    for (const store of [disk, new MemoryStore()]) {
+      await store.load('twice', () => new Uint8Array());
+      await expect(store.load('twice', () => new Uint8Array())).rejects.toMatchObject({ code: 'locked' });
+    }
+  });
+
   it('DiskStore: a data directory has one server at a time', async () => {
     const dir = await tempDir();
     const store = DiskStore.open(dir);

@@ -6,7 +6,7 @@ import * as Y from 'yjs';
 import { CairnError, toCairnError } from '../errors.js';
 import { type DecodedSnapshot, decodeSnapshot, encodeSnapshot } from '../snapshot.js';
 import type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './adapter.js';
-import { Backoff, type CompactionPolicy, policyWantsCompaction } from './policy.js';
+import { Backoff, type CompactionPolicy, compactAfterRecords, policyWantsCompaction } from './policy.js';
 
 /**
  * An adapter that writes within its `append` call (a file's `writeSync`) and takes appends while a `replace`
@@ -17,14 +17,25 @@ export interface ImmediateByteAdapter extends ByteStorageAdapter {
   readonly writesWithinCall: true;
 }
 
-/** An adapter that merges a document's records where they are kept (a database, on a worker thread). */
+/**
+ * An adapter that merges a document's records where they are kept (a database, on a worker thread). The merge
+ * runs beside the layer's appends (they are not held while it works), and a flush does not wait for it.
+ */
 export interface MergingByteAdapter extends ByteStorageAdapter {
   /**
    * Merges the stored records of `name` into one, without the caller's state: for a store shared by writers
-   * whose documents may hold what another has not stored yet. Resolves with what it replaced and wrote, or null
-   * when another holder was compacting it.
+   * whose documents may hold what another has not stored yet. Merges only when `name` has at least `atLeast`
+   * records stored (another holder may have merged them just now). Resolves with what it replaced and wrote, or,
+   * when it merged nothing, with how many records are stored (0 while another holder is merging them).
    */
-  mergeRecords(name: string): Promise<{ removed: RecordKey[]; key: RecordKey; bytes: number } | null>;
+  mergeRecords(name: string, atLeast: number): Promise<MergedRecords | { stored: number }>;
+}
+
+/** What a `mergeRecords` replaced (`removed`) and the record it wrote (`key`, of `bytes`). */
+export interface MergedRecords {
+  removed: RecordKey[];
+  key: RecordKey;
+  bytes: number;
 }
 
 export type StoredLogError = 'append' | 'compact' | 'sync' | 'snapshot';
@@ -79,6 +90,8 @@ export class StoredLog {
 
   private readonly policy: Required<CompactionPolicy> | null;
   private readonly immediate: boolean;
+  /** The adapter merges records itself (see MergingByteAdapter). */
+  private readonly merges: boolean;
   private readonly backoff = new Backoff();
   /** Keys of every record this holder read or wrote and has not replaced: what a compaction replaces. */
   private known: { key: RecordKey; size: number }[];
@@ -142,6 +155,7 @@ export class StoredLog {
     this.firstBytes = this.known[0]?.size ?? 0;
     this.policy = options.compaction === false ? null : { ...DEFAULT_POLICY, ...options.compaction };
     this.immediate = (adapter as Partial<ImmediateByteAdapter>).writesWithinCall === true;
+    this.merges = typeof (adapter as Partial<MergingByteAdapter>).mergeRecords === 'function';
   }
 
   /** The records read at open, once (they can be large). */
@@ -177,7 +191,7 @@ export class StoredLog {
     if (!this.closed) {
       this.writePending();
       this.startWaitingCompaction();
-      if (this.compacting) await this.compacting;
+      if (this.compacting && (!this.merges || this.rewriteNeeded)) await this.compacting;
       if (this.rewriteNeeded) {
         this.backoff.succeeded(); // a flush retries a failed write now
         this.scheduleCompaction(false);
@@ -195,6 +209,21 @@ export class StoredLog {
     const [first] = this.unflushed;
     this.unflushed = [];
     if (first) throw first;
+  }
+
+  /**
+   * Resolves once every update appended so far reached the adapter (written, not synced); rejects while a failed
+   * write waits for its rewrite. Unlike `flush` it starts no rewrite, so a caller per update (a cluster's relay
+   * confirming its updates) adds no writes while the store is away.
+   */
+  async written(): Promise<void> {
+    this.writePending();
+    await this.chain;
+    await this.lastWrite;
+    if (this.rewriteNeeded)
+      throw (
+        this.lastReported ?? new CairnError('storage', `"${this.name}" was not stored.`, { name: this.name })
+      );
   }
 
   /** Compacts now, whatever the policy says; rejects if it fails. */
@@ -215,6 +244,7 @@ export class StoredLog {
     } catch (caught) {
       error = caught;
     }
+    if (this.compacting) await this.compacting; // a merge the flush did not wait for
     await this.snapshot(true);
     this.closed = true;
     if (this.quietTimer) clearTimeout(this.quietTimer);
@@ -340,7 +370,10 @@ export class StoredLog {
 
   private scheduleCompaction(byPolicy: boolean): void {
     if (this.compacting || this.closed || this.backoff.waiting) return;
-    this.compacting = this.compactNow()
+    // A merging adapter counts what is stored again: another holder may have merged it just now.
+    const atLeast =
+      byPolicy && this.policy ? compactAfterRecords(this.policy.records, this.firstBytes) + 1 : 0;
+    this.compacting = this.compactNow(atLeast)
       .then(
         () => {
           this.backoff.succeeded();
@@ -357,17 +390,9 @@ export class StoredLog {
       });
   }
 
-  private compactNow(): Promise<void> {
+  private compactNow(atLeast = 0): Promise<void> {
+    if (this.merges && !this.rewriteNeeded) return this.merge(atLeast);
     const run = async () => {
-      const merging = this.adapter as Partial<MergingByteAdapter>;
-      if (merging.mergeRecords && !this.rewriteNeeded) {
-        const merged = await merging.mergeRecords(this.name);
-        if (!merged) return;
-        const removed = new Set(merged.removed);
-        const kept = this.known.filter((record) => !removed.has(record.key));
-        this.afterCompaction({ key: merged.key, size: merged.bytes }, kept);
-        return;
-      }
       await this.lastWrite; // the keys of what was written within its call are known from here
       const replaced = this.known.length;
       const repairs = this.rewriteNeeded ? this.unflushed.length : 0;
@@ -385,6 +410,21 @@ export class StoredLog {
     const done = this.chain.then(run);
     this.chain = done.catch(() => undefined);
     return done;
+  }
+
+  /** Merges where the records are kept, after what was written before the call, beside later appends. */
+  private async merge(atLeast: number): Promise<void> {
+    await this.chain;
+    const before = this.known.length;
+    const merged = await (this.adapter as MergingByteAdapter).mergeRecords(this.name, atLeast);
+    if ('stored' in merged) {
+      // Nothing merged: counted again from what is stored, plus what this holder wrote meanwhile.
+      this.records = merged.stored + this.known.length - before;
+      return;
+    }
+    const removed = new Set(merged.removed);
+    const kept = this.known.filter((record) => !removed.has(record.key));
+    this.afterCompaction({ key: merged.key, size: merged.bytes }, kept);
   }
 
   private afterCompaction(

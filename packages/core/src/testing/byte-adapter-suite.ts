@@ -61,16 +61,16 @@ export function runByteAdapterTests(name: string, setup: ByteAdapterSetup): void
       await relock.release();
     });
 
-    it('keeps documents apart, even when one name starts another', async () => {
+    it('keeps documents apart: no prefix, case, path or encoding mix-ups', async () => {
       const { adapter } = harness;
-      const a = await hold(adapter, 'plan');
-      const b = await hold(adapter, 'plan:2');
-      await adapter.append('plan', [bytes(1)]);
-      await adapter.append('plan:2', [bytes(2)]);
-      expect(payloads(await adapter.read('plan'))).toEqual([[1]]);
-      expect(payloads(await adapter.read('plan:2'))).toEqual([[2]]);
-      await a.release();
-      await b.release();
+      const names = ['p', 'p2', 'p:2', 'P', 'p/../p', '../p', 'p.log', 'ünïcode ✓'];
+      const locks = [];
+      for (const [i, name] of names.entries()) {
+        locks.push(await hold(adapter, name));
+        await adapter.append(name, [bytes(i)]);
+      }
+      for (const [i, name] of names.entries()) expect(payloads(await adapter.read(name))).toEqual([[i]]);
+      for (const lock of locks) await lock.release();
     });
 
     it('replaces exactly the named records and keeps the others', async () => {

@@ -1,4 +1,4 @@
-// @cairn/core/testing: acceptance suites that adapters run with vitest (storage now; sync later), and helpers
+// @cairn/core/testing: acceptance suites that adapters run with vitest (the byte contract, damaged storage), and helpers
 // for tests that wait on a plan.
 
 // Also from `@cairn/core`: here beside the suite an adapter runs, where its tests import it from.
@@ -13,6 +13,4 @@ export type {
   StorageDamage,
 } from './damage-suite.js';
 export { damageFiles, runStorageDamageTests } from './damage-suite.js';
-export type { StorageHarness, StorageSetup, StorageSuiteOptions } from './storage-suite.js';
-export { runStorageAdapterTests } from './storage-suite.js';
 export { until } from './until.js';

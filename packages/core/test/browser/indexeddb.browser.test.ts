@@ -1,16 +1,13 @@
-// The shared storage suite on real IndexedDB, in Debian's Chromium (vitest's browser mode): the same tests the
-// fake-indexeddb run passes in Node, against the browser's own implementation and its on-disk store.
+// The byte, first-read and damage suites on real IndexedDB, in Debian's Chromium (vitest's browser mode): the same
+// tests the fake-indexeddb run passes in Node, against the browser's own implementation and its on-disk store.
 import { describe, expect, it } from 'vitest';
 import { IndexedDBByteAdapter } from '../../src/adapters/indexeddb.js';
-import {
-  runByteAdapterTests,
-  runStorageAdapterTests,
-  runStorageDamageTests,
-} from '../../src/testing/index.js';
+import { runByteAdapterTests, runStorageDamageTests } from '../../src/testing/index.js';
+import { runFirstReadTests } from '../first-read-suite.js';
 import { IDB_DAMAGE, idbDamageHarness, idbHarness } from '../idb-harness.js';
 
 let run = 0;
-runStorageAdapterTests('indexeddb (Chromium)', () => idbHarness(indexedDB, `suite-${Date.now()}-${run++}:`));
+runFirstReadTests('indexeddb (Chromium)', () => idbHarness(indexedDB, `suite-${Date.now()}-${run++}:`));
 runStorageDamageTests('indexeddb (Chromium)', IDB_DAMAGE, () =>
   idbDamageHarness(indexedDB, `damage-${Date.now()}-${run++}:`),
 );

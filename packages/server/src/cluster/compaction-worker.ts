@@ -10,9 +10,12 @@ import { Worker } from 'node:worker_threads';
  */
 export const COMPACTION_LOCK = "hashtextextended('cairn:compact:' || $1, 0)";
 
-/** What one compaction did: merged `merged` rows into one of `bytes`; or left it (`busy`: another holds the lock). */
+/**
+ * What one compaction did: replaced the rows `removed` by row `key` of `bytes`; or left the plan (`busy`: another
+ * holds the lock; `few`: it has fewer rows than asked).
+ */
 export type CompactionOutcome =
-  | { kind: 'compacted'; merged: number; bytes: number }
+  | { kind: 'compacted'; removed: number[]; key: number; bytes: number }
   | { kind: 'busy' }
   | { kind: 'few'; rows: number };
 
@@ -61,9 +64,13 @@ async function compact({ planId, minRows }) {
     const merged = Y.encodeStateAsUpdate(doc);
     doc.destroy();
     await client.query('DELETE FROM cairn_updates WHERE id = ANY($1::bigint[])', [rows.rows.map((r) => r.id)]);
-    await client.query('INSERT INTO cairn_updates (plan_id, data) VALUES ($1, $2)', [planId, Buffer.from(merged)]);
+    const inserted = await client.query(
+      'INSERT INTO cairn_updates (plan_id, data) VALUES ($1, $2) RETURNING id',
+      [planId, Buffer.from(merged)],
+    );
     await client.query('COMMIT');
-    return { kind: 'compacted', merged: rows.rows.length, bytes: merged.byteLength };
+    const removed = rows.rows.map((r) => Number(r.id));
+    return { kind: 'compacted', removed, key: Number(inserted.rows[0].id), bytes: merged.byteLength };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

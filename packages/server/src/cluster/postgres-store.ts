@@ -1,12 +1,15 @@
-// A PlanStore in PostgreSQL, shared by every instance of a cluster: one row per stored update, appended in
-// batches, compacted in a transaction that replaces exactly the rows it merged (another instance's rows written
-// meanwhile stay). Several instances may load one plan at once: each keeps the others' writes (docs/STORAGE.md).
-// One instance at a time compacts a plan (a PostgreSQL advisory lock), on a worker thread (compaction-worker.ts).
+// A PlanStore in PostgreSQL, shared by every instance of a cluster: the byte adapter over `cairn_updates`
+// (postgres-adapter.ts) under the one persistence layer (StoredLog), as the disk store is over its files. Several
+// instances may load one plan at once: each keeps the others' writes (docs/STORAGE.md). One instance at a time
+// compacts a plan (a PostgreSQL advisory lock), on a worker thread (compaction-worker.ts).
 import { CairnError } from '@cairn/core';
+import { StoredLog } from '@cairn/core/protocol';
 import pg from 'pg';
 import type * as Y from 'yjs';
+import { LogStore } from '../store/log-store.js';
 import type { DamagedLog, PlanStore, StoreMetrics } from '../store/store.js';
-import { type CompactionOutcome, CompactionWorker } from './compaction-worker.js';
+import { CompactionWorker } from './compaction-worker.js';
+import { PostgresByteAdapter } from './postgres-adapter.js';
 import { redactUrl } from './urls.js';
 
 /** The schema this code writes; a database with a newer one is refused (docs/STORAGE.md). */
@@ -34,35 +37,20 @@ export interface PostgresStoreOptions {
   /** Default `single`. */
   mode?: PostgresMode;
   /**
-   * Merge a plan's rows into one once it has this many: checked when the rows this instance loaded or wrote since
-   * reach it, and then against the table (another instance may have compacted meanwhile). Default 500.
+   * Merge a plan's rows into one once it has this many (more for a large plan: one per 256 bytes of its merged
+   * row, StoredLog's policy): checked when the rows this instance loaded or wrote since reach it, and then against
+   * the table (another instance may have compacted meanwhile). Default 500.
    */
   compactAfter?: number;
   /** Connections in the pool. Default 10. */
   poolSize?: number;
 }
 
-interface LoadedPlan {
-  /** Appended, not yet handed to an insert. */
-  queued: Uint8Array[];
-  /** The insert chain: resolves once everything handed to it is stored (or kept in `failed`). */
-  tail: Promise<void>;
-  /** Updates whose insert failed, retried by the next write or flush. */
-  failed: Uint8Array[];
-  lastError: Error | null;
-  /** Rows loaded, or counted at the last compaction check, plus those this instance wrote since. */
-  rows: number;
-  bytes: number;
-  compacting: Promise<void> | null;
-}
-
-export class PostgresStore implements PlanStore {
-  private readonly plans = new Map<string, LoadedPlan>();
+export class PostgresStore extends LogStore implements PlanStore {
   /** Plans refused because rows they need are gone (see verifyLoaded); a load that passes removes its entry. */
   private readonly damaged = new Map<string, DamagedLog>();
-  private readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0 };
-  private readonly errorListeners = new Set<(error: Error, planId: string) => void>();
   private readonly compactor: CompactionWorker;
+  private readonly adapter: PostgresByteAdapter;
   private closed = false;
 
   private constructor(
@@ -72,7 +60,9 @@ export class PostgresStore implements PlanStore {
     readonly storeId: string,
     private readonly options: PostgresStoreOptions,
   ) {
+    super();
     this.compactor = new CompactionWorker(url);
+    this.adapter = new PostgresByteAdapter(pool, url, this.compactor);
   }
 
   /** Connects, creates the schema if missing; rejects with CairnError `storage` naming the URL (no password). */
@@ -130,29 +120,30 @@ export class PostgresStore implements PlanStore {
     }
   }
 
-  async load(planId: string): Promise<Uint8Array[]> {
+  async load(planId: string, snapshot: () => Uint8Array): Promise<Uint8Array[]> {
     this.assertOpen();
     if (this.plans.has(planId)) {
       throw new CairnError('locked', `Plan "${planId}" is already loaded from this store.`, { planId });
     }
-    const result = await this.query<{ data: Buffer }>(
-      planId,
-      'SELECT data FROM cairn_updates WHERE plan_id = $1 ORDER BY id',
-      [planId],
-    );
-    const updates = result.rows.map(
-      (r) => new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength),
-    );
-    this.plans.set(planId, {
-      queued: [],
-      tail: Promise.resolve(),
-      failed: [],
-      lastError: null,
-      rows: updates.length,
-      bytes: updates.reduce((n, u) => n + u.byteLength, 0),
-      compacting: null,
-    });
-    return updates;
+    let log: StoredLog;
+    try {
+      log = await StoredLog.open(this.adapter, planId, {
+        state: snapshot,
+        // One INSERT per plan per turn of the event loop carries every update appended in it.
+        batching: 'turn',
+        // Counted in rows: a cold load reads every row, and a merge is checked against the table's count.
+        compaction: { records: (this.options.compactAfter ?? 500) - 1, minBytes: Number.POSITIVE_INFINITY },
+        onError: (error, what) => {
+          this.counters.errors++;
+          this.emit(error, planId, what);
+        },
+      });
+    } catch (error) {
+      this.counters.errors++;
+      throw error;
+    }
+    this.plans.set(planId, log);
+    return log.takeLoaded();
   }
 
   /**
@@ -166,8 +157,10 @@ export class PostgresStore implements PlanStore {
       this.damaged.delete(planId);
       return;
     }
-    const rows = this.plans.get(planId)?.rows ?? 0;
+    const log = this.plans.get(planId);
+    const rows = log?.stats().records ?? 0;
     this.plans.delete(planId);
+    void log?.release();
     const waiting = (pendingStructs?.update.byteLength ?? 0) + (pendingDs?.byteLength ?? 0);
     const path = `cairn_updates where plan_id = '${planId}'`;
     const damage = { path, offset: 0, keptRecords: rows, recordsAfter: 0, damagedBytes: waiting };
@@ -201,66 +194,23 @@ export class PostgresStore implements PlanStore {
     return result.rows.map((r) => new Uint8Array(r.data));
   }
 
-  append(planId: string, update: Uint8Array): void {
-    const plan = this.loadedPlan(planId);
-    plan.queued.push(update);
-    this.counters.appends++;
-    this.counters.appendedBytes += update.byteLength;
-    // One insert per turn of the event loop carries every update appended in it.
-    if (plan.queued.length === 1) plan.tail = plan.tail.then(() => this.insertQueued(planId, plan));
-  }
-
-  async flush(planId: string): Promise<void> {
-    const plan = this.loadedPlan(planId);
-    await plan.tail;
-    if (plan.failed.length > 0) {
-      // Try again now: a flush after the database came back succeeds without waiting for another write.
-      plan.tail = plan.tail.then(() => this.insertQueued(planId, plan));
-      await plan.tail;
-    }
-    if (plan.failed.length > 0) throw this.notStored(planId, plan);
-  }
-
   /**
-   * Resolves once every update appended so far is committed; rejects when an insert failed. Unlike `flush` it
-   * never retries, so a caller per update (the relay) adds no inserts while the database is away.
+   * Resolves once every update appended so far is committed; rejects while a failed insert waits for its
+   * rewrite. Unlike `flush` it never retries, so a caller per update (the relay) adds no inserts while the
+   * database is away.
    */
-  async committed(planId: string): Promise<void> {
-    const plan = this.loadedPlan(planId);
-    await plan.tail;
-    if (plan.failed.length > 0) throw this.notStored(planId, plan);
-  }
-
-  /** Compacts the plan now, unless another instance is compacting it (then that one does). */
-  compact(planId: string): Promise<void> {
-    return this.compactOnce(planId, true);
-  }
-
-  private compactOnce(planId: string, always: boolean): Promise<void> {
-    const plan = this.loadedPlan(planId);
-    plan.compacting ??= this.compactNow(planId, plan, always).finally(() => {
-      plan.compacting = null;
-    });
-    return plan.compacting;
-  }
-
-  async release(planId: string): Promise<void> {
-    if (!this.plans.has(planId)) return;
-    try {
-      await this.flush(planId);
-      await this.plans.get(planId)?.compacting;
-    } finally {
-      this.plans.delete(planId);
-    }
+  committed(planId: string): Promise<void> {
+    return this.get(planId).written();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
-    const results = await Promise.allSettled([...this.plans.keys()].map((id) => this.release(id)));
-    this.closed = true;
-    await Promise.all([this.pool.end(), this.compactor.close()]);
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    try {
+      await this.releaseAll();
+    } finally {
+      this.closed = true;
+      await Promise.all([this.pool.end(), this.compactor.close()]);
+    }
   }
 
   /** Resolves when the database answers; rejects with CairnError `storage` naming the URL. */
@@ -276,108 +226,7 @@ export class PostgresStore implements PlanStore {
   }
 
   metrics(): StoreMetrics {
-    let bytes = 0;
-    for (const plan of this.plans.values()) bytes += plan.bytes;
-    return { plans: this.plans.size, bytes, damagedLogs: this.damaged.size, tornTails: 0, ...this.counters };
-  }
-
-  onError(listener: (error: Error, planId: string) => void): () => void {
-    this.errorListeners.add(listener);
-    return () => this.errorListeners.delete(listener);
-  }
-
-  private async insertQueued(planId: string, plan: LoadedPlan): Promise<void> {
-    const batch = [...plan.failed, ...plan.queued];
-    plan.failed = [];
-    plan.queued = [];
-    if (batch.length === 0) return;
-    try {
-      await this.pool.query('INSERT INTO cairn_updates (plan_id, data) SELECT $1, unnest($2::bytea[])', [
-        planId,
-        batch.map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)),
-      ]);
-      plan.lastError = null;
-      plan.rows += batch.length;
-      plan.bytes += batch.reduce((n, u) => n + u.byteLength, 0);
-      if (plan.rows >= this.compactAfter && !plan.compacting) {
-        this.compactOnce(planId, false).catch((error: Error) => this.report(error, planId));
-      }
-    } catch (error) {
-      // Kept in order for the next try; acknowledgements fail until it succeeds.
-      plan.failed = batch;
-      plan.lastError = error as Error;
-      this.report(error as Error, planId);
-    }
-  }
-
-  private get compactAfter(): number {
-    return this.options.compactAfter ?? 500;
-  }
-
-  /**
-   * Merges the plan's rows into one on the worker thread, in a transaction holding the plan's advisory lock: an
-   * instance that does not get it leaves the work to the one that has it. Unless `always`, the rows are counted
-   * first and merged only when they still reach `compactAfter` (another instance may just have compacted). Every
-   * update this instance holds is in the rows (it flushes first, and what it read from other instances they had
-   * committed), so the rows alone are merged.
-   */
-  private async compactNow(planId: string, plan: LoadedPlan, always: boolean): Promise<void> {
-    await this.flush(planId);
-    const before = plan.rows;
-    let outcome: CompactionOutcome;
-    try {
-      outcome = await this.compactor.compact(planId, always ? 2 : this.compactAfter);
-    } catch (error) {
-      throw this.storageError(planId, error as Error);
-    }
-    // Rows this instance wrote during the compaction are not in it.
-    const since = plan.rows - before;
-    if (outcome.kind === 'compacted') {
-      plan.rows = 1 + since;
-      plan.bytes = outcome.bytes;
-      this.counters.compactions++;
-    } else {
-      // Counted again from here: `busy`, the compactor at work resets the table; `few`, it was just compacted.
-      plan.rows = (outcome.kind === 'few' ? outcome.rows : 0) + since;
-    }
-  }
-
-  private notStored(planId: string, plan: LoadedPlan): CairnError {
-    return new CairnError(
-      'storage',
-      `Could not store updates of plan "${planId}" in PostgreSQL at ${redactUrl(this.url)}: ${plan.lastError?.message}`,
-      { planId },
-    );
-  }
-
-  private async query<R extends pg.QueryResultRow>(planId: string, text: string, values: unknown[]) {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (error) {
-      throw this.storageError(planId, error as Error);
-    }
-  }
-
-  private storageError(planId: string, error: Error): CairnError {
-    this.counters.errors++;
-    if (error instanceof CairnError) return error;
-    return new CairnError(
-      'storage',
-      `PostgreSQL at ${redactUrl(this.url)} failed for plan "${planId}": ${error.message}`,
-      { planId },
-      { cause: error },
-    );
-  }
-
-  private report(error: Error, planId: string): void {
-    this.counters.errors++;
-    for (const listener of this.errorListeners) listener(error, planId);
-  }
-
-  private loadedPlan(planId: string): LoadedPlan {
-    const plan = this.plans.get(planId);
-    if (!plan) throw new CairnError('storage', `Plan "${planId}" is not loaded in this store.`, { planId });
-    return plan;
+    return this.metricsWith((_planId, log) => log.stats().bytes, this.damaged.size);
   }
 
   private assertOpen(): void {

@@ -1,12 +1,17 @@
 // What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, and the counters
 // /metrics shows. A store adds how a plan is loaded (its adapter and options) and what it keeps beside.
 import { CairnError } from '@cairn/core';
-import type { StoredLog } from '@cairn/core/protocol';
+import type { StoredLog, StoredLogError } from '@cairn/core/protocol';
 import type { PlanStore, StoreMetrics } from './store.js';
 
-export abstract class LogStore implements Pick<PlanStore, 'append' | 'flush' | 'compact' | 'release'> {
+type ErrorListener = (error: Error, planId: string, what?: 'append') => void;
+
+export abstract class LogStore
+  implements Pick<PlanStore, 'append' | 'flush' | 'compact' | 'release' | 'onError'>
+{
   protected readonly plans = new Map<string, StoredLog>();
   protected readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
+  private readonly listeners = new Set<ErrorListener>();
 
   append(planId: string, update: Uint8Array): void {
     this.get(planId).append(update);
@@ -50,6 +55,22 @@ export abstract class LogStore implements Pick<PlanStore, 'append' | 'flush' | '
       compactions += log.stats().compactions;
     }
     return { plans: this.plans.size, bytes, damagedLogs, ...this.counters, compactions };
+  }
+
+  onError(listener: ErrorListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Tells every onError listener (a failed append as `append`). */
+  protected emit(error: Error, planId: string, what?: StoredLogError): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(error, planId, what === 'append' ? 'append' : undefined);
+      } catch {
+        // One listener's failure must not hide the error from the others.
+      }
+    }
   }
 
   protected get(planId: string): StoredLog {

@@ -1,21 +1,58 @@
-// The first-read part of the storage suite: a stored plan answers reads from its snapshot while the document
-// loads, only when the snapshot reflects exactly what is stored, and takes writes only once loaded.
-import { expect, it } from 'vitest';
+// The first-read tests of the persistence that keeps a snapshot (fs, IndexedDB in Node and in Chromium): a stored
+// plan answers reads from its snapshot while the document loads, only when the snapshot reflects exactly what is
+// stored, and takes writes only once loaded.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { CairnError } from '../errors.js';
-import type { StoredPlan } from '../first-read.js';
-import { type CreatePlanOptions, createPlan, type Plan } from '../plan.js';
-import { renderPlan } from '../render/index.js';
-import type { DocPersistence } from '../storage.js';
-import { seeded } from './seeded.js';
+import { CairnError } from '../src/errors.js';
+import type { StoredPlan } from '../src/first-read.js';
+import { type CreatePlanOptions, createPlan, type Plan } from '../src/plan.js';
+import { renderPlan } from '../src/render/index.js';
+import type { DocPersistence } from '../src/storage.js';
+import { seeded } from '../src/testing/seeded.js';
 
+/** One isolated store (a fresh temp dir, a fresh database prefix), made for each test. */
 export interface FirstReadHarness {
+  /** Opens `name` as a plain persistence (the adapter's open). */
+  open(name: string, doc: Y.Doc): DocPersistence;
   /** Opens `name` for a fast first read (the adapter's openPlan). */
   openPlan(name: string, plan?: Omit<CreatePlanOptions, 'doc'>): StoredPlan;
   /** Stores `update` after everything stored under `name` (the plan closed), as any other writer would. */
   appendRaw(name: string, update: Uint8Array): Promise<void>;
   /** Flips one bit in the middle of the snapshot stored for `name`. */
   damageSnapshot(name: string): Promise<void>;
+  teardown?(): Promise<void> | void;
+}
+
+/** Registers the first-read tests for one persistence; what they open is closed after each. */
+export function runFirstReadTests(
+  name: string,
+  setup: () => Promise<FirstReadHarness> | FirstReadHarness,
+): void {
+  describe(`first read: ${name}`, () => {
+    let h: FirstReadHarness;
+    const opened: DocPersistence[] = [];
+    beforeEach(async () => {
+      h = await setup();
+    });
+    afterEach(async () => {
+      await Promise.allSettled(opened.splice(0).map((p) => p.close()));
+      await h.teardown?.();
+    });
+    firstReadTests(() => ({
+      open: (plan, doc) => {
+        const p = h.open(plan, doc);
+        opened.push(p);
+        return p;
+      },
+      openPlan: (plan, options) => {
+        const stored = h.openPlan(plan, options);
+        opened.push(stored.persistence);
+        return stored;
+      },
+      appendRaw: (plan, update) => h.appendRaw(plan, update),
+      damageSnapshot: (plan) => h.damageSnapshot(plan),
+    }));
+  });
 }
 
 const NOW = 1_700_000_000_000;
@@ -39,9 +76,7 @@ async function session(h: FirstReadHarness, name: string, edit: (plan: Plan) => 
   await stored.close();
 }
 
-export function firstReadTests(
-  harness: () => FirstReadHarness & { open(name: string, doc: Y.Doc): DocPersistence },
-): void {
+function firstReadTests(harness: () => FirstReadHarness): void {
   it('first read: answers from a fresh snapshot before the document has loaded, the same as the document', async () => {
     const h = harness();
     await session(h, 'fr-fresh', (plan) => {
