@@ -23,8 +23,8 @@ export interface LogSize {
 }
 
 /** The record threshold grows with the snapshot: see CompactionPolicy. */
-export function compactAfterRecords(records: number, snapshotBytes: number): number {
-  return Math.max(records, Math.floor(snapshotBytes / 256));
+export function compactAfterRecords(records: number, stateBytes: number): number {
+  return Math.max(records, Math.floor(stateBytes / 256));
 }
 
 /** True when `size` has passed `policy` (see CompactionPolicy). */
