@@ -232,4 +232,36 @@ describe('the Durable Object host survives', () => {
     await w.restart();
     expect(await titles()).toEqual(['Also schema 1', 'Written with schema 1', 'Written with schema 2']);
   });
+
+  it("compacts a long log into the whole state by the core's policy; rows lost beside its snapshot are refused", async () => {
+    const plan = 'acme:compacted';
+    const doc = new Y.Doc();
+    const writer = cairnClient(ws(), plan, doc, { token: await token(plan) });
+    await writer.whenSynced();
+    const tasks = createPlan({ doc, actor: 'agent:crash' });
+    for (let i = 0; i < 600; i++) tasks.add({ title: `row ${i}` }); // one update, so one row, each
+    await writer.whenAcknowledged(60_000);
+    writer.destroy();
+    await w.kill9();
+    const file = objectFile(plan);
+    // 500 rows after the first start a compaction: what is left is its one row and the rows written after it.
+    expect(Number(sqlite(file, 'SELECT COUNT(*) FROM cairn_updates'))).toBeLessThan(200);
+    expect(sqlite(file, 'SELECT COUNT(*) FROM cairn_snapshots')).toBe('1');
+    await w.restart();
+    const headers = { authorization: `Bearer ${await token(plan, 'read')}` };
+    const read = () => fetch(`${w.url}/api/plans/${encodeURIComponent(plan)}/tasks`, { headers });
+    const listed = (await (await read()).json()) as { total: number };
+    expect(listed.total).toBe(600);
+
+    await w.kill9();
+    sqlite(file, 'DELETE FROM cairn_updates');
+    await w.restart();
+    const refused = await read();
+    expect(refused.status).toBe(503);
+    const body = (await refused.json()) as { error: { damage: { snapshot?: { path: string } } } };
+    expect(body.error.damage.snapshot?.path).toBe('sqlite:cairn_snapshots');
+    await w.kill9();
+    expect(sqlite(file, 'SELECT COUNT(*) FROM cairn_snapshots')).toBe('1'); // nothing written over it
+    await w.restart();
+  });
 });

@@ -210,7 +210,7 @@ export class CairnPlanObject {
       autoClose,
       claims,
       // A plan that was never written has no rows: reads answer 404 as on `cairn serve`.
-      planExists: () => store.hasRecords(),
+      planExists: () => store.holdsPlan(),
     };
     registerPlanRoutes(app, hub, routes);
     registerConversationRoutes(app, hub, routes);
@@ -218,7 +218,7 @@ export class CairnPlanObject {
     const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, expiries, handle: null };
     // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
     // (503, 4503), as on `cairn serve`, and the hub has logged why.
-    if (store.hasRecords()) runtime.handle = await hub.openPlan(planId).catch(() => null);
+    if (store.holdsPlan()) runtime.handle = await hub.openPlan(planId).catch(() => null);
     return runtime;
   }
 

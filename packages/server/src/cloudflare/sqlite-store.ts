@@ -55,9 +55,12 @@ export class SqlitePlanStore extends LogStore implements PlanStore {
     }
   }
 
-  /** True once the plan was written: a plan with no rows is unknown (reads answer 404). */
-  hasRecords(): boolean {
-    return this.adapter.lastKey(this.planId) !== undefined;
+  /**
+   * True once the plan was written: it has rows, or a snapshot (rows lost beside it are damage, refused at the
+   * load, never a plan "never written"). A plan with neither is unknown: reads answer 404.
+   */
+  holdsPlan(): boolean {
+    return this.adapter.lastKey(this.planId) !== undefined || this.adapter.snapshot(this.planId) !== null;
   }
 
   async load(planId: string, snapshot: () => Uint8Array, doc?: Y.Doc): Promise<Uint8Array[]> {
