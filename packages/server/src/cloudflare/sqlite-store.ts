@@ -21,8 +21,6 @@ export interface SqlitePlanStoreOptions {
   compaction?: CompactionPolicy | false;
 }
 
-type Listener = (error: Error, planId: string, what?: 'append') => void;
-
 /** See SqlitePlanStoreOptions.compaction: a row per record, so fewer rows than a file's records. */
 const COMPACTION: CompactionPolicy = { records: 500, minBytes: 256 * 1024 };
 
@@ -32,7 +30,6 @@ const snapshotAt = (seq: RecordKey): unknown => seq;
 export class SqlitePlanStore extends LogStore implements PlanStore {
   private readonly adapter: SqliteByteAdapter;
   private damaged: DamagedLog | null = null;
-  private readonly listeners = new Set<Listener>();
 
   /** Opens the object's tables (upgrading an object written with schema 1); throws on another version. */
   constructor(
@@ -75,10 +72,7 @@ export class SqlitePlanStore extends LogStore implements PlanStore {
         compaction: this.options.compaction ?? COMPACTION,
         doc,
         snapshotAt,
-        onError: (error, what) => {
-          this.counters.errors++;
-          this.emit(error, planId, what === 'append' ? 'append' : undefined);
-        },
+        onError: this.logErrors(planId),
       });
     } catch (error) {
       this.counters.errors++;
@@ -100,7 +94,7 @@ export class SqlitePlanStore extends LogStore implements PlanStore {
     const ahead = stored && snapshotAhead(stored.stateVector, Y.encodeStateVector(doc));
     if (!log || !ahead) return;
     this.plans.delete(planId);
-    void log.release(); // refused: holds nothing, writes nothing
+    void log.release().catch(() => undefined); // refused: holds nothing, writes nothing
     const { records } = log.stats();
     const damage = this.refuse(planId, {
       path: SQLITE_LOG_PATH,
@@ -140,23 +134,8 @@ export class SqlitePlanStore extends LogStore implements PlanStore {
     return this.damaged ? [this.damaged] : [];
   }
 
-  onError(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   private refuse(planId: string, damage: Omit<DamagedLog, 'planId' | 'since'>): DamagedLog {
     this.damaged = { planId, ...damage, since: new Date().toISOString() };
     return this.damaged;
-  }
-
-  private emit(error: Error, planId: string, what?: 'append'): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(error, planId, what);
-      } catch {
-        // One listener's failure must not hide the error from the others.
-      }
-    }
   }
 }

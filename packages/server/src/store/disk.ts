@@ -59,7 +59,6 @@ export class DiskStore extends LogStore implements PlanStore {
   readonly dir: string;
   private readonly fs: typeof nodeFs;
   private readonly adapter: FileByteAdapter;
-  private readonly listeners = new Set<(error: Error, planId: string, what?: 'append') => void>();
   /** Plans refused because their log is damaged; a load that succeeds (after a repair) removes its entry. */
   private readonly damaged = new Map<string, DamagedLog>();
   private dirLock: FileLock | null;
@@ -143,10 +142,7 @@ export class DiskStore extends LogStore implements PlanStore {
               if (position) snapshots.write(doc, position);
             }
           : undefined,
-        onError: (error, what) => {
-          this.counters.errors++;
-          this.emit(error, planId, what === 'append' ? 'append' : undefined);
-        },
+        onError: this.logErrors(planId),
       });
     } catch (error) {
       this.counters.errors++;
@@ -193,11 +189,6 @@ export class DiskStore extends LogStore implements PlanStore {
     return [...this.damaged.values()];
   }
 
-  onError(listener: (error: Error, planId: string, what?: 'append') => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   // The hub logs each refused load (the error names the file and what is left); this keeps it for /healthz.
   private refuseDamaged(planId: string, damage: LogDamage): void {
     if (this.damaged.has(planId)) return;
@@ -212,15 +203,5 @@ export class DiskStore extends LogStore implements PlanStore {
     this.counters.tornTails++;
     this.emit(new CairnError('storage', describeRecovery(path, recovery), { path, recovery }), planId);
     this.options.onRecover?.({ ...recovery, planId, path });
-  }
-
-  private emit(error: Error, planId: string, what?: 'append'): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(error, planId, what);
-      } catch {
-        // One listener's failure must not hide the error from the others.
-      }
-    }
   }
 }

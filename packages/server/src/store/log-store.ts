@@ -1,12 +1,23 @@
-// What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, and the counters
-// /metrics shows. A store adds how a plan is loaded (its adapter and options) and what it keeps beside.
+// What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, the counters /metrics
+// shows and the listeners of its errors. A store adds how a plan is loaded (its adapter and options) and what it
+// keeps beside.
 import { CairnError } from '@cairn/core';
-import type { StoredLog } from '@cairn/core/protocol';
+import type { StoredLog, StoredLogOptions } from '@cairn/core/protocol';
 import type { PlanStore, StoreMetrics } from './store.js';
 
-export abstract class LogStore implements Pick<PlanStore, 'append' | 'flush' | 'compact' | 'release'> {
+type ErrorListener = (error: Error, planId: string, what?: 'append') => void;
+
+export abstract class LogStore
+  implements Pick<PlanStore, 'append' | 'flush' | 'compact' | 'release' | 'onError'>
+{
   protected readonly plans = new Map<string, StoredLog>();
   protected readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
+  private readonly listeners = new Set<ErrorListener>();
+
+  onError(listener: ErrorListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   append(planId: string, update: Uint8Array): void {
     this.get(planId).append(update);
@@ -50,6 +61,25 @@ export abstract class LogStore implements Pick<PlanStore, 'append' | 'flush' | '
       compactions += log.stats().compactions;
     }
     return { plans: this.plans.size, bytes, damagedLogs, ...this.counters, compactions };
+  }
+
+  /** The `onError` of a plan's StoredLog: counted, and told to the listeners (a failed write as `append`). */
+  protected logErrors(planId: string): NonNullable<StoredLogOptions['onError']> {
+    return (error, what) => {
+      this.counters.errors++;
+      this.emit(error, planId, what === 'append' ? 'append' : undefined);
+    };
+  }
+
+  /** Tells every listener; one listener's failure does not hide the error from the others. */
+  protected emit(error: Error, planId: string, what?: 'append'): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(error, planId, what);
+      } catch {
+        // Told to the others all the same.
+      }
+    }
   }
 
   protected get(planId: string): StoredLog {
