@@ -209,7 +209,7 @@ export class CairnPlanObject {
     const routes: PlanRoutesOptions = {
       autoClose,
       claims,
-      // A plan that was never written has no rows: reads answer 404 as on `cairn serve`.
+      // A plan that was never written has no rows and no snapshot: reads answer 404 as on `cairn serve`.
       planExists: () => store.holdsPlan(),
     };
     registerPlanRoutes(app, hub, routes);
