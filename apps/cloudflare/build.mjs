@@ -6,10 +6,13 @@ import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** Bundles `src/index.ts` to `outfile`; `source`: read @cairn/* from their TypeScript sources (the tests). */
-export async function bundleWorker(outfile, { source = true } = {}) {
+/**
+ * Bundles `src/index.ts` (or `entry`, a test's own worker) to `outfile`; `source`: read @cairn/* from their
+ * TypeScript sources (the tests).
+ */
+export async function bundleWorker(outfile, { source = true, entry = join(here, 'src/index.ts') } = {}) {
   await build({
-    entryPoints: [join(here, 'src/index.ts')],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     format: 'esm',

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPlan } from '@cairn/core';
+import { crc32, encodeSnapshot } from '@cairn/core/protocol';
 import { until } from '@cairn/core/testing';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
@@ -177,6 +178,90 @@ describe('the Durable Object host survives', () => {
     expect((await socket.closed).code).toBe(4503);
     await w.kill9();
     expect(sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq')).toBe(before);
+    await w.restart();
+  });
+
+  it('an object written with schema 1 (one unnamed document) opens: its rows and snapshot are named, nothing is lost', async () => {
+    const plan = 'acme:schema1';
+    const headers = { authorization: `Bearer ${await token(plan)}`, 'content-type': 'application/json' };
+    const url = (path: string) => `${w.url}/api/plans/${encodeURIComponent(plan)}${path}`;
+    const titles = async () => {
+      const read = await fetch(url('/tasks'), { headers });
+      expect(read.status).toBe(200);
+      const body = (await read.json()) as { tasks: Array<{ title: string }> };
+      return body.tasks.map((t) => t.title).sort();
+    };
+    const add = async (title: string) => {
+      const body = JSON.stringify({ tasks: [{ title }] });
+      expect((await fetch(url('/tools/add_tasks'), { method: 'POST', headers, body })).status).toBe(200);
+    };
+    await add('Replaced below'); // the object and its SQLite file exist from here
+    await w.kill9();
+    const file = objectFile(plan);
+    // What the object stored before documents were named: its rows and snapshot, in the tables of schema 1.
+    const doc = new Y.Doc();
+    const updates: Uint8Array[] = [];
+    doc.on('update', (update: Uint8Array) => updates.push(update));
+    const old = createPlan({ doc, actor: 'agent:schema1' });
+    old.add({ title: 'Written with schema 1' });
+    old.add({ title: 'Also schema 1' });
+    const snapshot = encodeSnapshot(doc, updates.length) as Uint8Array; // at: the seq of its last row
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex').toUpperCase();
+    sqlite(
+      file,
+      [
+        'DROP TABLE cairn_updates',
+        'DROP TABLE cairn_snapshots',
+        "UPDATE cairn_meta SET value = '1' WHERE key = 'schema'",
+        'CREATE TABLE cairn_updates (seq INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL, crc INTEGER NOT NULL)',
+        'CREATE TABLE cairn_snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL)',
+        ...updates.map((u) => `INSERT INTO cairn_updates (data, crc) VALUES (X'${hex(u)}', ${crc32(u)})`),
+        `INSERT INTO cairn_snapshot (id, data) VALUES (1, X'${hex(snapshot)}')`,
+      ].join('; '),
+    );
+    await w.restart();
+
+    expect(await titles()).toEqual(['Also schema 1', 'Written with schema 1']);
+    await add('Written with schema 2');
+    await w.kill9();
+    expect(sqlite(file, "SELECT value FROM cairn_meta WHERE key = 'schema'")).toBe('2');
+    expect(sqlite(file, 'SELECT DISTINCT doc FROM cairn_updates')).toBe(plan);
+    // The rows kept their seq: the snapshot still names the last row it reflects.
+    expect(sqlite(file, 'SELECT MIN(seq) FROM cairn_updates')).toBe('1');
+    expect(sqlite(file, `SELECT hex(data) FROM cairn_snapshots WHERE doc = '${plan}'`)).toBe(hex(snapshot));
+    await w.restart();
+    expect(await titles()).toEqual(['Also schema 1', 'Written with schema 1', 'Written with schema 2']);
+  });
+
+  it("compacts a long log into the whole state by the core's policy; rows lost beside its snapshot are refused", async () => {
+    const plan = 'acme:compacted';
+    const doc = new Y.Doc();
+    const writer = cairnClient(ws(), plan, doc, { token: await token(plan) });
+    await writer.whenSynced();
+    const tasks = createPlan({ doc, actor: 'agent:crash' });
+    for (let i = 0; i < 600; i++) tasks.add({ title: `row ${i}` }); // one update, so one row, each
+    await writer.whenAcknowledged(60_000);
+    writer.destroy();
+    await w.kill9();
+    const file = objectFile(plan);
+    // 500 rows after the first start a compaction: what is left is its one row and the rows written after it.
+    expect(Number(sqlite(file, 'SELECT COUNT(*) FROM cairn_updates'))).toBeLessThan(200);
+    expect(sqlite(file, 'SELECT COUNT(*) FROM cairn_snapshots')).toBe('1');
+    await w.restart();
+    const headers = { authorization: `Bearer ${await token(plan, 'read')}` };
+    const read = () => fetch(`${w.url}/api/plans/${encodeURIComponent(plan)}/tasks`, { headers });
+    const listed = (await (await read()).json()) as { total: number };
+    expect(listed.total).toBe(600);
+
+    await w.kill9();
+    sqlite(file, 'DELETE FROM cairn_updates');
+    await w.restart();
+    const refused = await read();
+    expect(refused.status).toBe(503);
+    const body = (await refused.json()) as { error: { damage: { snapshot?: { path: string } } } };
+    expect(body.error.damage.snapshot?.path).toBe('sqlite:cairn_snapshots');
+    await w.kill9();
+    expect(sqlite(file, 'SELECT COUNT(*) FROM cairn_snapshots')).toBe('1'); // nothing written over it
     await w.restart();
   });
 });

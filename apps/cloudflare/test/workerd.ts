@@ -17,20 +17,25 @@ const workerdBin: string = createRequire(import.meta.url)('workerd').default;
 const COMPATIBILITY_DATE = '2026-11-01';
 const COMPATIBILITY_FLAGS: string[] = [];
 
-let bundled: Promise<string> | null = null;
+const bundled = new Map<string, Promise<string>>();
 
-/** The worker bundled once per test process (from the TypeScript sources). */
-export function workerBundle(): Promise<string> {
-  bundled ??= (async () => {
+/** A worker bundled once per test process (from the TypeScript sources): the example app's, or `entry`. */
+export function workerBundle(entry?: string): Promise<string> {
+  const key = entry ?? '';
+  let bundle = bundled.get(key);
+  if (!bundle) {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-worker-'));
-    return bundleWorker(join(dir, 'worker.js')) as Promise<string>;
-  })();
-  return bundled;
+    bundle = bundleWorker(join(dir, 'worker.js'), { entry }) as Promise<string>;
+    bundled.set(key, bundle);
+  }
+  return bundle;
 }
 
 export interface WorkerdOptions {
   /** Worker variables (CAIRN_SECRET, CAIRN_JUDGE_URL, ...). */
   vars: Record<string, string>;
+  /** A test's own worker module instead of the example app, and the Durable Object class it binds. */
+  worker?: { entry: string; binding: string; className: string };
   /** Shows workerd's own log (uncaught exceptions). Default: the WORKERD_VERBOSE environment variable. */
   verbose?: boolean;
   /** Receives what workerd writes to stderr (the worker's console.warn and console.error among it). */
@@ -52,13 +57,13 @@ export interface RunningWorkerd {
 }
 
 export async function startWorkerd(options: WorkerdOptions): Promise<RunningWorkerd> {
-  const worker = await workerBundle();
+  const worker = await workerBundle(options.worker?.entry);
   const dir = mkdtempSync(join(tmpdir(), 'cairn-workerd-'));
   const storageDir = join(dir, 'do-storage');
   mkdirSync(storageDir);
   const config = join(dir, 'config.capnp');
   copyFileSync(worker, join(dir, 'worker.js')); // an embed path is relative to the config file
-  writeFileSync(config, capnp(options.vars));
+  writeFileSync(config, capnp(options.vars, options.worker ?? EXAMPLE_OBJECT));
   const verbose = options.verbose ?? Boolean(process.env.WORKERD_VERBOSE);
   let proc: ChildProcess;
   let port = 0;
@@ -132,9 +137,12 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
   };
 }
 
-function capnp(vars: Record<string, string>): string {
+/** The example app's object, as wrangler.jsonc binds it. */
+const EXAMPLE_OBJECT = { binding: 'CAIRN_PLANS', className: 'CairnPlanObject' };
+
+function capnp(vars: Record<string, string>, object: { binding: string; className: string }): string {
   const bindings = [
-    '(name = "CAIRN_PLANS", durableObjectNamespace = "CairnPlanObject")',
+    `(name = "${object.binding}", durableObjectNamespace = "${object.className}")`,
     ...Object.entries(vars).map(
       ([name, value]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`,
     ),
@@ -153,7 +161,7 @@ const cairn :Workerd.Worker = (
   compatibilityDate = "${COMPATIBILITY_DATE}",
   compatibilityFlags = [${COMPATIBILITY_FLAGS.map((f) => JSON.stringify(f)).join(', ')}],
   modules = [ (name = "worker.js", esModule = embed "worker.js") ],
-  durableObjectNamespaces = [ (className = "CairnPlanObject", uniqueKey = "cairn-plan-v1", enableSql = true) ],
+  durableObjectNamespaces = [ (className = "${object.className}", uniqueKey = "cairn-plan-v1", enableSql = true) ],
   durableObjectStorage = (localDisk = "do-storage"),
   bindings = [ ${bindings.join(',\n    ')} ],
 );

@@ -54,7 +54,7 @@ export type {
   StoredLogError,
   StoredLogOptions,
 } from './persistence/stored-log.js';
-export { StoredLog } from './persistence/stored-log.js';
+export { currentSnapshot, StoredLog } from './persistence/stored-log.js';
 export { localArbiterOf, UNDO_LIMIT } from './plan.js';
 export * from './protocol.js';
 export type { ListItem, ReconcileOptions, ReconcileResult } from './reconcile.js';

@@ -75,8 +75,9 @@ export interface ByteStorageAdapter {
 
   /**
    * Optional: the first-read snapshot stored beside `name` by `writeSnapshot`, or null. Bytes from
-   * `encodeSnapshot` (snapshot.ts), whose position is `{ key }`, the key of the last record it reflects; the layer
-   * checks that position against `read`'s last key, so an adapter returns what it stored, unchecked.
+   * `encodeSnapshot` (snapshot.ts), whose position names the key of the last record it reflects (`{ key }`, or the
+   * store's own `snapshotAt`); the layer checks it against `read`'s last key, so an adapter returns what it
+   * stored, unchecked.
    */
   readSnapshot?(name: string): Promise<Uint8Array | null>;
 

@@ -62,6 +62,12 @@ export interface StoredLogOptions {
   /** The document the default snapshot is encoded from (none: no snapshot). */
   doc?: Y.Doc;
   /**
+   * The position `at` a snapshot at the record `lastKey` carries, in the default writer and in the check of a
+   * stored one. Default `{ key: lastKey }`; a store whose format kept another (a Durable Object's SQLite: the
+   * row's `seq`) gives its own, so snapshots written before stay valid.
+   */
+  snapshotAt?: (lastKey: RecordKey) => unknown;
+  /**
    * After a compaction the policy started, write the snapshot once no update was appended for this long, not on
    * the write path (a plan still being written would make it stale at once). Default 0: with the compaction.
    */
@@ -129,7 +135,8 @@ export class StoredLog {
     try {
       const records = await adapter.read(name);
       const stored = adapter.readSnapshot ? await adapter.readSnapshot(name) : null;
-      const log = new StoredLog(adapter, name, lock, records, validSnapshot(stored, records), options);
+      const current = currentSnapshot(stored, records.at(-1)?.key, options.snapshotAt);
+      const log = new StoredLog(adapter, name, lock, records, current, options);
       log.storedSnapshot = stored ? decodeSnapshot(stored) : null;
       return log;
     } catch (error) {
@@ -482,7 +489,7 @@ export class StoredLog {
         const stored = await this.adapter.read(this.name);
         if (this.behind || stored.at(-1)?.key !== lastKey || !stored.every((r) => known.has(r.key))) return;
       }
-      const snapshot = encodeSnapshot(doc, { key: lastKey });
+      const snapshot = encodeSnapshot(doc, (this.options.snapshotAt ?? keyPosition)(lastKey));
       if (snapshot) await this.adapter.writeSnapshot(this.name, snapshot);
     } catch (error) {
       this.report(error, 'snapshot', false);
@@ -512,12 +519,20 @@ export class StoredLog {
   }
 }
 
-/** The stored snapshot, if it sits at the last stored record (its position is `{ key }`). */
-function validSnapshot(bytes: Uint8Array | null, records: readonly StoredRecord[]): DecodedSnapshot | null {
-  const decoded = bytes ? decodeSnapshot(bytes) : null;
-  const at = decoded?.at as { key?: unknown } | undefined;
-  const last = records.at(-1);
-  return decoded && last !== undefined && at?.key === last.key ? decoded : null;
+const keyPosition = (key: RecordKey): unknown => ({ key });
+
+/**
+ * The first read's rule: the stored `snapshot`, decoded, if its position is that of `lastKey`, the last stored
+ * record (nothing was stored after it); otherwise null. For a store that answers a read before it opens the log.
+ */
+export function currentSnapshot(
+  snapshot: Uint8Array | null,
+  lastKey: RecordKey | undefined,
+  snapshotAt: (lastKey: RecordKey) => unknown = keyPosition,
+): DecodedSnapshot | null {
+  const decoded = snapshot ? decodeSnapshot(snapshot) : null;
+  if (!decoded || lastKey === undefined) return null;
+  return JSON.stringify(decoded.at) === JSON.stringify(snapshotAt(lastKey)) ? decoded : null;
 }
 
 /** Runs `run` once the event loop's current turn is done: setImmediate where there is one (Node), else a task. */

@@ -209,8 +209,8 @@ export class CairnPlanObject {
     const routes: PlanRoutesOptions = {
       autoClose,
       claims,
-      // A plan that was never written has no rows: reads answer 404 as on `cairn serve`.
-      planExists: () => hasRows(this.ctx),
+      // A plan that was never written has no rows and no snapshot: reads answer 404 as on `cairn serve`.
+      planExists: () => store.holdsPlan(),
     };
     registerPlanRoutes(app, hub, routes);
     registerConversationRoutes(app, hub, routes);
@@ -218,7 +218,7 @@ export class CairnPlanObject {
     const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, expiries, handle: null };
     // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
     // (503, 4503), as on `cairn serve`, and the hub has logged why.
-    if (hasRows(this.ctx)) runtime.handle = await hub.openPlan(planId).catch(() => null);
+    if (store.holdsPlan()) runtime.handle = await hub.openPlan(planId).catch(() => null);
     return runtime;
   }
 
@@ -312,10 +312,6 @@ class DurableObjectSocket implements HubSocket {
 function attachmentOf(ws: HibernatableWebSocket): SocketAttachment | null {
   const value = ws.deserializeAttachment() as SocketAttachment | null;
   return value && typeof value === 'object' && value.grant ? value : null;
-}
-
-function hasRows(ctx: DurableObjectState): boolean {
-  return ctx.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM cairn_updates').one().n > 0;
 }
 
 function leaseMsFromEnv(env: CairnWorkerEnv): number | undefined {

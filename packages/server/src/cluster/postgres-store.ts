@@ -133,10 +133,7 @@ export class PostgresStore extends LogStore implements PlanStore {
         batching: 'turn',
         // Counted in rows: a cold load reads every row, and a merge is checked against the table's count.
         compaction: { records: (this.options.compactAfter ?? 500) - 1, minBytes: Number.POSITIVE_INFINITY },
-        onError: (error, what) => {
-          this.counters.errors++;
-          this.emit(error, planId, what);
-        },
+        onError: this.logErrors(planId),
       });
     } catch (error) {
       this.counters.errors++;

@@ -142,10 +142,7 @@ export class DiskStore extends LogStore implements PlanStore {
               if (position) snapshots.write(doc, position);
             }
           : undefined,
-        onError: (error, what) => {
-          this.counters.errors++;
-          this.emit(error, planId, what);
-        },
+        onError: this.logErrors(planId),
       });
     } catch (error) {
       this.counters.errors++;

@@ -1,7 +1,8 @@
-// What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, and the counters
-// /metrics shows. A store adds how a plan is loaded (its adapter and options) and what it keeps beside.
+// What every PlanStore over the one persistence layer shares: one StoredLog per loaded plan, the counters /metrics
+// shows and the listeners of its errors. A store adds how a plan is loaded (its adapter and options) and what it
+// keeps beside.
 import { CairnError } from '@cairn/core';
-import type { StoredLog, StoredLogError } from '@cairn/core/protocol';
+import type { StoredLog, StoredLogOptions } from '@cairn/core/protocol';
 import type { PlanStore, StoreMetrics } from './store.js';
 
 type ErrorListener = (error: Error, planId: string, what?: 'append') => void;
@@ -12,6 +13,11 @@ export abstract class LogStore
   protected readonly plans = new Map<string, StoredLog>();
   protected readonly counters = { appends: 0, appendedBytes: 0, compactions: 0, errors: 0, tornTails: 0 };
   private readonly listeners = new Set<ErrorListener>();
+
+  onError(listener: ErrorListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   append(planId: string, update: Uint8Array): void {
     this.get(planId).append(update);
@@ -57,18 +63,21 @@ export abstract class LogStore
     return { plans: this.plans.size, bytes, damagedLogs, ...this.counters, compactions };
   }
 
-  onError(listener: ErrorListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** The `onError` of a plan's StoredLog: counted, and told to the listeners (a failed write as `append`). */
+  protected logErrors(planId: string): NonNullable<StoredLogOptions['onError']> {
+    return (error, what) => {
+      this.counters.errors++;
+      this.emit(error, planId, what === 'append' ? 'append' : undefined);
+    };
   }
 
-  /** Tells every onError listener (a failed append as `append`). */
-  protected emit(error: Error, planId: string, what?: StoredLogError): void {
+  /** Tells every listener; one listener's failure does not hide the error from the others. */
+  protected emit(error: Error, planId: string, what?: 'append'): void {
     for (const listener of this.listeners) {
       try {
-        listener(error, planId, what === 'append' ? 'append' : undefined);
+        listener(error, planId, what);
       } catch {
-        // One listener's failure must not hide the error from the others.
+        // Told to the others all the same.
       }
     }
   }

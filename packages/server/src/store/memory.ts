@@ -28,9 +28,7 @@ export class MemoryStore extends LogStore implements PlanStore {
       state: snapshot,
       // Counted in records only: memory has no cold load to keep short, only a history to keep from growing.
       compaction: { records: (this.options.compactAfter ?? 500) - 1, minBytes: Number.POSITIVE_INFINITY },
-      onError: () => {
-        this.counters.errors++;
-      },
+      onError: this.logErrors(planId),
     });
     this.plans.set(planId, log);
     return log.takeLoaded();

@@ -1,0 +1,81 @@
+// The byte contract's acceptance suite over SqliteByteAdapter, run where the adapter runs: each call is made by a
+// Durable Object in workerd, over the object's own SQLite (one object per store, a new adapter over it for a
+// "second holder"). The assertions run here; the bytes cross as JSON.
+import { fileURLToPath } from 'node:url';
+import { CairnError, type ErrorCode } from '@cairn/core';
+import type { ByteStorageAdapter } from '@cairn/core/protocol';
+import { runByteAdapterTests } from '@cairn/core/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type RunningWorkerd, startWorkerd } from './workerd.js';
+import type { ByteCall } from './workers/byte-adapter.js';
+
+let w: RunningWorkerd;
+beforeAll(async () => {
+  w = await startWorkerd({
+    vars: {},
+    worker: {
+      entry: fileURLToPath(new URL('workers/byte-adapter.ts', import.meta.url)),
+      binding: 'BYTE_STORES',
+      className: 'ByteAdapterObject',
+    },
+  });
+});
+afterAll(() => w?.dispose());
+
+/** An adapter whose every call runs in the object `store`, as its adapter number `adapter`. */
+function remoteAdapter(store: string, adapter: number): ByteStorageAdapter {
+  const call = async <T>(request: Omit<ByteCall, 'adapter'>): Promise<T> => {
+    const response = await fetch(`${w.url}/${store}`, {
+      method: 'POST',
+      body: JSON.stringify({ adapter, ...request }),
+    });
+    const answer = (await response.json()) as { value: T; error?: { code: ErrorCode; message: string } };
+    if (answer.error) throw new CairnError(answer.error.code, answer.error.message);
+    return answer.value;
+  };
+  return {
+    async lock(name) {
+      const lock = await call<number>({ method: 'lock', name });
+      return { release: () => call<void>({ method: 'release', name, lock }) };
+    },
+    async read(name) {
+      const records = await call<{ key: number; bytes: number[] }[]>({ method: 'read', name });
+      return records.map((record) => ({ key: record.key, bytes: new Uint8Array(record.bytes) }));
+    },
+    append: (name, records) => call({ method: 'append', name, records: records.map((r) => [...r]) }),
+    replace: (name, keys, bytes) => call({ method: 'replace', name, keys: [...keys], bytes: [...bytes] }),
+    sync: (name) => call({ method: 'sync', name }),
+    async readSnapshot(name) {
+      const snapshot = await call<number[] | null>({ method: 'readSnapshot', name });
+      return snapshot ? new Uint8Array(snapshot) : null;
+    },
+    writeSnapshot: (name, snapshot) => call({ method: 'writeSnapshot', name, bytes: [...snapshot] }),
+  };
+}
+
+let stores = 0;
+runByteAdapterTests('sqlite (a Durable Object in workerd)', () => {
+  const store = `store-${++stores}`;
+  let adapters = 1;
+  return {
+    adapter: remoteAdapter(store, adapters),
+    reopen: () => remoteAdapter(store, ++adapters),
+    // The object is the one writer of its storage: the lock is granted at once and holders share the records.
+    secondLock: 'shared',
+  };
+});
+
+it('keeps what a synced append stored through a restart of the runtime', async () => {
+  const before = remoteAdapter('restarted', 1);
+  await before.lock('doc');
+  await before.read('doc');
+  const keys = await before.append('doc', [new Uint8Array([1, 2]), new Uint8Array([3])]);
+  await before.sync?.('doc');
+  await w.kill9();
+  await w.restart();
+  const after = remoteAdapter('restarted', 1);
+  await after.lock('doc');
+  const records = await after.read('doc');
+  expect(records.map((r) => r.key)).toEqual(keys);
+  expect(records.map((r) => [...r.bytes])).toEqual([[1, 2], [3]]);
+});
