@@ -5,7 +5,7 @@
 import { createPlan, createToolkit, FAMILY_NAMES } from '@cairn/core';
 import { CAIRN_COMPACT_TOOLS, DEFINITION_FORMATS, type ToolSpec } from '@cairn/core/protocol';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
-import { FAMILIES } from '../packages/core/src/tools/toolkit.js';
+import { FAMILIES } from '../packages/core/src/tools/families.js';
 import { type BenchResult, count, type Row } from './lib/report.js';
 
 /** The OpenAI shape of a tool, with its arguments' schema as zod emits it (less `$schema`). */

@@ -209,6 +209,7 @@ const claimTask = defineTool({
 /** The compact native tools: read_tasks, write_tasks, claim_task. */
 export const CAIRN_COMPACT_TOOLS: ReadonlyArray<ToolSpec<unknown>> = [readTasks, writeTasks, claimTask];
 
+/** The `cairn_compact` family: Cairn's tools in few, short definitions, tasks named by number (docs/TOOLS.md). */
 export const cairnCompactFamily: ToolFamily = {
   name: 'cairn_compact',
   ids: 'id',

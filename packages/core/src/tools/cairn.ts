@@ -400,6 +400,7 @@ export const handOffTool = defineTool({
   },
 });
 
+/** The `cairn` family: Cairn's own tools, tasks named by id (docs/TOOLS.md). */
 export const cairnFamily: ToolFamily = {
   name: 'cairn',
   ids: 'id',

@@ -209,6 +209,7 @@ const clearOngoingTask = defineTool({
   },
 });
 
+/** The `ongoing_task` family: a conversation's tasks and their steps, named by number (docs/TOOLS.md). */
 export const ongoingTaskFamily: ToolFamily = {
   name: 'ongoing_task',
   ids: 'num',

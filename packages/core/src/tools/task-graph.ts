@@ -52,6 +52,7 @@ const listReady = defineTool({
   },
 });
 
+/** The `task_graph` family: tasks and their dependencies as a graph (docs/TOOLS.md). */
 export const taskGraphFamily: ToolFamily = {
   name: 'task_graph',
   ids: 'num',

@@ -97,6 +97,7 @@ const taskManage = defineTool({
   },
 });
 
+/** The `task_manage` family: one tool with an action per change, tasks named by number (docs/TOOLS.md). */
 export const taskManageFamily: ToolFamily = { name: 'task_manage', ids: 'num', tools: [taskManage] };
 
 function checkFields(args: Record<string, unknown> & { action: (typeof ACTIONS)[number] }): void {

@@ -117,6 +117,7 @@ const todoWrite = defineTool({
   },
 });
 
+/** The `todo` family: Claude Code's todo list (`todo`, `TodoWrite`), written whole (docs/TOOLS.md). */
 export const todoFamily: ToolFamily = { name: 'todo', ids: 'num', tools: [todo, todoWrite] };
 
 function write(plan: Plan, todos: readonly TodoItem[]): TodoItem[] {

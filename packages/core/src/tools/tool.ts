@@ -41,6 +41,7 @@ export interface ToolSpec<Args = unknown> {
   run(args: Args, ctx: ToolContext): unknown | Promise<unknown>;
 }
 
+/** A vocabulary of tools over the Plan API: its name, how it names tasks, its tools. */
 export interface ToolFamily {
   name: FamilyName;
   /** How the family names tasks: the plan's string ids, or the integer aliases (`num`). */
