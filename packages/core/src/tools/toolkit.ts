@@ -1,7 +1,7 @@
 // The tool dispatcher: one toolkit per actor over a plan, offering the chosen families' tools as definitions
 // for a client and running the model's calls. A call never throws: a refusal comes back as { error } and the
 // plan is left exactly as it was.
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { CairnError, type CairnErrorJSON, type ErrorCode, toCairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
@@ -211,7 +211,9 @@ export function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
       `The arguments must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}.`,
     );
   }
-  const result = tool.input.safeParse(withoutNulls(value, toolJsonSchema(tool)));
+  const result = tool.input.safeParse(
+    withoutNulls(value, toolJsonSchema(tool)),
+  ) as z.core.util.SafeParseResult<unknown>;
   if (result.success) return result.data;
   const schema = toolJsonSchema(tool);
   const { text, issues } = describeIssues(result.error, {
