@@ -5,12 +5,14 @@
 import { createPlan, createToolkit, FAMILY_NAMES } from '@cairn/core';
 import { CAIRN_COMPACT_TOOLS, DEFINITION_FORMATS, type ToolSpec } from '@cairn/core/protocol';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
-import { FAMILIES } from '../packages/core/src/tools/toolkit.js';
+// zod is @cairn/core's dependency, not the workspace root's: the bench takes the copy core runs with.
+import * as z from '../packages/core/node_modules/zod/mini/index.js';
+import { FAMILIES } from '../packages/core/src/tools/families.js';
 import { type BenchResult, count, type Row } from './lib/report.js';
 
 /** The OpenAI shape of a tool, with its arguments' schema as zod emits it (less `$schema`). */
 function unedited(tool: ToolSpec<unknown>) {
-  const { $schema: _, ...parameters } = tool.input.toJSONSchema({ io: 'input', unrepresentable: 'any' });
+  const { $schema: _, ...parameters } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' });
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
 }
 

@@ -1,7 +1,8 @@
 // The conversation that goes with a plan, kept in the plan's own Y.Doc (top-level Y.Array `chat`), so everyone
 // watching a plan sees the messages and an agent's tool activity as they happen (docs/SCHEMA.md, "Chat").
 import * as Y from 'yjs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import './zod-messages.js';
 import { CairnError } from './errors.js';
 import { cryptoRandom, newTaskId, type Random } from './ids.js';
 import { type Actor, ActorSchema } from './schema.js';
@@ -47,19 +48,25 @@ export interface ChatInput {
   toolCalls?: Array<{ id?: string; name: string; arguments: string }>;
 }
 
+const name = () => z.string().check(z.minLength(1), z.maxLength(100));
 const ChatInputSchema = z.strictObject({
   role: z.enum(CHAT_ROLES),
-  text: z.string().max(CHAT_LIMITS.text, `at most ${CHAT_LIMITS.text} characters`).optional(),
-  toolCalls: z
-    .array(
-      z.strictObject({
-        id: z.string().min(1).max(100).optional(),
-        name: z.string().min(1).max(100),
-        arguments: z.string().max(CHAT_LIMITS.arguments, `at most ${CHAT_LIMITS.arguments} characters`),
-      }),
-    )
-    .max(CHAT_LIMITS.toolCalls, `at most ${CHAT_LIMITS.toolCalls} tool calls in one message`)
-    .optional(),
+  text: z.optional(z.string().check(z.maxLength(CHAT_LIMITS.text, `at most ${CHAT_LIMITS.text} characters`))),
+  toolCalls: z.optional(
+    z
+      .array(
+        z.strictObject({
+          id: z.optional(name()),
+          name: name(),
+          arguments: z
+            .string()
+            .check(z.maxLength(CHAT_LIMITS.arguments, `at most ${CHAT_LIMITS.arguments} characters`)),
+        }),
+      )
+      .check(
+        z.maxLength(CHAT_LIMITS.toolCalls, `at most ${CHAT_LIMITS.toolCalls} tool calls in one message`),
+      ),
+  ),
 });
 
 export interface ChatChangeEvent {

@@ -108,9 +108,9 @@ export type {
   OpenAIToolDefinition,
 } from './tools/definitions.js';
 export { DEFINITION_FORMATS, describeShape, toDefinition, toolJsonSchema } from './tools/definitions.js';
+export { FAMILIES } from './tools/families.js';
+export { defineTool } from './tools/json-schema.js';
 export type { ToolCallObserver, ToolCallRecord } from './tools/observe.js';
 export type { ToolAnnotations, ToolContext, ToolFamily, ToolSpec } from './tools/tool.js';
-export { defineTool } from './tools/tool.js';
-export { FAMILIES } from './tools/toolkit.js';
 export type { DescribeOptions, IssueText } from './validate.js';
 export { describeIssues } from './validate.js';

@@ -1,6 +1,8 @@
 // The document format (see docs/SCHEMA.md): the names of the top-level maps and task fields, the status
-// vocabulary, and the zod schemas that validate every write. The tool dispatcher reuses these schemas.
-import * as z from 'zod';
+// vocabulary, and the zod schemas that validate every write. The tool dispatcher reuses these schemas. They are
+// zod/mini schemas (functions, not methods), so a bundle carries only the checks they use (docs/decisions/048).
+import * as z from 'zod/mini';
+import './zod-messages.js';
 
 /** Bumped when the document layout changes incompatibly; stored in `meta.schemaVersion`. */
 export const SCHEMA_VERSION = 1;
@@ -75,9 +77,11 @@ export const SYSTEM_ACTORS = ['wake', 'auto_close', 'lease', 'learning', 'system
 export const ACTOR_PATTERN = /^(?:(?:agent|user):[^\s]{1,100}|wake|auto_close|lease|learning|system)$/;
 export const ActorSchema = z
   .string()
-  .regex(
-    ACTOR_PATTERN,
-    'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease", "learning" or "system"',
+  .check(
+    z.regex(
+      ACTOR_PATTERN,
+      'an actor is "agent:<name>", "user:<name>", "wake", "auto_close", "lease", "learning" or "system"',
+    ),
   );
 /**
  * Who makes a write: `agent:<name>`, `user:<name>`, or one of the system actors (`wake`, `auto_close`, `lease`,
@@ -95,7 +99,7 @@ export function isPrincipalActor(value: string): boolean {
 
 export const PrincipalActorSchema = z
   .string()
-  .refine(isPrincipalActor, 'an actor is "agent:<name>" or "user:<name>"');
+  .check(z.refine(isPrincipalActor, 'an actor is "agent:<name>" or "user:<name>"'));
 
 /**
  * The actor a token's subject acts as: the subject itself when it already names one (`agent:ci`), else
@@ -116,7 +120,7 @@ export interface PlanLimits {
   tasksPerPlan: number;
 }
 
-export const TaskIdSchema = z.string().min(1).max(64);
+export const TaskIdSchema = z.string().check(z.minLength(1), z.maxLength(64));
 
 /**
  * The longest text a task holds, in characters: its note, and its context as JSON (each write, and the context
@@ -131,12 +135,15 @@ export const TEXT_LIMITS = {
   context: 20_000,
 } as const;
 
-const text = (max: number) => z.string().max(max, `at most ${max} characters`);
-const title = z
+const text = (max: number) => z.string().check(z.maxLength(max, `at most ${max} characters`));
+/** A task's title: trimmed, not empty, at most `TEXT_LIMITS.title` characters. */
+export const TitleSchema = z
   .string()
-  .trim()
-  .min(1, 'a title must not be empty')
-  .max(TEXT_LIMITS.title, `a title has at most ${TEXT_LIMITS.title} characters`);
+  .check(
+    z.trim(),
+    z.minLength(1, 'a title must not be empty'),
+    z.maxLength(TEXT_LIMITS.title, `a title has at most ${TEXT_LIMITS.title} characters`),
+  );
 const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 time such as 2026-12-02T15:00:00Z' });
 
 /** JSON values allowed in `context`. */
@@ -157,26 +164,26 @@ export function isJson(value: unknown, depth = 0): boolean {
  * validator for the plan API and every tool family. Published as a plain object schema (a recursive JSON type
  * would need `$ref`, which some clients reject); the values are checked to be JSON (at most 32 levels deep).
  */
-export const ContextSchema = z
-  .record(z.string(), z.unknown())
-  .refine((value) => isJson(value), {
+export const ContextSchema = z.record(z.string(), z.unknown()).check(
+  z.refine((value) => isJson(value), {
     message: 'context values must be JSON: strings, finite numbers, booleans, null, arrays or objects',
-  })
-  .refine((value) => JSON.stringify(value).length <= TEXT_LIMITS.context, {
+  }),
+  z.refine((value) => JSON.stringify(value).length <= TEXT_LIMITS.context, {
     message: `a context is at most ${TEXT_LIMITS.context} characters as JSON`,
-  }) as unknown as z.ZodType<Record<string, Json>>;
+  }),
+) as unknown as z.ZodMiniType<Record<string, Json>>;
 
 export const StatusSchema = z.enum(STATUSES);
 
 /** The fields a caller may set on a task; shared by add and update. */
 const writableFields = {
-  activeForm: text(TEXT_LIMITS.activeForm).nullable(),
+  activeForm: z.nullable(text(TEXT_LIMITS.activeForm)),
   status: StatusSchema,
-  nextStep: text(TEXT_LIMITS.nextStep).nullable(),
+  nextStep: z.nullable(text(TEXT_LIMITS.nextStep)),
   note: text(TEXT_LIMITS.note),
-  wakeAt: isoTime.nullable(),
-  supersededBy: TaskIdSchema.nullable(),
-  assignee: ActorSchema.nullable(),
+  wakeAt: z.nullable(isoTime),
+  supersededBy: z.nullable(TaskIdSchema),
+  assignee: z.nullable(ActorSchema),
 };
 
 /** A task to add (`Plan.add()`): its title and, optionally, its status, note, assignee, parent, steps, dependencies. */
@@ -201,62 +208,69 @@ export interface TaskInput {
   key?: string;
 }
 
-export const TaskInputSchema: z.ZodType<TaskInput> = z.lazy(() =>
+/** At most `max` items: every list a write takes is bounded. */
+const list = <T extends z.core.SomeType>(item: T, max: number) => z.array(item).check(z.maxLength(max));
+/** An optional, nullable task id (a parent, a sibling to go after). */
+const idOrNull = () => z.optional(z.nullable(TaskIdSchema));
+
+export const TaskInputSchema: z.ZodMiniType<TaskInput> = z.lazy(() =>
   z.strictObject({
-    title,
+    title: TitleSchema,
     ...optionalize(writableFields),
-    context: ContextSchema.optional(),
-    parent: TaskIdSchema.nullable().optional(),
-    blockedBy: z.array(TaskIdSchema).max(1000).optional(),
-    steps: z.array(TaskInputSchema).max(1000).optional(),
-    after: TaskIdSchema.nullable().optional(),
-    key: z.string().min(1).max(64).optional(),
+    context: z.optional(ContextSchema),
+    parent: idOrNull(),
+    blockedBy: z.optional(list(TaskIdSchema, 1000)),
+    steps: z.optional(list(TaskInputSchema, 1000)),
+    after: idOrNull(),
+    key: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   }),
 );
 
 /** One add or replace takes at most 1000 tasks. Built once: building a zod schema costs more than a parse. */
-export const TaskInputsSchema = z.array(TaskInputSchema).max(1000);
+export const TaskInputsSchema = list(TaskInputSchema, 1000);
 
 /** An item of a list rewritten whole (`reconcileList`: a todo list, a task's steps): a task's listed fields. */
 export const ListItemSchema = z.strictObject({
-  title,
-  status: StatusSchema.optional(),
-  activeForm: writableFields.activeForm.optional(),
-  note: writableFields.note.optional(),
+  title: TitleSchema,
+  status: z.optional(StatusSchema),
+  activeForm: z.optional(writableFields.activeForm),
+  note: z.optional(writableFields.note),
 });
-export const ListItemsSchema = z.array(ListItemSchema).max(1000);
+export const ListItemsSchema = list(ListItemSchema, 1000);
 
 export const TaskPatchSchema = z.strictObject({
-  title: title.optional(),
+  title: z.optional(TitleSchema),
   ...optionalize(writableFields),
-  context: ContextSchema.optional(),
-  addBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
-  removeBlockedBy: z.array(TaskIdSchema).max(1000).optional(),
+  context: z.optional(ContextSchema),
+  addBlockedBy: z.optional(list(TaskIdSchema, 1000)),
+  removeBlockedBy: z.optional(list(TaskIdSchema, 1000)),
 });
 /** The fields of a task to change (`Plan.update()`); what is left out stays. */
 export type TaskPatch = z.infer<typeof TaskPatchSchema>;
 
 export const MoveSchema = z.strictObject({
-  parent: TaskIdSchema.nullable().optional(),
-  after: TaskIdSchema.nullable().optional(),
-  before: TaskIdSchema.nullable().optional(),
+  parent: idOrNull(),
+  after: idOrNull(),
+  before: idOrNull(),
 });
 /** Where `Plan.move()` puts a task: under a parent, after or before a sibling. */
 export type MoveTarget = z.infer<typeof MoveSchema>;
 
 export const ListFilterSchema = z.strictObject({
-  state: z.enum(['open', 'closed', 'all']).optional(),
-  status: z.union([StatusSchema, z.array(StatusSchema)]).optional(),
-  parent: TaskIdSchema.nullable().optional(),
-  assignee: ActorSchema.nullable().optional(),
+  state: z.optional(z.enum(['open', 'closed', 'all'])),
+  status: z.optional(z.union([StatusSchema, z.array(StatusSchema)])),
+  parent: idOrNull(),
+  assignee: z.optional(z.nullable(ActorSchema)),
 });
 /** Which tasks `Plan.list()` returns: by state (open, closed, all), status, parent, assignee. */
 export type ListFilter = z.infer<typeof ListFilterSchema>;
 
-function optionalize<T extends Record<string, z.ZodType>>(shape: T): { [K in keyof T]: z.ZodOptional<T[K]> } {
-  const out: Record<string, z.ZodType> = {};
-  for (const [key, schema] of Object.entries(shape)) out[key] = schema.optional();
-  return out as { [K in keyof T]: z.ZodOptional<T[K]> };
+function optionalize<T extends Record<string, z.core.SomeType>>(
+  shape: T,
+): { [K in keyof T]: z.ZodMiniOptional<T[K]> } {
+  const out: Record<string, z.core.SomeType> = {};
+  for (const [key, schema] of Object.entries(shape)) out[key] = z.optional(schema);
+  return out as { [K in keyof T]: z.ZodMiniOptional<T[K]> };
 }
 
 /** A plain, JSON-serialisable view of one task, as `plan.get()` and `plan.toJSON()` return it. */

@@ -1,9 +1,12 @@
 // The one way a zod failure becomes words a caller (often a model) reads: every problem with its path, what is
 // wrong and, in the schemas' messages, what is valid; and validating once: a value built at an edge from input
 // already parsed there is not parsed again.
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { CairnError } from './errors.js';
 import { ACTOR_PATTERN, type Actor, ActorSchema } from './schema.js';
+
+/** A schema that parses, zod/mini's or classic zod's: what the plan API and the toolkit validate with. */
+export type Parser<T> = z.core.$ZodType<T> & { safeParse(data: unknown): unknown };
 
 /** One problem of a failed parse: where (the path's keys and indexes) and what is wrong. */
 export interface IssueText {
@@ -22,7 +25,7 @@ export interface DescribeOptions {
 
 /** A failed parse's problems, each as `path: message`, joined by "; ", and as data for the error's details. */
 export function describeIssues(
-  error: z.ZodError,
+  error: z.core.$ZodError,
   options: DescribeOptions = {},
 ): { text: string; issues: IssueText[] } {
   const { root = '(root)', explain = (issue) => issue.message, max = Number.POSITIVE_INFINITY } = options;
@@ -35,8 +38,8 @@ export function describeIssues(
 }
 
 /** `value` as `schema` says, or a CairnError `invalid_argument`: "Invalid <what>: <path>: <problem>; ...". */
-export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const result = schema.safeParse(value);
+export function parseOrThrow<T>(schema: Parser<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value) as z.core.util.SafeParseResult<T>;
   if (result.success) return result.data;
   const { text, issues } = describeIssues(result.error);
   throw new CairnError('invalid_argument', `Invalid ${what}: ${text}`, { issues });
@@ -60,7 +63,7 @@ export function isParsed(value: unknown): boolean {
 }
 
 /** `parseOrThrow`, unless `value` was marked as parsed at the edge: the plan API's one validation pass. */
-export function parseOnce<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+export function parseOnce<T>(schema: Parser<T>, value: unknown, what: string): T {
   if (isParsed(value)) return value as T;
   return parseOrThrow(schema, value, what);
 }

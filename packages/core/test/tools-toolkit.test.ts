@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CairnError, createPlan, createToolkit, isToolError, type PlanChangeEvent } from '../src/index.js';
+import { cairnFamily, createToolkitOf, taskManageFamily, todoFamily } from '../src/tools/index.js';
 import { fixedPlan, refused, sync } from './tools-fixtures.js';
 
 describe('createToolkit', () => {
@@ -29,6 +30,22 @@ describe('createToolkit', () => {
       /families: cairn, task_manage/,
     );
     expect(() => createToolkit(plan, { actor: 'bob' })).toThrow(CairnError);
+  });
+
+  it('is the same toolkit when given the families themselves (@cairn/core/tools)', async () => {
+    const plan = fixedPlan('user:ann');
+    const byName = createToolkit(plan, { families: ['todo', 'cairn'] });
+    const given = createToolkitOf(plan, [todoFamily, cairnFamily], { actor: 'agent:b' });
+    expect(given.names).toEqual(byName.names);
+    expect(given.families).toEqual(['todo', 'cairn']);
+    expect(given.definitions('anthropic')).toEqual(byName.definitions('anthropic'));
+    const added = await createToolkitOf(plan, [taskManageFamily]).dispatch('task_manage', {
+      action: 'add',
+      text: 'T',
+    });
+    expect(isToolError(added)).toBe(false);
+    expect(given.actor).toBe('agent:b');
+    expect(() => createToolkitOf(plan, ['cairn' as never])).toThrow(/takes tool families .*not "cairn"/);
   });
 
   it('attributes every write to its actor, not the plan’s', async () => {

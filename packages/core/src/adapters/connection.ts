@@ -4,7 +4,8 @@ import type * as decoding from 'lib0/decoding';
 import type { Awareness } from 'y-protocols/awareness';
 import type { WebsocketProvider } from 'y-websocket';
 import type * as Y from 'yjs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-messages.js';
 import type { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 
@@ -18,10 +19,10 @@ export interface Presence {
 }
 
 export const PresenceSchema = z.object({
-  id: z.string().min(1).max(200),
-  name: z.string().max(200),
+  id: z.string().check(z.minLength(1), z.maxLength(200)),
+  name: z.string().check(z.maxLength(200)),
   kind: z.enum(['agent', 'human']),
-  activeTask: z.string().max(200).nullable().optional(),
+  activeTask: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
 });
 
 /** `closed`: refused for good (a 44xx close code) or destroyed; nothing reconnects until `connect()`. */

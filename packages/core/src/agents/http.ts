@@ -9,8 +9,9 @@ import type { ContextTurn } from '../render/context-feed.js';
 import type { RenderFormat } from '../render/index.js';
 import { defaultTokenizer, type Tokenizer } from '../render/tokenizer.js';
 import { type Actor, ActorSchema } from '../schema.js';
+import { createToolkit } from '../tools/families.js';
 import type { FamilyName } from '../tools/tool.js';
-import { createToolkit, type ToolResult } from '../tools/toolkit.js';
+import type { ToolResult } from '../tools/toolkit.js';
 import { parseOrThrow } from '../validate.js';
 import type { AgentToolkit, ContextSource } from './session.js';
 

@@ -9,8 +9,9 @@ import { createContextFeed } from '../render/context-feed.js';
 import type { RenderFormat } from '../render/index.js';
 import type { Actor } from '../schema.js';
 import type { JsonSchemaObject } from '../tools/definitions.js';
+import { createToolkit } from '../tools/families.js';
 import type { FamilyName } from '../tools/tool.js';
-import { createToolkit, isToolError, type Toolkit, type ToolResult } from '../tools/toolkit.js';
+import { isToolError, type Toolkit, type ToolResult } from '../tools/toolkit.js';
 
 /** The context format that goes with each family: the one its seed's agents read. */
 export const FAMILY_FORMATS: Readonly<Record<FamilyName, RenderFormat>> = {

@@ -2,8 +2,9 @@
 // a toolkit, or as a raw Yjs write over WebSocket), and a skill made from it is read by every plan of the scope:
 // so a call counts only when its tool exists and its arguments are ones that tool takes (decision 034).
 import { CAIRN_COMPACT_TOOLS } from '../tools/cairn-compact.js';
+import { FAMILIES } from '../tools/families.js';
 import type { ToolSpec } from '../tools/tool.js';
-import { FAMILIES, readArguments } from '../tools/toolkit.js';
+import { readArguments } from '../tools/toolkit.js';
 import { learnedProcedureTool } from './tool.js';
 import type { TraceCall } from './traces.js';
 

@@ -2,7 +2,8 @@
 // by keywords. Offered beside a toolkit's families (`extraTools`) by whoever has the scope's skills at hand.
 import * as z from 'zod';
 import { CairnError } from '../errors.js';
-import { defineTool, type ToolSpec } from '../tools/tool.js';
+import { defineTool } from '../tools/json-schema.js';
+import type { ToolSpec } from '../tools/tool.js';
 import { matchSkills, renderSkill } from './match.js';
 import { currentVersion, type Skill, successRate } from './skill.js';
 

@@ -2,7 +2,8 @@
 // whose `{{variables}}` (the plan in any format, ready tasks, what changed, who the agent is, who else is here)
 // are resolved into chat messages. A section that resolves to nothing is skipped when it says so.
 
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../zod-messages.js';
 import type { ChangePoint } from '../changes-since.js';
 import { CairnError } from '../errors.js';
 import { type LearnedContext, learnedProcedures } from '../learning/context.js';
@@ -30,22 +31,22 @@ export interface ContextSection {
  * A template as JSON from outside (an HTTP body, an MCP call): at most 100 sections, names and texts bounded.
  * `resolveContext` checks the rest (exactly one of content and tool).
  */
+const name = () => z.string().check(z.minLength(1), z.maxLength(100));
 export const ContextTemplateSchema = z
   .array(
     z.strictObject({
-      section: z.string().min(1).max(100).describe('A name for the section.'),
+      section: name().check(z.describe('A name for the section.')),
       role: z.enum(['system', 'user', 'assistant']),
       content: z
-        .string()
-        .max(20_000)
-        .optional()
-        .describe('Text with {{variables}}; exactly one of content and tool.'),
-      tool: z.string().min(1).max(100).optional().describe('A context tool whose output is the text.'),
-      skip_if_empty: z.boolean().optional().describe('Leave the section out when it resolves to nothing.'),
+        .optional(z.string().check(z.maxLength(20_000)))
+        .check(z.describe('Text with {{variables}}; exactly one of content and tool.')),
+      tool: z.optional(name()).check(z.describe('A context tool whose output is the text.')),
+      skip_if_empty: z
+        .optional(z.boolean())
+        .check(z.describe('Leave the section out when it resolves to nothing.')),
     }),
   )
-  .min(1)
-  .max(100);
+  .check(z.minLength(1), z.maxLength(100));
 
 /** A message of the context `resolveContext` returns, in the shape chat APIs take. */
 export interface ChatMessage {

@@ -5,7 +5,7 @@
 // runs on the mapped arguments without parsing them again, and the few rules a native schema adds are checked
 // where the mapping is made.
 // Offered as the family `cairn_compact` (`createToolkit(plan, { families: ['cairn_compact'] })`).
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import { TaskIdSchema, TaskPatchSchema } from '../schema.js';
 import {
@@ -27,7 +27,8 @@ import {
   updateTasks,
   VIEWS,
 } from './cairn.js';
-import { defineTool, type ToolContext, type ToolFamily, type ToolSpec } from './tool.js';
+import { parameters } from './parameters/cairn-compact.js';
+import { about, bounded, type ToolContext, type ToolFamily, type ToolSpec, toolSpec } from './tool.js';
 
 const Id = TaskIdSchema;
 const patch = TaskPatchSchema.shape;
@@ -41,20 +42,27 @@ function delegate<Args>(tool: ToolSpec<Args>, args: Args, ctx: ToolContext): unk
   return tool.run(defined as Args, ctx);
 }
 
-const readTasks = defineTool({
+const readTasks = toolSpec({
   name: 'read_tasks',
+  parameters: parameters.read_tasks,
   description:
     'Read the plan: with id, everything about one task (steps, what it waits on and why); with query, tasks ' +
     'matching every keyword (closed ones too); else a list by view: ready (what you can start now; the default), ' +
     'blocked, open, closed or all, `limit` at a time with `count` and `more`, `offset` paging on.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({
-    id: Id.optional().describe('One task.'),
-    query: z.string().trim().min(1, 'give at least one keyword').max(500).optional().describe('Keywords.'),
-    view: z.enum(VIEWS).optional(),
-    assignee: z.string().min(1).max(120).optional().describe('Only tasks assigned to this actor.'),
-    limit: z.int().min(1).max(500).optional().describe('Default 100 (20 for a query).'),
-    offset: z.int().min(0).optional(),
+    id: about(z.optional(Id), 'One task.'),
+    query: about(
+      z.optional(z.string().check(z.trim(), z.minLength(1, 'give at least one keyword'), z.maxLength(500))),
+      'Keywords.',
+    ),
+    view: z.optional(z.enum(VIEWS)),
+    assignee: about(
+      z.optional(z.string().check(z.minLength(1), z.maxLength(120))),
+      'Only tasks assigned to this actor.',
+    ),
+    limit: about(z.optional(z.int().check(z.minimum(1), z.maximum(500))), 'Default 100 (20 for a query).'),
+    offset: z.optional(z.int().check(z.minimum(0))),
   }),
   run({ id, query, view, assignee, limit, offset }, ctx) {
     if (id !== undefined && query !== undefined) {
@@ -82,40 +90,38 @@ const readTasks = defineTool({
 });
 
 const Item = z.strictObject({
-  id: Id.optional().describe('The task to change or remove; omit to add a task.'),
-  remove: z.literal(true).optional().describe('With id: remove the task and its steps.'),
-  title: patch.title.describe('Imperative: "Write the migration"; required to add.'),
-  key: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe('Names a new task so others of this call can use it in blockedBy or parent.'),
-  parent: Id.nullable().optional().describe('The task this is a step of (null: top level).'),
-  after: Id.nullable().optional().describe('Place after this sibling (null: first).'),
-  blockedBy: z
-    .array(Id)
-    .max(100)
-    .optional()
-    .describe('Ids or keys that must finish first (a change adds them).'),
-  removeBlockedBy: patch.removeBlockedBy.describe('Ids it no longer waits for.'),
-  steps: z.array(Step).max(200).optional().describe('Steps in order (a change appends them).'),
+  id: about(z.optional(Id), 'The task to change or remove; omit to add a task.'),
+  remove: about(z.optional(z.literal(true)), 'With id: remove the task and its steps.'),
+  title: about(patch.title, 'Imperative: "Write the migration"; required to add.'),
+  key: about(
+    z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+    'Names a new task so others of this call can use it in blockedBy or parent.',
+  ),
+  parent: about(z.optional(z.nullable(Id)), 'The task this is a step of (null: top level).'),
+  after: about(z.optional(z.nullable(Id)), 'Place after this sibling (null: first).'),
+  blockedBy: about(
+    z.optional(bounded(Id, 0, 100)),
+    'Ids or keys that must finish first (a change adds them).',
+  ),
+  removeBlockedBy: about(patch.removeBlockedBy, 'Ids it no longer waits for.'),
+  steps: about(z.optional(bounded(Step, 0, 200)), 'Steps in order (a change appends them).'),
   ...fields,
-  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one.'),
+  supersededBy: about(patch.supersededBy, 'Id of a newer task that replaces this one.'),
 });
 type ItemArg = z.output<typeof Item>;
 
 const ADD_ONLY = ['key'] as const;
 const CHANGE_ONLY = ['removeBlockedBy', 'supersededBy'] as const;
 
-const writeTasks = defineTool({
+const writeTasks = toolSpec({
   name: 'write_tasks',
+  parameters: parameters.write_tasks,
   description:
     'Add, change or remove tasks. Without id an entry adds a task (with nested steps and dependencies); with ' +
     'id it changes only the fields given, so marking one done is {"tasks":[{"id":"…","status":"done"}]}; with id ' +
     'and remove: true it removes it. One call does one of the three, all of it or none. Closing a task skips ' +
     'its open steps.',
-  input: z.strictObject({ tasks: z.array(Item).min(1).max(200) }),
+  input: z.strictObject({ tasks: bounded(Item, 1, 200) }),
   run({ tasks }, ctx) {
     const removing = tasks.filter((t) => t.remove === true);
     const adding = tasks.filter((t) => t.id === undefined);
@@ -175,19 +181,24 @@ function misplaced(item: ItemArg, index: number, keys: readonly string[], forWha
   }
 }
 
-const claimTask = defineTool({
+const claimTask = toolSpec({
   name: 'claim_task',
+  parameters: parameters.claim_task,
   description:
     'Claim work before doing it: with id, that task (you become its assignee, it goes in_progress; "lost" with ' +
     'the holder when someone else has it, "tentative" offline until the server confirms); without id, the first ' +
     'ready task nobody holds ("none" when there is none). action release gives a task back; hand_off gives it to `to`.',
   input: z.strictObject({
-    id: Id.optional(),
-    action: z.enum(['claim', 'release', 'hand_off']).optional().describe('Default claim.'),
-    to: z.string().min(1).max(120).optional().describe('For hand_off: "agent:<name>" or "user:<name>".'),
-    parent: Id.nullable()
-      .optional()
-      .describe('Without id: only steps of this task (null: only top-level tasks).'),
+    id: z.optional(Id),
+    action: about(z.optional(z.enum(['claim', 'release', 'hand_off'])), 'Default claim.'),
+    to: about(
+      z.optional(z.string().check(z.minLength(1), z.maxLength(120))),
+      'For hand_off: "agent:<name>" or "user:<name>".',
+    ),
+    parent: about(
+      z.optional(z.nullable(Id)),
+      'Without id: only steps of this task (null: only top-level tasks).',
+    ),
   }),
   run({ id, action = 'claim', to, parent }, ctx) {
     if (action === 'claim') {
@@ -209,6 +220,7 @@ const claimTask = defineTool({
 /** The compact native tools: read_tasks, write_tasks, claim_task. */
 export const CAIRN_COMPACT_TOOLS: ReadonlyArray<ToolSpec<unknown>> = [readTasks, writeTasks, claimTask];
 
+/** The `cairn_compact` family: Cairn's tools in few, short definitions, tasks named by number (docs/TOOLS.md). */
 export const cairnCompactFamily: ToolFamily = {
   name: 'cairn_compact',
   ids: 'id',

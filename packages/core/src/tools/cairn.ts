@@ -1,7 +1,7 @@
 // The native tool family: a whole plan (tasks, nested steps, dependencies between them) in one call, partial
 // updates of many tasks in one call, and reads that say why a task is blocked. Speaks the plan's string ids,
 // which never change, unlike integer aliases.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ClaimResult } from '../claims.js';
 import { CairnError, withContext } from '../errors.js';
 import type { BlockedTask, Plan, TaskUpdate } from '../plan.js';
@@ -15,80 +15,83 @@ import {
   type TaskPatch,
   TaskPatchSchema,
   type TaskSnapshot,
+  TitleSchema,
 } from '../schema.js';
 import { searchTasks } from '../search.js';
 import { watchSkippedSteps } from '../skipped-steps.js';
 import { markParsed } from '../validate.js';
-import { defineTool, type ToolFamily } from './tool.js';
+import { parameters } from './parameters/cairn.js';
+import { about, bounded, type ToolFamily, toolSpec } from './tool.js';
 
 const patch = TaskPatchSchema.shape;
 const Id = TaskIdSchema;
-const Title = patch.title.unwrap();
+const Title = TitleSchema;
+const Key = z.string().check(z.minLength(1), z.maxLength(64));
 
 // The enum lists the statuses; the words say only what it cannot: which are open, and where skipped goes.
 const STATUS_HELP =
   'pending, in_progress and waiting_* are open, the rest closed; skipped is for steps only.';
 
 export const fields = {
-  status: StatusSchema.optional().describe(STATUS_HELP),
-  activeForm: patch.activeForm.describe(
+  status: about(z.optional(StatusSchema), STATUS_HELP),
+  activeForm: about(
+    patch.activeForm,
     'Present-continuous form shown while in progress, e.g. "Writing tests"; null clears it.',
   ),
-  nextStep: patch.nextStep.describe('The next concrete action; null clears it.'),
-  note: patch.note.describe('Free-text note (replaces the previous note).'),
-  context: ContextSchema.optional().describe(
+  nextStep: about(patch.nextStep, 'The next concrete action; null clears it.'),
+  note: about(patch.note, 'Free-text note (replaces the previous note).'),
+  context: about(
+    z.optional(ContextSchema),
     'Scratch data (ids, dates, choices), merged key by key into what is there; a null value deletes a key.',
   ),
-  wakeAt: patch.wakeAt.describe(
+  wakeAt: about(
+    patch.wakeAt,
     'ISO 8601 time to resume a waiting_user / waiting_external task; null clears it.',
   ),
-  assignee: patch.assignee.describe('Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
+  assignee: about(patch.assignee, 'Who works on it: "agent:<name>" or "user:<name>"; null to unassign.'),
 };
 
 export const Step = z.union([
-  Title.describe('A step title'),
+  about(Title, 'A step title'),
   // A step's fields mean what a task's do, described once there: repeating it costs every model call.
   z.strictObject({
     title: Title,
-    key: z.string().min(1).max(64).optional(),
-    status: StatusSchema.optional(),
+    key: z.optional(Key),
+    status: z.optional(StatusSchema),
     activeForm: patch.activeForm,
     note: patch.note,
-    blockedBy: z.array(Id).max(100).optional(),
+    blockedBy: z.optional(bounded(Id, 0, 100)),
   }),
 ]);
 type StepArg = z.output<typeof Step>;
 
 const NewTask = z.strictObject({
-  title: Title.describe('What the task is, imperative: "Write the migration".'),
-  key: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe(
-      'A name for this task within this call, so other tasks of the call can name it in blockedBy or parent.',
-    ),
-  parent: Id.optional().describe('Make this a step of that task: an existing id, or a key from this call.'),
-  after: Id.nullable()
-    .optional()
-    .describe('Place after this sibling id; null puts it first; omitted appends.'),
-  blockedBy: z.array(Id).max(100).optional().describe('Ids or keys of tasks that must finish first.'),
-  steps: z.array(Step).max(200).optional().describe('Its steps in order: titles, or objects with a title.'),
+  title: about(Title, 'What the task is, imperative: "Write the migration".'),
+  key: about(
+    z.optional(Key),
+    'A name for this task within this call, so other tasks of the call can name it in blockedBy or parent.',
+  ),
+  parent: about(z.optional(Id), 'Make this a step of that task: an existing id, or a key from this call.'),
+  after: about(
+    z.optional(z.nullable(Id)),
+    'Place after this sibling id; null puts it first; omitted appends.',
+  ),
+  blockedBy: about(z.optional(bounded(Id, 0, 100)), 'Ids or keys of tasks that must finish first.'),
+  steps: about(z.optional(bounded(Step, 0, 200)), 'Its steps in order: titles, or objects with a title.'),
   ...fields,
 });
 export type NewTaskArg = z.output<typeof NewTask>;
 
 const Update = z.strictObject({
-  id: Id.describe('The task to change.'),
+  id: about(Id, 'The task to change.'),
   title: patch.title,
   ...fields,
-  supersededBy: patch.supersededBy.describe('Id of a newer task that replaces this one; null clears it.'),
-  addBlockedBy: patch.addBlockedBy.describe('Ids of tasks this one must now wait for.'),
-  removeBlockedBy: patch.removeBlockedBy.describe('Ids of tasks it no longer waits for.'),
-  addSteps: z.array(Step).max(200).optional().describe('Steps to append to this task.'),
-  parent: Id.nullable().optional().describe('Move under this task (null: to the top level).'),
-  after: Id.nullable().optional().describe('Move after this sibling (null: first).'),
+  supersededBy: about(patch.supersededBy, 'Id of a newer task that replaces this one; null clears it.'),
+  addBlockedBy: about(patch.addBlockedBy, 'Ids of tasks this one must now wait for.'),
+  removeBlockedBy: about(patch.removeBlockedBy, 'Ids of tasks it no longer waits for.'),
+  addSteps: about(z.optional(bounded(Step, 0, 200)), 'Steps to append to this task.'),
+  parent: about(z.optional(z.nullable(Id)), 'Move under this task (null: to the top level).'),
+  after: about(z.optional(z.nullable(Id)), 'Move after this sibling (null: first).'),
 });
 export type UpdateArg = z.output<typeof Update>;
 
@@ -98,12 +101,13 @@ export const MAX_SEARCH_HITS = 100;
 
 export const VIEWS = ['ready', 'blocked', 'open', 'closed', 'all'] as const;
 
-export const addTasks = defineTool({
+export const addTasks = toolSpec({
   name: 'add_tasks',
+  parameters: parameters.add_tasks,
   description:
     'Add tasks to the shared plan: one, or a whole plan at once, with nested steps and dependencies. Tasks of ' +
     'one call refer to each other by `key` (in blockedBy or parent). Returns the new ids.',
-  input: z.strictObject({ tasks: z.array(NewTask).min(1).max(200).describe('The tasks to add, in order.') }),
+  input: z.strictObject({ tasks: about(bounded(NewTask, 1, 200), 'The tasks to add, in order.') }),
   run({ tasks }, { plan }) {
     const { inputs, keyed } = toInputs(tasks);
     const created = plan.addMany(markParsed(inputs));
@@ -138,14 +142,15 @@ function describeAdded(
 /** At most this many tasks in `nowReady`; `moreReady` counts the rest (list_tasks pages through them). */
 const NOW_READY_LIMIT = 50;
 
-export const updateTasks = defineTool({
+export const updateTasks = toolSpec({
   name: 'update_tasks',
+  parameters: parameters.update_tasks,
   description:
     'Change some fields of one or more tasks; fields you leave out stay as they are, so marking a task done is ' +
     '{"updates":[{"id":"…","status":"done"}]}. Closing a task skips its open steps. All updates apply, or none. ' +
     'Returns the tasks that became ready.',
   input: z.strictObject({
-    updates: z.array(Update).min(1).max(MAX_UPDATES).describe('One entry per task to change.'),
+    updates: about(bounded(Update, 1, MAX_UPDATES), 'One entry per task to change.'),
   }),
   run({ updates }, { plan, actor }) {
     const ops = updates.map(toUpdate);
@@ -221,13 +226,14 @@ function affectedBy(plan: Plan, ids: readonly string[]): string[] {
   return [...out];
 }
 
-export const removeTasks = defineTool({
+export const removeTasks = toolSpec({
   name: 'remove_tasks',
+  parameters: parameters.remove_tasks,
   description:
     'Remove tasks with all their steps; other tasks stop waiting on them. To close a task instead, set its ' +
     'status (done, failed, cancelled).',
   annotations: { destructiveHint: true },
-  input: z.strictObject({ ids: z.array(Id).min(1).max(200).describe('Ids of the tasks to remove.') }),
+  input: z.strictObject({ ids: about(bounded(Id, 1, 200), 'Ids of the tasks to remove.') }),
   run({ ids }, { plan }) {
     for (const id of ids) plan.require(id);
     const titles = new Map(plan.list().map((t) => [t.id, t.title]));
@@ -240,12 +246,13 @@ export const removeTasks = defineTool({
   },
 });
 
-export const getTask = defineTool({
+export const getTask = toolSpec({
   name: 'get_task',
+  parameters: parameters.get_task,
   description:
     'Everything about one task: fields, steps, what it waits on and what waits on it, and why it is blocked.',
   annotations: { readOnlyHint: true },
-  input: z.strictObject({ id: Id.describe('The task id.') }),
+  input: z.strictObject({ id: about(Id, 'The task id.') }),
   run({ id }, { plan, actor }) {
     const task = plan.require(id);
     const blocked = plan.blockedTask(id);
@@ -283,22 +290,25 @@ export const getTask = defineTool({
   },
 });
 
-export const listTasks = defineTool({
+export const listTasks = toolSpec({
   name: 'list_tasks',
+  parameters: parameters.list_tasks,
   description:
     'List tasks (steps included, in plan order). view: ready (what you can start now; the default), blocked ' +
     '(with the reason and what each waits on), open, closed or all. Returns at most `limit` tasks, with `count` ' +
     'for the whole view and `more` for those left after this page; `offset` pages on.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({
-    view: z.enum(VIEWS).optional().describe('Which tasks: ready (default), blocked, open, closed, all.'),
-    assignee: z.string().min(1).max(120).optional().describe('Only tasks assigned to this actor.'),
-    limit: z.int().min(1).max(500).optional().describe('At most this many (default 100).'),
-    offset: z
-      .int()
-      .min(0)
-      .optional()
-      .describe('Skip this many first (default 0); the next page starts at offset + the tasks returned.'),
+    view: about(z.optional(z.enum(VIEWS)), 'Which tasks: ready (default), blocked, open, closed, all.'),
+    assignee: about(
+      z.optional(z.string().check(z.minLength(1), z.maxLength(120))),
+      'Only tasks assigned to this actor.',
+    ),
+    limit: about(z.optional(z.int().check(z.minimum(1), z.maximum(500))), 'At most this many (default 100).'),
+    offset: about(
+      z.optional(z.int().check(z.minimum(0))),
+      'Skip this many first (default 0); the next page starts at offset + the tasks returned.',
+    ),
   }),
   run({ view = 'ready', assignee, limit = 100, offset = 0 }, { plan, actor }) {
     let tasks: TaskSnapshot[];
@@ -326,16 +336,23 @@ export const listTasks = defineTool({
   },
 });
 
-export const searchTool = defineTool({
+export const searchTool = toolSpec({
   name: 'search_tasks',
+  parameters: parameters.search_tasks,
   description:
     'Find tasks by keywords in their title, next step, note or context, closed ones included: every word must ' +
     'match the start of a word; exact and whole-word matches come first. count is the number of matches.',
   annotations: { readOnlyHint: true },
   input: z.strictObject({
-    query: z.string().trim().min(1, 'give at least one keyword').max(500).describe('Keywords.'),
-    state: z.enum(['all', 'open', 'closed']).optional().describe('Which tasks to search (default all).'),
-    limit: z.int().min(1).max(MAX_SEARCH_HITS).optional().describe('At most this many (default 20).'),
+    query: about(
+      z.string().check(z.trim(), z.minLength(1, 'give at least one keyword'), z.maxLength(500)),
+      'Keywords.',
+    ),
+    state: about(z.optional(z.enum(['all', 'open', 'closed'])), 'Which tasks to search (default all).'),
+    limit: about(
+      z.optional(z.int().check(z.minimum(1), z.maximum(MAX_SEARCH_HITS))),
+      'At most this many (default 20).',
+    ),
   }),
   run({ query, state = 'all', limit = 20 }, { plan }) {
     // count is every match, tasks the best `limit` of them.
@@ -350,56 +367,65 @@ export const searchTool = defineTool({
 
 // Claims go through the plan's arbiter (the sync server when connected), so when several agents ask for the
 // same task exactly one is told it won; the others are told who holds it.
-export const claimTool = defineTool({
+export const claimTool = toolSpec({
   name: 'claim',
+  parameters: parameters.claim,
   description:
     'Claim a task before working on it: you become its assignee and it goes in_progress. If someone else holds ' +
     'it, outcome is "lost" and holder says who: pick another task. Offline, outcome is "tentative" until the ' +
     'server confirms. Claiming a task you hold renews your claim.',
-  input: z.strictObject({ id: Id.describe('The task to claim.') }),
+  input: z.strictObject({ id: about(Id, 'The task to claim.') }),
   async run({ id }, { plan }) {
     return claimed(plan, await plan.claim(id));
   },
 });
 
-export const claimNextTool = defineTool({
+export const claimNextTool = toolSpec({
   name: 'claim_next',
+  parameters: parameters.claim_next,
   description:
     'Claim the first ready task nobody holds (in plan order) and get it back; outcome "none" when no task is ' +
     'ready. The usual way for one of several agents to pick up work.',
   input: z.strictObject({
-    parent: Id.nullable()
-      .optional()
-      .describe('Only steps of this task; null: only top-level tasks; omitted: any task.'),
+    parent: about(
+      z.optional(z.nullable(Id)),
+      'Only steps of this task; null: only top-level tasks; omitted: any task.',
+    ),
   }),
   async run({ parent }, { plan }) {
     return claimed(plan, await plan.claimNext(parent === undefined ? {} : { parent }));
   },
 });
 
-export const releaseTool = defineTool({
+export const releaseTool = toolSpec({
   name: 'release',
+  parameters: parameters.release,
   description:
     'Give back a task you hold without finishing it: no assignee, and pending again if it was in progress, ' +
     'so another agent can claim it.',
-  input: z.strictObject({ id: Id.describe('The task to release.') }),
+  input: z.strictObject({ id: about(Id, 'The task to release.') }),
   async run({ id }, { plan }) {
     return claimed(plan, await plan.release(id));
   },
 });
 
-export const handOffTool = defineTool({
+export const handOffTool = toolSpec({
   name: 'hand_off',
+  parameters: parameters.hand_off,
   description: 'Hand a task you hold (or nobody holds) to someone else, e.g. "user:ann" or "agent:reviewer".',
   input: z.strictObject({
-    id: Id.describe('The task to hand off.'),
-    to: z.string().min(1).max(120).describe('Who gets it: "agent:<name>" or "user:<name>".'),
+    id: about(Id, 'The task to hand off.'),
+    to: about(
+      z.string().check(z.minLength(1), z.maxLength(120)),
+      'Who gets it: "agent:<name>" or "user:<name>".',
+    ),
   }),
   async run({ id, to }, { plan }) {
     return claimed(plan, await plan.handOff(id, to));
   },
 });
 
+/** The `cairn` family: Cairn's own tools, tasks named by id (docs/TOOLS.md). */
 export const cairnFamily: ToolFamily = {
   name: 'cairn',
   ids: 'id',

@@ -1,19 +1,13 @@
-// Tool definitions in the shapes each client expects (OpenAI chat completions, Anthropic, MCP), all from the
-// same zod schema, plus a compact one-line rendering of a schema for error messages.
-import * as z from 'zod';
-import type { ToolSpec } from './tool.js';
+// Tool definitions in the shapes each client expects (OpenAI chat completions, Anthropic, MCP), all from a
+// tool's JSON Schema (its zod schema's, generated ahead for the families: json-schema.ts), plus a compact
+// one-line rendering of a schema for error messages.
+import type { JsonSchemaObject, ToolSpec } from './tool.js';
+
+export type { JsonSchemaObject } from './tool.js';
 
 /** The tool-definition shapes a toolkit can give: OpenAI's, Anthropic's, MCP's. */
 export type DefinitionFormat = 'openai' | 'anthropic' | 'mcp';
 export const DEFINITION_FORMATS: readonly DefinitionFormat[] = ['openai', 'anthropic', 'mcp'];
-
-/** A JSON Schema for a tool's arguments: always an object schema, with no `$ref`s (some clients reject them). */
-export interface JsonSchemaObject {
-  type: 'object';
-  properties?: Record<string, unknown>;
-  required?: string[];
-  [keyword: string]: unknown;
-}
 
 export interface OpenAIToolDefinition {
   type: 'function';
@@ -51,17 +45,9 @@ export interface DefinitionsByFormat {
   mcp: McpToolDefinition;
 }
 
-const schemas = new WeakMap<object, JsonSchemaObject>();
-
 /** The JSON Schema (draft 2020-12, without `$schema`) of a tool's arguments, as the model sees it. */
 export function toolJsonSchema(tool: ToolSpec<unknown>): JsonSchemaObject {
-  const cached = schemas.get(tool);
-  if (cached) return cached;
-  const raw = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  const cleaned = clean(raw) as JsonSchemaObject;
-  if (cleaned.type !== 'object') throw new Error(`tool ${tool.name}: arguments must be an object schema`);
-  schemas.set(tool, cleaned);
-  return cleaned;
+  return tool.parameters;
 }
 
 export function toDefinition<F extends DefinitionFormat>(
@@ -134,39 +120,6 @@ function nullable(schema: Schema): Schema {
     ...(description !== undefined ? { description } : {}),
     anyOf: [rest, { type: 'null' }],
   };
-}
-
-/**
- * Drops what zod adds but a model does not need: `$schema`, the safe-integer bounds of every integer, and
- * `propertyNames: { type: 'string' }` on records (object keys are always strings in JSON). Also the size limits
- * (string lengths, list lengths) and patterns: they guard the plan against abuse rather than guide a model, the
- * toolkit enforces them whatever the definition says and its refusal names the limit, and they cost every model
- * call a few tokens per field (the descriptions say the shape of an actor or a time in words).
- */
-const SIZE_LIMITS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
-
-function clean(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(clean);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    if (key === '$schema') continue;
-    if (key === 'maximum' && inner === Number.MAX_SAFE_INTEGER) continue;
-    if (key === 'minimum' && inner === Number.MIN_SAFE_INTEGER) continue;
-    if (key === 'propertyNames' && isStringType(inner)) continue;
-    if (key === 'pattern' || SIZE_LIMITS.has(key)) continue;
-    out[key] = clean(inner);
-  }
-  return out;
-}
-
-function isStringType(value: unknown): boolean {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Object.keys(value).length === 1 &&
-    (value as { type?: unknown }).type === 'string'
-  );
 }
 
 /**

@@ -2,7 +2,7 @@
 // wakeAt for waiting statuses), get_ongoing_task and clear_ongoing_task. A plan is one conversation's scope, so
 // its top-level tasks are the conversation's tasks and their child tasks are the steps; task numbers count the
 // tasks only (task-numbers.ts), as the open-tasks block shows them.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 import { checkListItems, reconcileList } from '../reconcile.js';
@@ -16,12 +16,14 @@ import {
   TaskPatchSchema,
   type TaskSnapshot,
   TEXT_LIMITS,
+  TitleSchema,
 } from '../schema.js';
 import { watchSkippedSteps } from '../skipped-steps.js';
 import { openConversationTasks, type TaskNumbers, taskNumbers } from '../task-numbers.js';
 import { markParsed } from '../validate.js';
 import { knownTasks } from './aliases.js';
-import { defineTool, type ToolFamily } from './tool.js';
+import { parameters } from './parameters/ongoing-task.js';
+import { about, bounded, type ToolFamily, toolSpec } from './tool.js';
 
 const GOAL_STATUSES = [
   'pending',
@@ -43,42 +45,45 @@ function toStepStatus(status: Status): StepStatus {
   return status;
 }
 
-const TaskId = z.int().min(1).describe('The task to act on (its taskId).');
+const TaskId = about(z.int().check(z.minimum(1)), 'The task to act on (its taskId).');
 
-const setOngoingTask = defineTool({
+const setOngoingTask = toolSpec({
   name: 'set_ongoing_task',
+  parameters: parameters.set_ongoing_task,
   description:
     'Create or update a task you are in the middle of in this conversation. With taskId it updates that task; ' +
     'without, it updates the open task with the same goal or creates one. steps is the full step list; context ' +
     'is merged into what is there; wakeAt only applies to the waiting_user / waiting_external statuses.',
   input: z.strictObject({
-    task: TaskPatchSchema.shape.title
-      .unwrap()
-      .describe('The goal, e.g. "Book a table for 4 at Luigi\'s on Friday".'),
-    status: z
-      .enum(GOAL_STATUSES)
-      .describe(
-        'pending, in_progress, waiting_user, waiting_external (open); done, failed, cancelled (closed).',
+    task: about(TitleSchema, 'The goal, e.g. "Book a table for 4 at Luigi\'s on Friday".'),
+    status: about(
+      z.enum(GOAL_STATUSES),
+      'pending, in_progress, waiting_user, waiting_external (open); done, failed, cancelled (closed).',
+    ),
+    nextStep: about(TaskPatchSchema.shape.nextStep, 'The next concrete action.'),
+    steps: about(
+      z.optional(
+        bounded(
+          z.strictObject({
+            title: TitleSchema,
+            status: z.enum(STEP_STATUSES),
+            note: TaskPatchSchema.shape.note,
+          }),
+          0,
+          200,
+        ),
       ),
-    nextStep: TaskPatchSchema.shape.nextStep.describe('The next concrete action.'),
-    steps: z
-      .array(
-        z.strictObject({
-          title: TaskPatchSchema.shape.title.unwrap(),
-          status: z.enum(STEP_STATUSES),
-          note: TaskPatchSchema.shape.note,
-        }),
-      )
-      .max(200)
-      .optional()
-      .describe('The whole step checklist, in order.'),
-    context: ContextSchema.optional().describe(
+      'The whole step checklist, in order.',
+    ),
+    context: about(
+      z.optional(ContextSchema),
       'Data collected so far (ids, dates, choices); merged key by key, a null value deletes a key.',
     ),
-    wakeAt: TaskPatchSchema.shape.wakeAt.describe(
+    wakeAt: about(
+      TaskPatchSchema.shape.wakeAt,
       'ISO time to re-activate a waiting task, e.g. 2026-12-04T09:00:00Z.',
     ),
-    taskId: TaskId.optional(),
+    taskId: z.optional(TaskId),
   }),
   run(args, { plan, now }) {
     const { task: goal, status, steps, taskId } = args;
@@ -146,8 +151,9 @@ const setOngoingTask = defineTool({
   },
 });
 
-const getOngoingTask = defineTool({
+const getOngoingTask = toolSpec({
   name: 'get_ongoing_task',
+  parameters: parameters.get_ongoing_task,
   description:
     'List the open tasks in this conversation, newest first, with their steps, next step and wake time.',
   annotations: { readOnlyHint: true },
@@ -159,15 +165,19 @@ const getOngoingTask = defineTool({
   },
 });
 
-const clearOngoingTask = defineTool({
+const clearOngoingTask = toolSpec({
   name: 'clear_ongoing_task',
+  parameters: parameters.clear_ongoing_task,
   description:
     'Close the newest open task in this conversation (or taskId) as done (the default), failed or cancelled; ' +
     'its steps still open are closed as skipped.',
   input: z.strictObject({
-    outcome: z.enum(OUTCOMES).optional().describe('How it ended: done (default), failed or cancelled.'),
-    reason: z.string().max(2000).optional().describe('Why, in a sentence; kept in the task note.'),
-    taskId: TaskId.optional(),
+    outcome: about(z.optional(z.enum(OUTCOMES)), 'How it ended: done (default), failed or cancelled.'),
+    reason: about(
+      z.optional(z.string().check(z.maxLength(2000))),
+      'Why, in a sentence; kept in the task note.',
+    ),
+    taskId: z.optional(TaskId),
   }),
   run({ outcome = 'done', reason, taskId }, { plan, now }) {
     const open = openConversationTasks(plan);
@@ -209,6 +219,7 @@ const clearOngoingTask = defineTool({
   },
 });
 
+/** The `ongoing_task` family: a conversation's tasks and their steps, named by number (docs/TOOLS.md). */
 export const ongoingTaskFamily: ToolFamily = {
   name: 'ongoing_task',
   ids: 'num',

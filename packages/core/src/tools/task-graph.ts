@@ -1,26 +1,28 @@
 // Seed 004's task graph: create_task(title, blocked_by?), complete_task(task_id), list_ready_tasks(). Integer
 // ids, `completed` for done; what is ready is decided by the plan's one dependency rule.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Plan } from '../plan.js';
-import { type TaskPatch, TaskPatchSchema, type TaskSnapshot } from '../schema.js';
+import { type TaskPatch, type TaskSnapshot, TitleSchema } from '../schema.js';
 import { markParsed } from '../validate.js';
 import { numsOf, taskByNum } from './aliases.js';
-import { defineTool, type ToolFamily } from './tool.js';
+import { parameters } from './parameters/task-graph.js';
+import { about, bounded, type ToolFamily, toolSpec } from './tool.js';
 
-const TaskId = z.int().min(1);
+const TaskId = z.int().check(z.minimum(1));
 // The seed's title is a plain string; a task's title rules apply to it all the same (a pipe keeps them out of
 // the definition the model reads, and in the one parse of the call).
-const Title = z.string().pipe(TaskPatchSchema.shape.title.unwrap());
+const Title = z.pipe(z.string(), TitleSchema);
 const DONE: TaskPatch = markParsed(Object.freeze({ status: 'done' as const }));
 
-const createTask = defineTool({
+const createTask = toolSpec({
   name: 'create_task',
+  parameters: parameters.create_task,
   description:
     'Create a task in the persistent task graph. blocked_by lists the ids of tasks that must be completed first. ' +
     'Returns the new task with its id.',
   input: z.strictObject({
-    title: Title.describe('What the task is.'),
-    blocked_by: z.array(TaskId).max(100).optional().describe('Ids of tasks this one waits for.'),
+    title: about(Title, 'What the task is.'),
+    blocked_by: about(z.optional(bounded(TaskId, 0, 100)), 'Ids of tasks this one waits for.'),
   }),
   run({ title, blocked_by = [] }, { plan }) {
     const blockers = blocked_by.map((num) => taskByNum(plan, num).id);
@@ -28,11 +30,12 @@ const createTask = defineTool({
   },
 });
 
-const completeTask = defineTool({
+const completeTask = toolSpec({
   name: 'complete_task',
+  parameters: parameters.complete_task,
   description:
     'Mark a task completed (its open steps, if any, are skipped); tasks waiting only on it become ready.',
-  input: z.strictObject({ task_id: TaskId.describe('The id of the task to complete.') }),
+  input: z.strictObject({ task_id: about(TaskId, 'The id of the task to complete.') }),
   run({ task_id }, { plan }) {
     const task = taskByNum(plan, task_id);
     if (task.status !== 'done') plan.update(task.id, DONE);
@@ -40,8 +43,9 @@ const completeTask = defineTool({
   },
 });
 
-const listReady = defineTool({
+const listReady = toolSpec({
   name: 'list_ready_tasks',
+  parameters: parameters.list_ready_tasks,
   description:
     'List the tasks that are ready: not completed, every task they are blocked by is completed, and none of ' +
     'their steps is open.',
@@ -52,6 +56,7 @@ const listReady = defineTool({
   },
 });
 
+/** The `task_graph` family: tasks and their dependencies as a graph (docs/TOOLS.md). */
 export const taskGraphFamily: ToolFamily = {
   name: 'task_graph',
   ids: 'num',

@@ -1,12 +1,13 @@
 // Seed 000's `task_manage` tool: one tool, an `action`, integer ids, and the statuses pending / active / done
 // mapped onto the plan's. Every result carries the current list, as the seed's tool returns it.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 import { isOpenStatus, type Status, type TaskPatch, type TaskSnapshot, TEXT_LIMITS } from '../schema.js';
 import { markParsed } from '../validate.js';
 import { taskByNum, unixSeconds } from './aliases.js';
-import { defineTool, type ToolFamily } from './tool.js';
+import { parameters } from './parameters/task-manage.js';
+import { type ToolFamily, toolSpec } from './tool.js';
 
 const ACTIONS = ['list', 'add', 'update', 'remove', 'clear', 'replace'] as const;
 const SEED_STATUSES = ['pending', 'active', 'done'] as const;
@@ -30,21 +31,20 @@ export function toSeedStatus(status: Status): SeedStatus {
   return isOpenStatus(status) ? 'active' : 'done';
 }
 
-const taskManage = defineTool({
+const taskManage = toolSpec({
   name: 'task_manage',
+  parameters: parameters.task_manage,
   description:
     'Manage the agent task list - short-term working memory for tracking steps in a plan. Tasks appear in ' +
     'your context on every message.',
   annotations: { destructiveHint: true },
-  input: z
-    .strictObject({
-      action: z.enum(ACTIONS),
-      text: z.string(),
-      id: z.int(),
-      status: z.enum(SEED_STATUSES),
-      tasks: z.array(z.string()),
-    })
-    .partial({ text: true, id: true, status: true, tasks: true }),
+  input: z.strictObject({
+    action: z.enum(ACTIONS),
+    text: z.optional(z.string()),
+    id: z.optional(z.int()),
+    status: z.optional(z.enum(SEED_STATUSES)),
+    tasks: z.optional(z.array(z.string())),
+  }),
   run(args, { plan }) {
     const { action } = args;
     checkFields(args);
@@ -97,6 +97,7 @@ const taskManage = defineTool({
   },
 });
 
+/** The `task_manage` family: one tool with an action per change, tasks named by number (docs/TOOLS.md). */
 export const taskManageFamily: ToolFamily = { name: 'task_manage', ids: 'num', tools: [taskManage] };
 
 function checkFields(args: Record<string, unknown> & { action: (typeof ACTIONS)[number] }): void {

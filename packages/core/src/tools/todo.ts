@@ -1,12 +1,13 @@
 // Seed 003's `todo` tool (create / update / list with content, activeForm, status and the response counts), and
 // Claude Code's `TodoWrite` shape. Both send the whole list; it is reconciled with the plan's top-level tasks
 // by content, so unchanged items keep their ids and a status change is one field write.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Plan } from '../plan.js';
 import { reconcileList } from '../reconcile.js';
-import { isOpenStatus, type Status, TaskPatchSchema, type TaskSnapshot, TEXT_LIMITS } from '../schema.js';
+import { isOpenStatus, type Status, type TaskSnapshot, TEXT_LIMITS, TitleSchema } from '../schema.js';
 import { markParsed } from '../validate.js';
-import { defineTool, type ToolFamily } from './tool.js';
+import { parameters } from './parameters/todo.js';
+import { about, bounded, type ToolFamily, toolSpec } from './tool.js';
 
 const TODO_STATUSES = ['pending', 'in_progress', 'completed'] as const;
 type TodoStatus = (typeof TODO_STATUSES)[number];
@@ -32,20 +33,17 @@ interface TodoItem {
 // The item's rules are the task's (a title; an activeForm, here required and not blank), so what is written
 // from them is not parsed again.
 const Item = z.strictObject({
-  content: TaskPatchSchema.shape.title
-    .unwrap()
-    .describe("Imperative description: 'Run tests', 'Build project'"),
-  activeForm: z
-    .string()
-    .trim()
-    .min(1)
-    .max(TEXT_LIMITS.activeForm)
-    .describe("Present continuous: 'Running tests', 'Building project'"),
-  status: z.enum(TODO_STATUSES).describe('Current status of this todo item'),
+  content: about(TitleSchema, "Imperative description: 'Run tests', 'Build project'"),
+  activeForm: about(
+    z.string().check(z.trim(), z.minLength(1), z.maxLength(TEXT_LIMITS.activeForm)),
+    "Present continuous: 'Running tests', 'Building project'",
+  ),
+  status: about(z.enum(TODO_STATUSES), 'Current status of this todo item'),
 });
 
-const todo = defineTool({
+const todo = toolSpec({
   name: 'todo',
+  parameters: parameters.todo,
   description: [
     'Manage your todo list for tracking complex multi-step tasks.',
     '',
@@ -67,19 +65,21 @@ const todo = defineTool({
   ].join('\n'),
   input: z
     .strictObject({
-      action: z
-        .enum(['create', 'update', 'list'])
-        .describe('Action to perform: create (replace all), update (replace all), list (read current)'),
-      todos: z
-        .array(Item)
-        .max(500)
-        .optional()
-        .describe('List of todos (required for create/update, ignored for list)'),
+      action: about(
+        z.enum(['create', 'update', 'list']),
+        'Action to perform: create (replace all), update (replace all), list (read current)',
+      ),
+      todos: about(
+        z.optional(bounded(Item, 0, 500)),
+        'List of todos (required for create/update, ignored for list)',
+      ),
     })
-    .refine((args) => args.action === 'list' || args.todos !== undefined, {
-      message: 'todos is required for create and update (the whole list, with every item)',
-      path: ['todos'],
-    }),
+    .check(
+      z.refine((args) => args.action === 'list' || args.todos !== undefined, {
+        message: 'todos is required for create and update (the whole list, with every item)',
+        path: ['todos'],
+      }),
+    ),
   run({ action, todos }, { plan }) {
     if (action === 'list') {
       const items = currentTodos(plan);
@@ -97,13 +97,14 @@ const todo = defineTool({
   },
 });
 
-const todoWrite = defineTool({
+const todoWrite = toolSpec({
   name: 'TodoWrite',
+  parameters: parameters.TodoWrite,
   description:
     'Create and manage a structured task list for your current session: send the complete list every time, ' +
     'each item with content (imperative), activeForm (present continuous) and status (pending, in_progress, ' +
     'completed). Keep exactly one item in_progress, and mark items completed as soon as they are done.',
-  input: z.strictObject({ todos: z.array(Item).max(500).describe('The updated todo list') }),
+  input: z.strictObject({ todos: about(bounded(Item, 0, 500), 'The updated todo list') }),
   run({ todos }, { plan }) {
     const oldTodos = currentTodos(plan);
     const newTodos = write(plan, todos);
@@ -117,6 +118,7 @@ const todoWrite = defineTool({
   },
 });
 
+/** The `todo` family: Claude Code's todo list (`todo`, `TodoWrite`), written whole (docs/TOOLS.md). */
 export const todoFamily: ToolFamily = { name: 'todo', ids: 'num', tools: [todo, todoWrite] };
 
 function write(plan: Plan, todos: readonly TodoItem[]): TodoItem[] {

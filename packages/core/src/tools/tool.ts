@@ -1,8 +1,9 @@
 // What a tool and a tool family are: a name, a description written for the model, a zod schema for the
 // arguments, and a function that maps the family's vocabulary onto the Plan API.
-import type * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
+import type { Parser } from '../validate.js';
 import type { Numbering } from './aliases.js';
 
 /** The tool families a toolkit offers, each a vocabulary of its own (docs/TOOLS.md). */
@@ -24,6 +25,14 @@ export interface ToolContext {
   now: () => number;
 }
 
+/** A JSON Schema for a tool's arguments: always an object schema, with no `$ref`s (some clients reject them). */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
 /** Hints for clients (MCP `annotations`): whether a tool only reads, or can destroy data. */
 export interface ToolAnnotations {
   readOnlyHint?: boolean;
@@ -34,13 +43,16 @@ export interface ToolAnnotations {
 export interface ToolSpec<Args = unknown> {
   name: string;
   description: string;
-  /** The arguments' schema; its JSON Schema is what `definitions()` emits, so they cannot drift apart. */
-  input: z.ZodType<Args>;
+  /** The arguments' schema: what a call is validated with. */
+  input: ToolInput<Args>;
+  /** The JSON Schema of `input` as the model reads it: what `definitions()` emits. */
+  parameters: JsonSchemaObject;
   annotations?: ToolAnnotations;
   /** Runs a validated call. Throws a CairnError for refused calls, before any write. */
   run(args: Args, ctx: ToolContext): unknown | Promise<unknown>;
 }
 
+/** A vocabulary of tools over the Plan API: its name, how it names tasks, its tools. */
 export interface ToolFamily {
   name: FamilyName;
   /** How the family names tasks: the plan's string ids, or the integer aliases (`num`). */
@@ -53,11 +65,29 @@ export interface ToolFamily {
   tools: ReadonlyArray<ToolSpec<unknown>>;
 }
 
-/** Types a tool's `run` from its schema. */
-export function defineTool<S extends z.ZodType>(spec: {
+/** A tool's argument schema: zod/mini's (the families') or classic zod's. */
+export type ToolInput<Args = unknown> = Parser<Args>;
+
+/** `schema` with the words a model reads about it (its JSON Schema's `description`). */
+export function about<T extends z.ZodMiniType>(schema: T, description: string): T {
+  return schema.check(z.describe(description));
+}
+
+/** A list of `item`s, at least `min` and at most `max` of them. */
+export function bounded<T extends z.core.SomeType>(item: T, min: number, max: number): z.ZodMiniArray<T> {
+  const list = z.array(item);
+  return min > 0 ? list.check(z.minLength(min), z.maxLength(max)) : list.check(z.maxLength(max));
+}
+
+/**
+ * A tool from its schema and that schema's JSON Schema, given ready (the families', generated ahead:
+ * json-schema.ts). Types `run` from the schema.
+ */
+export function toolSpec<S extends ToolInput>(spec: {
   name: string;
   description: string;
   input: S;
+  parameters: JsonSchemaObject;
   annotations?: ToolAnnotations;
   run(args: z.output<S>, ctx: ToolContext): unknown | Promise<unknown>;
 }): ToolSpec<z.output<S>> {

@@ -1,14 +1,12 @@
 // The tool dispatcher: one toolkit per actor over a plan, offering the chosen families' tools as definitions
 // for a client and running the model's calls. A call never throws: a refusal comes back as { error } and the
 // plan is left exactly as it was.
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { CairnError, type CairnErrorJSON, type ErrorCode, toCairnError } from '../errors.js';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
 import { describeIssues, parseActor } from '../validate.js';
 import { aliasNumbering, errorInAliases } from './aliases.js';
-import { cairnFamily } from './cairn.js';
-import { cairnCompactFamily } from './cairn-compact.js';
 import {
   acceptsNull,
   DEFINITION_FORMATS,
@@ -22,20 +20,7 @@ import {
   toolJsonSchema,
 } from './definitions.js';
 import { observeCalls, type ToolCallObserver } from './observe.js';
-import { ongoingTaskFamily } from './ongoing-task.js';
-import { taskGraphFamily } from './task-graph.js';
-import { taskManageFamily } from './task-manage.js';
-import { todoFamily } from './todo.js';
-import { FAMILY_NAMES, type FamilyName, type ToolContext, type ToolFamily, type ToolSpec } from './tool.js';
-
-export const FAMILIES: Readonly<Record<FamilyName, ToolFamily>> = {
-  cairn: cairnFamily,
-  task_manage: taskManageFamily,
-  todo: todoFamily,
-  task_graph: taskGraphFamily,
-  ongoing_task: ongoingTaskFamily,
-  cairn_compact: cairnCompactFamily,
-};
+import type { FamilyName, ToolContext, ToolFamily, ToolSpec } from './tool.js';
 
 /** Who writes and which families are offered: the options of `createToolkit`. */
 export interface ToolkitOptions {
@@ -96,30 +81,34 @@ export function isToolError(result: unknown): result is { error: ToolError } {
   );
 }
 
+/** The options of `createToolkitOf`: those of `createToolkit` but the families, which it is given. */
+export type ToolkitOfOptions = Omit<ToolkitOptions, 'families'>;
+
 /**
- * The tools of the chosen families over a plan (docs/TOOLS.md): each call validated, written as `options.actor`,
- * answered with a result or an error the model can act on.
+ * The tools of the given families over a plan (docs/TOOLS.md): each call validated, written as `options.actor`,
+ * answered with a result or an error the model can act on. A page that imports only the families it offers
+ * ships only their code; `createToolkit` takes families by name and so carries all six.
  */
-export function createToolkit(plan: Plan, options: ToolkitOptions = {}): Toolkit {
+export function createToolkitOf(
+  plan: Plan,
+  families: readonly ToolFamily[],
+  options: ToolkitOfOptions = {},
+): Toolkit {
   const actor = parseActor(options.actor ?? plan.actor, 'toolkit actor');
-  const familyNames = [...(options.families ?? ['cairn'])];
-  for (const name of familyNames) {
-    if (!(FAMILY_NAMES as readonly string[]).includes(name)) {
+  for (const family of families) {
+    if (!Array.isArray(family?.tools)) {
       throw new CairnError(
         'invalid_argument',
-        `Unknown tool family "${name}"; families: ${FAMILY_NAMES.join(', ')}.`,
-        {
-          valid: [...FAMILY_NAMES],
-        },
+        `createToolkitOf takes tool families (such as cairnFamily from @cairn/core/tools), not ${JSON.stringify(family)}.`,
       );
     }
   }
+  const familyNames = families.map((family) => family.name);
   // A Plan of its own when the actor differs, so every write (and undo step) is the toolkit's actor's.
   const own = actor === plan.actor ? plan : plan.withActor(actor);
   const ctx: ToolContext = { plan: own, actor, now: options.now ?? Date.now };
   const tools = new Map<string, { tool: ToolSpec<unknown>; family: ToolFamily }>();
-  for (const name of new Set(familyNames)) {
-    const family = FAMILIES[name];
+  for (const family of new Set(families)) {
     for (const tool of family.tools) {
       if (tools.has(tool.name)) {
         throw new CairnError('invalid_argument', `Two families define the tool "${tool.name}".`);
@@ -222,7 +211,9 @@ export function readArguments(tool: ToolSpec<unknown>, raw: unknown): unknown {
       `The arguments must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}.`,
     );
   }
-  const result = tool.input.safeParse(withoutNulls(value, toolJsonSchema(tool)));
+  const result = tool.input.safeParse(
+    withoutNulls(value, toolJsonSchema(tool)),
+  ) as z.core.util.SafeParseResult<unknown>;
   if (result.success) return result.data;
   const schema = toolJsonSchema(tool);
   const { text, issues } = describeIssues(result.error, {
