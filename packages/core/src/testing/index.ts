@@ -12,7 +12,7 @@ export type {
   PlanFileBytes,
   StorageDamage,
 } from './damage-suite.js';
-export { damageFiles, runStorageDamageTests } from './damage-suite.js';
+export { damageFiles, openOrRefused, runStorageDamageTests } from './damage-suite.js';
 export type { StorageHarness, StorageSetup, StorageSuiteOptions } from './storage-suite.js';
 export { runStorageAdapterTests } from './storage-suite.js';
 export { until } from './until.js';
