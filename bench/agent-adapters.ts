@@ -9,6 +9,7 @@ import { createPlan, isOpenStatus, type Plan, type TaskInput } from '@cairn/core
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { build } from 'esbuild';
 import { FRAMEWORKS, type Framework, type Move, runLoop } from './lib/agent-loops.js';
+import { BROWSER_BUILD } from './lib/browser-build.js';
 import { rng } from './lib/measure.js';
 import { type BenchResult, bytes, count, type Row } from './lib/report.js';
 import { TITLE_WORDS } from './lib/words.js';
@@ -75,16 +76,11 @@ const FRAMEWORK_PACKAGES: Record<Framework, string[]> = {
 async function gzipped(contents: string, external: string[]): Promise<number | string> {
   try {
     const result = await build({
+      ...BROWSER_BUILD,
       stdin: { contents, resolveDir: process.cwd(), sourcefile: 'entry.ts', loader: 'ts' },
-      bundle: true,
       write: false,
-      minify: true,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
       external,
       conditions: ['@cairn/source'],
-      logLevel: 'silent',
     });
     return gzipSync(result.outputFiles[0]!.contents, { level: 9 }).byteLength;
   } catch (error) {

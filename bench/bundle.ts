@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
+import { BROWSER_BUILD } from './lib/browser-build.js';
 import { type BenchResult, bytes, type Row, sizeRatio } from './lib/report.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,17 +42,12 @@ async function bundle(contents: string, external: string[] = []): Promise<Bundle
   const outdir = fs.mkdtempSync(join(root, 'bench', '.results', 'bundle-'));
   try {
     const result = await build({
+      ...BROWSER_BUILD,
       stdin: { contents, resolveDir: root, sourcefile: 'entry.js', loader: 'js' },
-      bundle: true,
       write: true,
       outdir,
-      minify: true,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
       external,
       metafile: true,
-      logLevel: 'silent',
       loader: { '.wasm': 'file' },
       assetNames: '[name]',
     });

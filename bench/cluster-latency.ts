@@ -1,15 +1,13 @@
 // Benchmark 10: edit → seen across the instances of a cluster. A sender and an observer (y-websocket clients with a
 // Plan) on two different `cairn serve --redis --postgres` processes, against the same two clients on one single
 // `cairn serve` (disk store) and on one instance of the cluster; redis-server and PostgreSQL run locally.
-import { createPlan, type Plan } from '@cairn/core';
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
-import { connectClient, timeStatusFlip, untilTasks } from './lib/clients.js';
+import { flipInTurns, twoServerPair } from './lib/latency.js';
 import { collectGarbage, progress, rng, type Summary, summarize } from './lib/measure.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
 import { type RunningServer, startServer } from './lib/servers.js';
 
 process.setMaxListeners(0);
-const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
 
 /** Edit → seen samples between a sender on `from` and an observer on `to` (servers may be the same). */
 async function measure(
@@ -18,27 +16,16 @@ async function measure(
   room: string,
   samples: number,
   warmup: number,
-) {
-  const sender = connectClient('cairn', from.wsBase, room, null);
-  const observer = connectClient('cairn', to.wsBase, room, null);
-  await Promise.all([sender.ready, observer.ready]);
-  const a: Plan = createPlan({ doc: sender.doc, actor: 'agent:sender' });
-  const b: Plan = createPlan({ doc: observer.doc, actor: 'agent:observer' });
-  const target = a.add({ title: 'Flip me' }).id;
-  await untilTasks(observer.doc, 1);
-  const random = rng(9);
-  const out: number[] = [];
+): Promise<number[]> {
+  const pair = await twoServerPair('edits', from, to, room);
+  const into = { edits: [] as number[] };
   collectGarbage();
-  for (let i = 0; i < warmup + samples; i++) {
-    const took = await timeStatusFlip(a, b, target, room);
-    if (i >= warmup) out.push(took);
-    await sleep(5 + random() * 10);
+  try {
+    await flipInTurns([pair], { warmup, edits: samples, random: rng(9), into });
+  } finally {
+    await pair.stop();
   }
-  a.destroy();
-  b.destroy();
-  sender.close();
-  observer.close();
-  return out;
+  return into.edits;
 }
 
 export async function run({

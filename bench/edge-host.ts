@@ -2,14 +2,12 @@
 // Edit → seen with 50 clients in one plan; what 1,000 idle plans (one idle socket each) cost each host in memory
 // and CPU; and how long a hibernated object takes to answer the first message that wakes it.
 import * as fs from 'node:fs';
-import { createPlan, type Plan } from '@cairn/core';
 import { WebSocket } from 'ws';
 import { type RunningWorkerd, startWorkerd } from '../apps/cloudflare/test/workerd.js';
-import { connectClient, timeStatusFlip, untilTasks } from './lib/clients.js';
+import { crowdedPair, flipInTurns, type LatencyPair } from './lib/latency.js';
 import { loadAverage } from './lib/machine.js';
 import { bootstrapRatio, collectGarbage, now, progress, rng, summarize } from './lib/measure.js';
 import { type BenchResult, bytes, cairnOnly, ms, type Row, speedup } from './lib/report.js';
-import { makeRoom, seedRooms, spawnClients } from './lib/rooms.js';
 import { type RunningServer, startServer } from './lib/servers.js';
 
 type Host = 'node' | 'workerd';
@@ -54,42 +52,6 @@ function rssOf(pid: number): number {
 }
 
 const start = (host: Host) => (host === 'node' ? startServer('cairn') : startEdge());
-
-interface LatencySetup {
-  host: Host;
-  from: Plan;
-  to: Plan;
-  target: string;
-  stop(): Promise<void>;
-}
-
-async function latencySetup(host: Host): Promise<LatencySetup> {
-  const server = await start(host);
-  const room = makeRoom('edge-latency', CLIENTS);
-  await seedRooms(server, [room]);
-  const crowd = await spawnClients(server, [room], (r) => r.clients.slice(2));
-  await crowd.next('ready');
-  const sender = connectClient('cairn', server.wsBase, room.room, null);
-  const observer = connectClient('cairn', server.wsBase, room.room, null);
-  await Promise.all([sender.ready, observer.ready]);
-  await Promise.all([untilTasks(sender.doc, CLIENTS), untilTasks(observer.doc, CLIENTS)]);
-  const from = createPlan({ doc: sender.doc, actor: 'agent:sender' });
-  const to = createPlan({ doc: observer.doc, actor: 'agent:observer' });
-  return {
-    host,
-    from,
-    to,
-    target: room.clients[0]!.taskId,
-    async stop() {
-      from.destroy();
-      to.destroy();
-      sender.close();
-      observer.close();
-      await crowd.stop();
-      await server.stop();
-    },
-  };
-}
 
 /** An idle socket on its own plan: connected and greeted, then silent. */
 interface IdleSocket {
@@ -140,18 +102,12 @@ export async function run({
   const random = rng(16);
   for (let round = 0; round < rounds; round++) {
     progress(`edit → seen, round ${round + 1} of ${rounds}`);
-    const setups: LatencySetup[] = [];
+    const setups: LatencyPair<Host>[] = [];
     try {
-      for (const host of HOSTS) setups.push(await latencySetup(host));
+      for (const host of HOSTS)
+        setups.push(await crowdedPair(host, await start(host), 'cairn', 'edge-latency', CLIENTS));
       collectGarbage();
-      for (let i = 0; i < warmup + edits; i++) {
-        for (let k = 0; k < setups.length; k++) {
-          const setup = setups[(k + i) % setups.length]!;
-          const took = await timeStatusFlip(setup.from, setup.to, setup.target, setup.host);
-          if (i >= warmup) pooled[setup.host].push(took);
-          await sleep(5 + random() * 10);
-        }
-      }
+      await flipInTurns(setups, { warmup, edits, random, into: pooled });
     } finally {
       for (const setup of setups) await setup.stop();
     }

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SOURCE_NODE_ARGS } from '../test/source-cli.js';
 import { progress } from './lib/measure.js';
 import { type BenchResult, cairnOnly, type Row } from './lib/report.js';
 
@@ -27,15 +28,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 function measure(kind: 'cairn' | 'reference', plans: number, idleMs: number): Measured {
   const child = spawnSync(
     process.execPath,
-    [
-      '--expose-gc',
-      '--conditions=@cairn/source',
-      '--import',
-      'tsx',
-      join(here, 'lib', 'many-plans-child.ts'),
-      kind,
-      String(plans),
-    ],
+    ['--expose-gc', ...SOURCE_NODE_ARGS, join(here, 'lib', 'many-plans-child.ts'), kind, String(plans)],
     { env: { ...process.env, IDLE_MS: String(idleMs) }, encoding: 'utf8', maxBuffer: 1 << 24 },
   );
   if (child.status !== 0) throw new Error(`many-plans ${kind} ${plans} failed: ${child.stderr}`);

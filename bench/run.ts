@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SOURCE_NODE_ARGS } from '../test/source-cli.js';
 import { loadAverage, machine } from './lib/machine.js';
 import type { BenchResult } from './lib/report.js';
 import { writeReport } from './lib/write-report.js';
@@ -120,9 +121,7 @@ async function main(): Promise<void> {
       process.execPath,
       [
         '--expose-gc',
-        '--conditions=@cairn/source',
-        '--import',
-        'tsx',
+        ...SOURCE_NODE_ARGS,
         join(here, 'run.ts'),
         '--child',
         id,

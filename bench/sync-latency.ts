@@ -2,19 +2,9 @@
 // another agent's Plan reports it, through the server on loopback; p50 and p99 for Cairn's server, the
 // reference y-websocket server and a bare `ws` broadcast server (the floor). The sender and the observer run
 // here; the other 48 clients run in a child process, so the server fans every edit out to 49 sockets.
-import { createPlan, type Plan } from '@cairn/core';
-import { connectClient, timeStatusFlip, untilTasks } from './lib/clients.js';
-import {
-  bootstrapRatio,
-  collectGarbage,
-  now,
-  progress,
-  rng,
-  type Summary,
-  summarize,
-} from './lib/measure.js';
+import { crowdedPair, flipInTurns, type LatencyPair } from './lib/latency.js';
+import { bootstrapRatio, collectGarbage, progress, rng, type Summary, summarize } from './lib/measure.js';
 import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
-import { makeRoom, seedRooms, spawnClients } from './lib/rooms.js';
 import { type ServerKind as AnyServerKind, SERVER_NAMES, startServer } from './lib/servers.js';
 
 /** The systems this benchmark compares (Hocuspocus is the cluster benchmark's peer). */
@@ -23,49 +13,6 @@ type ServerKind = Exclude<AnyServerKind, 'hocuspocus'>;
 const CLIENTS = 50;
 
 process.setMaxListeners(0); // each y-websocket provider adds an 'exit' listener
-
-const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
-
-/** One system set up for the measurement: its server, the crowd, and the two Plans that edit and watch. */
-interface Setup {
-  kind: ServerKind;
-  from: Plan;
-  to: Plan;
-  target: string;
-  connectS: number;
-  stop(): Promise<void>;
-}
-
-async function setUp(kind: ServerKind): Promise<Setup> {
-  const server = await startServer(kind);
-  const room = makeRoom('latency', CLIENTS);
-  const t0 = now();
-  await seedRooms(server, [room]);
-  const crowd = await spawnClients(server, [room], (r) => r.clients.slice(2));
-  await crowd.next('ready');
-  const base = kind === 'floor' ? room.state : null;
-  const sender = connectClient(kind, server.wsBase, room.room, base);
-  const observer = connectClient(kind, server.wsBase, room.room, base);
-  await Promise.all([sender.ready, observer.ready]);
-  await Promise.all([untilTasks(sender.doc, CLIENTS), untilTasks(observer.doc, CLIENTS)]);
-  const from = createPlan({ doc: sender.doc, actor: 'agent:sender' });
-  const to = createPlan({ doc: observer.doc, actor: 'agent:observer' });
-  return {
-    kind,
-    from,
-    to,
-    target: room.clients[0]!.taskId,
-    connectS: (now() - t0) / 1000,
-    async stop() {
-      from.destroy();
-      to.destroy();
-      sender.close();
-      observer.close();
-      await crowd.stop();
-      await server.stop();
-    },
-  };
-}
 
 export async function run({
   quick,
@@ -87,22 +34,20 @@ export async function run({
   const random = rng(11);
   for (let round = 0; round < rounds; round++) {
     progress(`round ${round + 1} of ${rounds}: starting the three systems`);
-    const setups: Setup[] = [];
+    const setups: (LatencyPair<ServerKind> & { connectS: number })[] = [];
     try {
-      for (const kind of kinds) setups.push(await setUp(kind));
-      for (const setup of setups) connects[setup.kind].push(setup.connectS);
+      for (const kind of kinds)
+        setups.push(await crowdedPair(kind, await startServer(kind), kind, 'latency', CLIENTS));
+      for (const setup of setups) connects[setup.key].push(setup.connectS);
       collectGarbage();
       const edits = Math.ceil(samples / rounds);
-      for (let i = 0; i < warmup + edits; i++) {
-        if (i === warmup)
-          progress(`round ${round + 1} of ${rounds}: ${edits} edits on each system, in turns`);
-        for (let k = 0; k < setups.length; k++) {
-          const setup = setups[(k + i) % setups.length]!;
-          const took = await timeStatusFlip(setup.from, setup.to, setup.target, setup.kind);
-          if (i >= warmup) pooled[setup.kind].push(took);
-          await sleep(5 + random() * 10); // edits one at a time, spaced like an agent's
-        }
-      }
+      await flipInTurns(setups, {
+        warmup,
+        edits,
+        random,
+        into: pooled,
+        measuring: () => progress(`round ${round + 1} of ${rounds}: ${edits} edits on each system, in turns`),
+      });
     } finally {
       for (const setup of setups) await setup.stop();
     }

@@ -12,7 +12,7 @@ import { type CairnServer, createCairnServer, signToken, silentLogger } from '@c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
-import { raceForNewTask } from './race-trial.js';
+import { raceTrials, takeAllReady } from './race-trial.js';
 
 const SECRET = 'race-test-secret-race-test-secret-0123456789';
 const FULL = Number(process.env.CAIRN_RACE_TRIALS ?? 0);
@@ -71,8 +71,6 @@ function closeAll(list: Agent[]): void {
   }
 }
 
-/** Resolves once `check` holds on `plan`, checked after every change (no polling). */
-
 describe.each([2, 8])('K = %i agents racing for one task', (k) => {
   // About 5 ms per agent and trial on 2 busy cores.
   const timeout = 30_000 + TRIALS[k]! * k * 10;
@@ -82,18 +80,7 @@ describe.each([2, 8])('K = %i agents racing for one task', (k) => {
       const planId = `race:one:${k}`;
       const racers = await agents(planId, k);
       try {
-        for (let trial = 0; trial < TRIALS[k]!; trial++) {
-          const { taskId, winner, results } = await raceForNewTask(racers, trial);
-          expect(results.every((r) => r.arbitrated)).toBe(true);
-          // The winning write reaches each replica before that replica's own answer (one socket, in order).
-          for (const r of racers) {
-            expect(r.plan.get(taskId)).toMatchObject({
-              assignee: winner,
-              status: 'in_progress',
-              updatedBy: winner,
-            });
-          }
-        }
+        await raceTrials(racers, TRIALS[k]!);
       } finally {
         closeAll(racers);
       }
@@ -114,16 +101,10 @@ describe('racing claimNext', () => {
       racers[0]!.plan.update(created[n - 1]!.id, { addBlockedBy: [created[0]!.id] });
       await Promise.all(racers.map((r) => until(r.plan, () => r.plan.list().length === n)));
 
-      const taken = new Map<string, string[]>();
-      await Promise.all(
-        racers.map(async (r) => {
-          for (;;) {
-            const result = await r.plan.claimNext();
-            if (result.outcome === 'none') return;
-            expect(result).toMatchObject({ outcome: 'won', holder: r.actor, arbitrated: true });
-            taken.set(result.taskId!, [...(taken.get(result.taskId!) ?? []), r.actor]);
-          }
-        }),
+      const taken = await takeAllReady(
+        racers.map((r) => r.actor),
+        (i) => racers[i]!.plan.claimNext(),
+        { arbitrated: true },
       );
       expect([...taken.values()].every((holders) => holders.length === 1)).toBe(true);
       expect(taken.size).toBe(n - 1);

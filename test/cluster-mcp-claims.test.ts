@@ -6,9 +6,10 @@ import { until } from '@cairn/core/testing';
 import { createCairnMcpServer, openLivePlan } from '@cairn/mcp';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { startInstance, useClusterServices } from '../packages/server/test/cluster-helpers.js';
 import { onCleanup } from '../packages/server/test/helpers.js';
+import { expectOneWinner, expectReplicasAgree } from './race-trial.js';
 
 process.setMaxListeners(100);
 const services = useClusterServices();
@@ -47,21 +48,17 @@ describe('MCP agents over three instances', () => {
       const task = agents[trial % agents.length]!.plan.add({ title: `Task ${trial}` });
       await Promise.all(agents.map((a) => until(a.plan, () => a.plan.has(task.id))));
       const results = await Promise.all(agents.map((a) => call(a.client, 'claim', { id: task.id })));
-      const winners = results.filter((r) => r.outcome === 'won');
-      expect(winners, `trial ${trial}: ${JSON.stringify(results)}`).toHaveLength(1);
-      const winner = winners[0].holder as string;
-      expect(winner).toBe(agents[results.indexOf(winners[0])]!.actor);
-      for (const result of results) {
-        if (result !== winners[0]) expect(result).toMatchObject({ outcome: 'lost', holder: winner });
-      }
+      const winner = expectOneWinner(
+        results,
+        agents.map((a) => a.actor),
+        `trial ${trial}`,
+      );
       await Promise.all(agents.map((a) => until(a.plan, () => a.plan.get(task.id)?.assignee === winner)));
-      for (const a of agents) {
-        expect(a.plan.get(task.id)).toMatchObject({
-          assignee: winner,
-          status: 'in_progress',
-          updatedBy: winner,
-        });
-      }
+      expectReplicasAgree(
+        agents.map((a) => a.plan),
+        task.id,
+        winner,
+      );
     }
   }, 180_000);
 });

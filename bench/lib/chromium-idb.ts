@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../apps/demo/test/harness.js';
+import { BROWSER_BUILD } from './browser-build.js';
 import type * as IdbModule from './idb-cold-load.js';
 import type { IdbColdLoadResult, IdbFirstRead, IdbLoad, IdbWritten } from './idb-cold-load.js';
 
@@ -26,19 +27,14 @@ declare global {
 
 async function bundle(): Promise<string> {
   const result = await build({
+    ...BROWSER_BUILD,
     stdin: {
       contents: "import * as m from './idb-cold-load.ts'; globalThis.cairnIdb = m;",
       resolveDir: here,
       sourcefile: 'chromium-idb-entry.ts',
       loader: 'ts',
     },
-    bundle: true,
     write: false,
-    minify: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    logLevel: 'silent',
   });
   return result.outputFiles[0]!.text;
 }

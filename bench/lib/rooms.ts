@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPlan } from '@cairn/core';
 import * as Y from 'yjs';
+import { SOURCE_NODE_ARGS } from '../../test/source-cli.js';
 import type { ClientConfig, FromChild, ToChild } from './client-process.js';
 import { connectClient, untilTasks } from './clients.js';
 import type { RunningServer } from './servers.js';
@@ -65,7 +66,7 @@ export async function spawnClients(
   pick: (room: Room) => Room['clients'] = (r) => r.clients,
 ): Promise<ClientProcess> {
   const child = fork(join(here, 'client-process.ts'), [], {
-    execArgv: ['--conditions=@cairn/source', '--import', 'tsx'],
+    execArgv: SOURCE_NODE_ARGS,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting: Array<{ type: string; resolve: (m: FromChild) => void }> = [];

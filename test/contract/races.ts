@@ -5,7 +5,7 @@ import { createPlan } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { cairnClient } from '../../packages/server/test/helpers.js';
-import { type Racer, raceForNewTask } from '../race-trial.js';
+import { expectOneWinner, type Racer, raceTrials } from '../race-trial.js';
 import { type Contract, freshPlan } from './contract.js';
 
 const AGENTS = 32;
@@ -56,18 +56,7 @@ export function racesContract(contract: Contract): void {
           }),
         );
         try {
-          for (let trial = 0; trial < TRIALS; trial++) {
-            const { taskId, winner, results } = await raceForNewTask(racers, trial);
-            expect(results.every((r) => r.arbitrated)).toBe(true);
-            // The winning write reaches each replica before that replica's own answer (one socket, in order).
-            for (const r of racers) {
-              expect(r.plan.get(taskId)).toMatchObject({
-                assignee: winner,
-                status: 'in_progress',
-                updatedBy: winner,
-              });
-            }
-          }
+          await raceTrials(racers, TRIALS);
         } finally {
           for (const r of racers) r.plan.destroy();
         }
@@ -92,14 +81,11 @@ export function racesContract(contract: Contract): void {
           const answers = await Promise.all(
             tokens.map((token) => tool(contract, planId, 'claim', token, { id })),
           );
-          const winners = answers.filter((a) => a.body.outcome === 'won');
-          expect(winners, `trial ${trial}: ${JSON.stringify(answers.map((a) => a.body))}`).toHaveLength(1);
-          const winner = winners[0]!.body.holder;
-          expect(winner).toMatch(/^agent:h\d+$/);
-          for (const answer of answers) {
-            if (answer.body.outcome !== 'won')
-              expect(answer.body).toMatchObject({ outcome: 'lost', holder: winner });
-          }
+          expectOneWinner(
+            answers.map((a) => a.body),
+            tokens.map((_, i) => `agent:h${i}`),
+            `trial ${trial}`,
+          );
         }
       },
       RACE_TIMEOUT_MS,

@@ -41,7 +41,7 @@ export type { StoredPlan } from './first-read.js';
 export type { BlockedInfo, BlockReason, GraphNode } from './graph.js';
 export { analyzeGraph, findCycles, satisfiesDependency } from './graph.js';
 export type { TransactionOrigin } from './origins.js';
-export { readOrigin, registerOrigin } from './origins.js';
+export { readOrigin, registerOrigin, remoteOrigin } from './origins.js';
 export type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './persistence/adapter.js';
 export type { MemoryByteAdapter } from './persistence/memory-adapter.js';
 export { memoryByteAdapter } from './persistence/memory-adapter.js';

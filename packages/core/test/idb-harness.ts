@@ -1,9 +1,8 @@
 // The first-read and damage harnesses for the IndexedDB adapter, on any IDBFactory: fake-indexeddb in Node, the real
 // one in Chromium. Platform-neutral, so the browser run imports it too.
 
-import * as Y from 'yjs';
 import { openIndexedDBPersistence, openIndexedDBPlan, SNAPSHOT_KEY } from '../src/adapters/indexeddb.js';
-import type { DamageHarness, StorageDamage } from '../src/testing/index.js';
+import { type DamageHarness, openOrRefused, type StorageDamage } from '../src/testing/index.js';
 import type { FirstReadHarness } from './first-read-suite.js';
 
 /** The records stored under `name`, read with a connection of our own; [] if there is no such database. */
@@ -106,18 +105,7 @@ function deleteKeys(pick: (keys: IDBValidKey[]) => IDBValidKey[]) {
 export function idbDamageHarness(factory: IDBFactory, prefix = ''): DamageHarness {
   const open = openIndexedDBPersistence({ indexedDB: factory, prefix });
   const halfway = new Map<string, number>();
-  const session = async (
-    name: string,
-  ): Promise<{ refused: unknown } | { doc: Y.Doc; close(): Promise<void>; flush(): Promise<void> }> => {
-    const doc = new Y.Doc();
-    const p = open(name, doc);
-    try {
-      await p.whenLoaded;
-    } catch (refused) {
-      return { refused };
-    }
-    return { doc, close: () => p.close(), flush: () => p.flush() };
-  };
+  const session = (name: string) => openOrRefused(open, name);
   const db = (name: string) => `${prefix}${name}`;
   return {
     async store(name, edits) {
@@ -125,10 +113,10 @@ export function idbDamageHarness(factory: IDBFactory, prefix = ''): DamageHarnes
       if ('refused' in s) throw s.refused;
       for (const [i, edit] of edits.entries()) {
         edit(s.doc);
-        await s.flush();
+        await s.persistence.flush();
         if (i === edits.length >> 1) halfway.set(name, (await readRecords(factory, db(name))).length);
       }
-      await s.close();
+      await s.persistence.close();
     },
     async damage(name, kind) {
       const keep = halfway.get(name) ?? 0;
@@ -147,20 +135,20 @@ export function idbDamageHarness(factory: IDBFactory, prefix = ''): DamageHarnes
     async open(name) {
       const s = await session(name);
       if ('refused' in s) return s;
-      await s.close();
+      await s.persistence.close();
       return { served: s.doc };
     },
     async write(name, edit) {
       const s = await session(name);
       if ('refused' in s) return 'refused';
       edit(s.doc);
-      await s.close();
+      await s.persistence.close();
       return 'written';
     },
     async reported(name) {
       const s = await session(name);
       if ('refused' in s) return (s.refused as { details?: { damage?: unknown } }).details?.damage ?? null;
-      await s.close();
+      await s.persistence.close();
       return null;
     },
     async fingerprint(name) {

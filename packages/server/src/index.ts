@@ -109,7 +109,6 @@ export type {
   RoomChange,
   RoomConnection,
   RoomMessage,
-  UpdateOrigin,
 } from './hub/extension.js';
 export type { AuthDecision, CairnMessageHandler, HubOptions } from './hub/hub.js';
 export { SyncHub } from './hub/hub.js';

@@ -8,7 +8,12 @@ import { connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
-import { raceForNewTask } from '../../../test/race-trial.js';
+import {
+  expectOneWinner,
+  expectReplicasAgree,
+  raceForNewTask,
+  takeAllReady,
+} from '../../../test/race-trial.js';
 import { type ClusterInstance, startInstance, useClusterServices } from './cluster-helpers.js';
 import { onCleanup } from './helpers.js';
 
@@ -57,13 +62,11 @@ describe.each([8, 32])('K = %i agents over three instances racing for one task',
       for (let trial = 0; trial < TRIALS[k]!; trial++) {
         const { taskId, winner } = await raceForNewTask(racers, trial);
         await Promise.all(racers.map((r) => until(r.plan, () => r.plan.get(taskId)?.assignee === winner)));
-        for (const r of racers) {
-          expect(r.plan.get(taskId)).toMatchObject({
-            assignee: winner,
-            status: 'in_progress',
-            updatedBy: winner,
-          });
-        }
+        expectReplicasAgree(
+          racers.map((r) => r.plan),
+          taskId,
+          winner,
+        );
       }
     },
     60_000 + TRIALS[k]! * k * 60,
@@ -106,21 +109,13 @@ describe('the HTTP tool API over three instances', () => {
       const results = await Promise.all(
         actors.map((actor, i) => httpTool(instances[i % 3]!, planId, 'claim', actor, { id: task.id })),
       );
-      const winners = results.filter((r) => r.outcome === 'won');
-      expect(winners, `trial ${trial}: ${JSON.stringify(results)}`).toHaveLength(1);
-      const winner = winners[0].holder as string;
-      expect(winner).toBe(actors[results.indexOf(winners[0])]);
-      for (const result of results) {
-        if (result !== winners[0]) expect(result).toMatchObject({ outcome: 'lost', holder: winner });
-      }
+      const winner = expectOneWinner(results, actors, `trial ${trial}`);
       await Promise.all(replicas.map((r) => until(r.plan, () => r.plan.get(task.id)?.assignee === winner)));
-      for (const r of replicas) {
-        expect(r.plan.get(task.id)).toMatchObject({
-          assignee: winner,
-          status: 'in_progress',
-          updatedBy: winner,
-        });
-      }
+      expectReplicasAgree(
+        replicas.map((r) => r.plan),
+        task.id,
+        winner,
+      );
     }
   }, 120_000);
 
@@ -132,17 +127,10 @@ describe('the HTTP tool API over three instances', () => {
     replica!.plan.addMany(Array.from({ length: n }, (_, i) => ({ title: `Ready ${i}` })));
     await replica!.connection.whenAcknowledged();
     const actors = Array.from({ length: 6 }, (_, i) => `agent:n${i}`);
-    const taken = new Map<string, string[]>();
-    await Promise.all(
-      actors.map(async (actor, i) => {
-        for (;;) {
-          const result = await httpTool(instances[i % 3]!, planId, 'claim_next', actor, {});
-          if (result.outcome === 'none') return;
-          expect(result).toMatchObject({ outcome: 'won', holder: actor });
-          taken.set(result.task.id, [...(taken.get(result.task.id) ?? []), actor]);
-        }
-      }),
-    );
+    const taken = await takeAllReady(actors, async (i) => {
+      const result = await httpTool(instances[i % 3]!, planId, 'claim_next', actors[i]!, {});
+      return { ...result, taskId: result.task?.id };
+    });
     expect(taken.size).toBe(n);
     expect([...taken.values()].every((holders) => holders.length === 1)).toBe(true);
     // A hand-off over HTTP on one instance: the new holder, not the old one, keeps the task everywhere.
@@ -164,16 +152,9 @@ describe('claimNext over three instances', () => {
     const racers = await agents(instances, 'race:cluster:next', 6);
     racers[0]!.plan.addMany(Array.from({ length: n }, (_, i) => ({ title: `Ready ${i}` })));
     await Promise.all(racers.map((r) => until(r.plan, () => r.plan.list().length === n)));
-    const taken = new Map<string, string[]>();
-    await Promise.all(
-      racers.map(async (r) => {
-        for (;;) {
-          const result = await r.plan.claimNext();
-          if (result.outcome === 'none') return;
-          expect(result).toMatchObject({ outcome: 'won', holder: r.actor });
-          taken.set(result.taskId!, [...(taken.get(result.taskId!) ?? []), r.actor]);
-        }
-      }),
+    const taken = await takeAllReady(
+      racers.map((r) => r.actor),
+      (i) => racers[i]!.plan.claimNext(),
     );
     expect(taken.size).toBe(n);
     expect([...taken.values()].every((holders) => holders.length === 1)).toBe(true);

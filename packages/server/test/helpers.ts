@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlan, type TaskInput } from '@cairn/core';
 import { type ConnectPlanOptions, connectPlan, type PlanConnection } from '@cairn/core/websocket';
-import { afterEach } from 'vitest';
+import { afterEach, expect, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
@@ -125,6 +125,31 @@ export function cairnClient(
   });
   onCleanup(() => conn.destroy());
   return conn;
+}
+
+/**
+ * Two healthy clients of `planId` that keep editing and getting acks while others misbehave: `stillSyncing` makes
+ * one edit, waits for its acknowledgement and for the other client to see it.
+ */
+export async function healthyPair(
+  url: string,
+  planId: string,
+  options: { token?: string } = {},
+): Promise<{ stillSyncing(): Promise<void> }> {
+  const a = new Y.Doc();
+  const b = new Y.Doc();
+  const ca = cairnClient(url, planId, a, options);
+  const cb = cairnClient(url, planId, b, options);
+  await Promise.all([ca.whenSynced(), cb.whenSynced()]);
+  let n = 0;
+  return {
+    async stillSyncing() {
+      n++;
+      a.getMap('tasks').set(`k${n}`, n);
+      await ca.whenAcknowledged();
+      await vi.waitFor(() => expect(b.getMap('tasks').get(`k${n}`)).toBe(n));
+    },
+  };
 }
 
 export function whenProviderSynced(provider: WebsocketProvider): Promise<void> {

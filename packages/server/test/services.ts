@@ -76,6 +76,60 @@ function exited(child: ChildProcess | null): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** A service's process, started and stopped again on demand (its data dir stays). */
+interface Supervised {
+  readonly pid: number | null;
+  start(): Promise<void>;
+  stop(how?: 'term' | 'kill'): Promise<void>;
+}
+
+/**
+ * Runs `command` until stopped, started once `ready` appears in its output; `term` is its graceful stop signal
+ * and `failed` how it is stopped when it exits or stalls before it is ready.
+ */
+function supervise(
+  what: string,
+  [command, args]: [string, string[]],
+  ready: RegExp,
+  signals: { term: NodeJS.Signals; failed: 'term' | 'kill' },
+): Supervised {
+  let child: ChildProcess | null = null;
+  const stop = async (how: 'term' | 'kill' = 'term') => {
+    const running = child;
+    child = null;
+    running?.kill(how === 'kill' ? 'SIGKILL' : signals.term);
+    await exited(running);
+  };
+  return {
+    get pid() {
+      return child?.pid ?? null;
+    },
+    async start() {
+      child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        await waitForLine(child, ready, what);
+      } catch (error) {
+        await stop(signals.failed);
+        throw error;
+      }
+    },
+    stop,
+  };
+}
+
+function asService(url: string, port: number, running: Supervised, destroy: () => Promise<void>): Service {
+  return {
+    url,
+    port,
+    get pid() {
+      return running.pid;
+    },
+    stop: (how) => running.stop(how),
+    start: () => running.start(),
+    destroy,
+  };
+}
+
 /**
  * A redis-server on a free port. `persist`: append-only file with fsync always, so a restart (even after
  * SIGKILL) keeps every stream entry; without it a restart starts empty, as a cache-only Redis does.
@@ -84,38 +138,18 @@ export async function startRedis(options: ServiceOptions & { persist?: boolean }
   if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: apt-get install redis-server`);
   const dir = await dataDir(options, 'cairn-redis-');
   const port = options.port ?? (await freePort());
-  let child: ChildProcess | null = null;
-  const start = async () => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
-    if (options.persist) args.push('--appendonly', 'yes', '--appendfsync', 'always');
-    else args.push('--appendonly', 'no');
-    child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, /Ready to accept connections/, 'redis-server').catch(stopAndThrow);
-  };
-  const stop = async (how: 'term' | 'kill' = 'term') => {
-    const running = child;
-    child = null;
-    running?.kill(how === 'kill' ? 'SIGKILL' : 'SIGTERM');
-    await exited(running);
-  };
-  const stopAndThrow = async (error: unknown): Promise<never> => {
-    await stop('kill');
-    throw error;
-  };
-  await start();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    get pid() {
-      return (child as ChildProcess | null)?.pid ?? null;
-    },
-    stop,
-    start,
-    destroy: async () => {
-      await stop('kill');
-      if (!options.dir) await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+  if (options.persist) args.push('--appendonly', 'yes', '--appendfsync', 'always');
+  else args.push('--appendonly', 'no');
+  const redis = supervise('redis-server', [REDIS_SERVER, args], /Ready to accept connections/, {
+    term: 'SIGTERM',
+    failed: 'kill',
+  });
+  await redis.start();
+  return asService(`redis://127.0.0.1:${port}`, port, redis, async () => {
+    await redis.stop('kill');
+    if (!options.dir) await rm(dir, { recursive: true, force: true });
+  });
 }
 
 /** Runs a PostgreSQL binary, as `postgres` when we are root (it refuses root). */
@@ -149,9 +183,9 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
   ]);
   if (fresh) execFileSync(initdb, initArgs, { stdio: 'pipe' });
   const port = options.port ?? (await freePort());
-  let child: ChildProcess | null = null;
-  const start = async () => {
-    const [postgres, args] = pgCommand('postgres', [
+  const postgres = supervise(
+    'postgres',
+    pgCommand('postgres', [
       '-D',
       data,
       '-p',
@@ -162,23 +196,12 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
       'listen_addresses=127.0.0.1',
       '-c',
       'max_connections=200',
-    ]);
-    child = spawn(postgres, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, /ready to accept connections/, 'postgres').catch(stopAndThrow);
-  };
-  const stop = async (how: 'term' | 'kill' = 'term') => {
-    const running = child;
-    child = null;
-    // SIGINT is PostgreSQL's fast shutdown.
-    running?.kill(how === 'kill' ? 'SIGKILL' : 'SIGINT');
-    await exited(running);
-  };
-  // A failure once it runs (a port taken, createdb refused) must not leave it behind.
-  const stopAndThrow = async (error: unknown): Promise<never> => {
-    await stop('term');
-    throw error;
-  };
-  await start();
+    ]),
+    /ready to accept connections/,
+    // SIGINT is PostgreSQL's fast shutdown; a failure once it runs (a port taken) must not leave it behind.
+    { term: 'SIGINT', failed: 'term' },
+  );
+  await postgres.start();
   const [createdb, createArgs] = pgCommand('createdb', [
     '-h',
     '127.0.0.1',
@@ -192,20 +215,12 @@ export async function startPostgres(options: ServiceOptions = {}): Promise<Servi
     try {
       execFileSync(createdb, createArgs, { stdio: 'pipe' });
     } catch (error) {
-      await stopAndThrow(error);
+      await postgres.stop('term');
+      throw error;
     }
   }
-  return {
-    url: `postgres://cairn@127.0.0.1:${port}/cairn`,
-    port,
-    get pid() {
-      return (child as ChildProcess | null)?.pid ?? null;
-    },
-    stop,
-    start,
-    destroy: async () => {
-      await stop('term');
-      if (!options.dir) await rm(dir, { recursive: true, force: true });
-    },
-  };
+  return asService(`postgres://cairn@127.0.0.1:${port}/cairn`, port, postgres, async () => {
+    await postgres.stop('term');
+    if (!options.dir) await rm(dir, { recursive: true, force: true });
+  });
 }

@@ -122,7 +122,7 @@ class Connection implements PlanConnection {
       },
     );
     // y-websocket applies the server's updates with the provider as origin.
-    registerOrigin(this.provider, { source: 'connection' });
+    registerOrigin(this.provider, { source: 'connection', connection: this.provider });
     this.provider.messageHandlers[MessageType.Cairn] = (_encoder, decoder) => this.receiveCairn(decoder);
     this.provider.messageHandlers[MessageType.Auth] = (_encoder, decoder) => this.onAuthMessage(decoder);
     this.provider.on('status', ({ status }) => {

@@ -59,6 +59,24 @@ export interface DamageHarness {
 
 export type DamageSetup = () => Promise<DamageHarness> | DamageHarness;
 
+/**
+ * Opens `name` with a persistence factory (`openFilePersistence(dir)`, `openIndexedDBPersistence()`) on a fresh doc
+ * and waits for its first read: the doc and its persistence, or what the store refused it with.
+ */
+export async function openOrRefused<P extends { readonly whenLoaded: Promise<unknown> }>(
+  open: (name: string, doc: Y.Doc) => P,
+  name: string,
+): Promise<{ refused: unknown } | { doc: Y.Doc; persistence: P }> {
+  const doc = new Y.Doc();
+  const persistence = open(name, doc);
+  try {
+    await persistence.whenLoaded;
+  } catch (refused) {
+    return { refused };
+  }
+  return { doc, persistence };
+}
+
 const TASKS = 20;
 
 function addTask(i: number): (doc: Y.Doc) => void {

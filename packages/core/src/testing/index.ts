@@ -12,5 +12,5 @@ export type {
   PlanFileBytes,
   StorageDamage,
 } from './damage-suite.js';
-export { damageFiles, runStorageDamageTests } from './damage-suite.js';
+export { damageFiles, openOrRefused, runStorageDamageTests } from './damage-suite.js';
 export { until } from './until.js';

@@ -1,6 +1,7 @@
 // The one way to add a feature to the sync hub: an Extension of optional lifecycle hooks, each handed a narrow
 // view of what it may touch. The store, metrics, claims, wake-ups and auto-close are extensions; so is a relay
 // that shares plans between servers. Order and guarantees: docs/decisions/015-hub-extensions.md.
+import type { TransactionOrigin } from '@cairn/core/protocol';
 import type * as decoding from 'lib0/decoding';
 import type { Awareness } from 'y-protocols/awareness';
 import type * as Y from 'yjs';
@@ -23,18 +24,6 @@ export interface RoomConnection {
   send(data: Uint8Array): void;
 }
 
-/**
- * Where an update of a room's doc came from. `connection`: a client's sync message. `local`: server-side code
- * through `openPlan` (the HTTP API, the sweepers), `actor` being its transaction origin when that is a string.
- * `remote`: applied by an extension with `PlanRoom.applyRemote` (e.g. `via: 'redis'`), so that extension can
- * leave out what it brought in itself and never echo it back; `stored`: it is durable already where it entered
- * (another instance of a cluster stored it), so the store does not store it again.
- */
-export type UpdateOrigin =
-  | { readonly source: 'connection'; readonly connection: RoomConnection }
-  | { readonly source: 'local'; readonly actor: string | null }
-  | { readonly source: 'remote'; readonly via: string; readonly stored: boolean };
-
 /** A loaded plan as extensions see it. */
 export interface PlanRoom {
   readonly planId: string;
@@ -48,7 +37,7 @@ export interface PlanRoom {
   readonly conns: ReadonlySet<RoomConnection>;
   /**
    * Applies an update that comes from outside this hub (another server): relayed to every client and given to
-   * every extension's `change` with origin `{ source: 'remote', via, stored }`. `stored`: the update is durable
+   * every extension's `change` with origin `{ source: 'remote', via, stored }` (core's `remoteOrigin`). `stored`: the update is durable
    * already (stored by the server it entered through), so this hub's store leaves it out. Throws on a malformed
    * update, and CairnError `conflict` once the plan has unloaded (look the room up again with `host.room`).
    */
@@ -70,7 +59,11 @@ export interface LoadingRoom {
 export interface RoomChange {
   readonly room: PlanRoom;
   readonly update: Uint8Array;
-  readonly origin: UpdateOrigin;
+  /**
+   * Where it came from: a client's sync message (`connection`), server-side code through `openPlan` (`local` with
+   * the actor, `undo`, or `unknown` for an origin naming none), or `remote` from `PlanRoom.applyRemote`.
+   */
+  readonly origin: TransactionOrigin<RoomConnection>;
 }
 
 /** A Cairn message (type 100) of a sub-type the extension routes, its sub-type already read. */

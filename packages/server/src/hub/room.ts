@@ -1,6 +1,7 @@
 // One loaded plan: its Y.Doc, its Awareness, the connections on it and who holds it. Relays updates and
 // presence without echo and hands every update to the extensions; the protocol that feeds it is in messages.ts.
 import { CairnError } from '@cairn/core';
+import { remoteOrigin } from '@cairn/core/protocol';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import { utf8Bytes } from '../bytes.js';
@@ -12,7 +13,7 @@ import type { Extensions } from './extensions.js';
 import type { Limits } from './limits.js';
 import { awarenessMessage, greeting, type MessageRoom, updateMessage } from './messages.js';
 import type { HubMetrics } from './metrics.js';
-import { LOAD_ORIGIN, originOf, RemoteOrigin } from './origin.js';
+import { LOAD_ORIGIN, originOf } from './origin.js';
 
 export interface RoomContext {
   limits: Limits;
@@ -182,7 +183,7 @@ export class Room implements MessageRoom {
         planId: this.planId,
       });
     }
-    Y.applyUpdate(this.doc, update, new RemoteOrigin(via, stored));
+    Y.applyUpdate(this.doc, update, remoteOrigin(via, stored));
   }
 
   /**

@@ -1,8 +1,8 @@
 // A plan's trace document as the server keeps it: trimmed back to the bound whatever the writers' own bound was,
 // and its queued jobs the server's alone.
 import { TRACE_KEYS, type TraceBound, trimTrace } from '@cairn/core/learning';
+import { readOrigin } from '@cairn/core/protocol';
 import type * as Y from 'yjs';
-import { RemoteOrigin } from '../../hub/origin.js';
 
 /** Watches a loaded trace document while it stays loaded; `stopped`: the learner closed. */
 export function guardTrace(doc: Y.Doc, bound: TraceBound, now: () => number, stopped: () => boolean): void {
@@ -26,7 +26,7 @@ export function guardTrace(doc: Y.Doc, bound: TraceBound, now: () => number, sto
   // skills) is undone. Another server's, relayed, is kept (a client's forged change is undone where it entered).
   const pending = doc.getMap<unknown>(TRACE_KEYS.pending);
   pending.observe((event, transaction) => {
-    if (transaction.origin === 'learning' || transaction.origin instanceof RemoteOrigin) return;
+    if (transaction.origin === 'learning' || readOrigin(transaction.origin).source === 'remote') return;
     const changes = [...event.changes.keys];
     queueMicrotask(() => {
       doc.transact(() => {
