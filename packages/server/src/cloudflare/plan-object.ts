@@ -9,18 +9,19 @@ import { AutoCloser, judgeFromEnv } from '../extensions/auto-close.js';
 import { ClaimArbiterService } from '../extensions/claims.js';
 import { withLearningAccess } from '../extensions/learning/access.js';
 import { WakeSweeper } from '../extensions/wake.js';
-import { bearerToken, createHttpApp, errorResponse } from '../http/app.js';
+import { createHttpApp, errorResponse } from '../http/app.js';
 import { registerContextTemplateRoute } from '../http/context-template.js';
 import { registerConversationRoutes } from '../http/conversation.js';
 import { type PlanRoutesOptions, registerPlanRoutes } from '../http/plans.js';
 import { HttpRateLimiter } from '../http/rate-limit.js';
+import { registerCoreRoutes } from '../http/routes.js';
 import type { HubConnection, HubSocket } from '../hub/connection.js';
 import type { DueQueue } from '../hub/due-times.js';
 import type { PlanHandle } from '../hub/extension.js';
 import { SyncHub } from '../hub/hub.js';
 import { describeError, type Logger } from '../log.js';
 import { CloseCode, chooseSubprotocol, tokenOfUpgrade } from '../wire.js';
-import { authenticatorFromEnv, type CairnWorkerEnv, PLAN_HEADER, stringVars } from './env.js';
+import { ADDRESS_HEADER, authenticatorFromEnv, type CairnWorkerEnv, PLAN_HEADER, stringVars } from './env.js';
 import { SqlitePlanStore } from './sqlite-store.js';
 import type {
   DurableObjectState,
@@ -90,11 +91,7 @@ export class CairnPlanObject {
 
   /** The plan API, behind the same per-caller rate limits as `cairn serve` (here per plan object). */
   private serveHttp(runtime: Runtime, request: Request): Promise<Response> | Response {
-    const bearer = bearerToken(request.headers.get('authorization'));
-    const caller = bearer
-      ? `token:${bearer}`
-      : `address:${request.headers.get('cf-connecting-ip') ?? 'unknown'}`;
-    this.rateLimiter.checkCaller(caller, request.headers.get('content-length'));
+    this.rateLimiter.checkRequest(request, request.headers.get(ADDRESS_HEADER));
     return runtime.app.fetch(request);
   }
 
@@ -215,6 +212,8 @@ export class CairnPlanObject {
     registerPlanRoutes(app, hub, routes);
     registerConversationRoutes(app, hub, routes);
     registerContextTemplateRoute(app, hub, routes);
+    // `/metrics` of this object (the Worker sends `/metrics?plan=<id>` here).
+    registerCoreRoutes(app, hub);
     const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, expiries, handle: null };
     // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
     // (503, 4503), as on `cairn serve`, and the hub has logged why.
