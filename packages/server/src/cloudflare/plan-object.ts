@@ -21,7 +21,9 @@ import type { PlanHandle } from '../hub/extension.js';
 import { SyncHub } from '../hub/hub.js';
 import { describeError, type Logger } from '../log.js';
 import { CloseCode, chooseSubprotocol, tokenOfUpgrade } from '../wire.js';
+import { useLearning } from './edge-learning.js';
 import { ADDRESS_HEADER, authenticatorFromEnv, type CairnWorkerEnv, PLAN_HEADER, stringVars } from './env.js';
+import { DOCUMENT_PATH, ObjectDocuments, serveDocument } from './object-documents.js';
 import { SqlitePlanStore } from './sqlite-store.js';
 import type {
   DurableObjectState,
@@ -81,7 +83,9 @@ export class CairnPlanObject {
       const response =
         request.headers.get('upgrade')?.toLowerCase() === 'websocket'
           ? await this.upgrade(runtime, request)
-          : await this.serveHttp(runtime, request);
+          : new URL(request.url).pathname === DOCUMENT_PATH
+            ? await serveDocument(runtime.hub, runtime.planId, request)
+            : await this.serveHttp(runtime, request);
       await this.afterEvent(runtime);
       return response;
     } catch (error) {
@@ -166,9 +170,17 @@ export class CairnPlanObject {
   private async build(planHeader: string | null): Promise<Runtime> {
     const planId = this.rememberPlanId(planHeader);
     const auth = withLearningAccess(authenticatorFromEnv(this.env));
-    const store = new SqlitePlanStore(this.ctx.storage, planId);
+    // The object's own document in its SQLite; the documents of other objects (learning's) through those objects.
+    const store = new ObjectDocuments(
+      planId,
+      new SqlitePlanStore(this.ctx.storage, planId),
+      this.env.CAIRN_PLANS,
+    );
     const hub = new SyncHub({
       store,
+      // Another object's document is read fresh at each use: unloaded as soon as nothing holds it. The object's
+      // own stays pinned by `handle`.
+      idleUnloadMs: 0,
       auth,
       logger: consoleLogger,
       // No timer may keep an idle object awake: keep-alives go out after each event (clients renew their presence
@@ -203,12 +215,16 @@ export class CairnPlanObject {
       ? hub.use((host) => new AutoCloser(host, { judge, logger: consoleLogger }))
       : null;
     const app = createHttpApp();
-    const routes: PlanRoutesOptions = {
-      autoClose,
-      claims,
-      // A plan that was never written has no rows: reads answer 404 as on `cairn serve`.
-      planExists: () => hasRows(this.ctx),
-    };
+    // A plan that was never written has no rows: reads answer 404 as on `cairn serve`. Another object's document
+    // is asked of that object.
+    const planExists = (docId: string) => docId !== planId || hasRows(this.ctx);
+    const learning = await useLearning(hub, app, {
+      sql: this.ctx.storage.sql,
+      env: this.env,
+      logger: consoleLogger,
+      planExists,
+    });
+    const routes: PlanRoutesOptions = { autoClose, claims, planExists, ...learning };
     registerPlanRoutes(app, hub, routes);
     registerConversationRoutes(app, hub, routes);
     registerContextTemplateRoute(app, hub, routes);
