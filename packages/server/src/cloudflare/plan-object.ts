@@ -234,6 +234,7 @@ export class CairnPlanObject {
     // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
     // (503, 4503), as on `cairn serve`, and the hub has logged why.
     if (hasRows(this.ctx)) runtime.handle = await hub.openPlan(planId).catch(() => null);
+    this.attachAll(runtime);
     return runtime;
   }
 
@@ -281,20 +282,24 @@ export class CairnPlanObject {
     return new Response(null, { status: 101, webSocket: client, headers } as UpgradeResponseInit);
   }
 
-  /**
-   * The hub connection of `ws`. After a wake the object has none: every socket is attached again from its
-   * attachment, and the hub greets each (SyncStep1, the room's presence), so clients resync what they missed.
-   */
+  /** The hub connection of `ws` (every open socket has one from the first event of this incarnation on). */
   private connectionOf(runtime: Runtime, ws: HibernatableWebSocket): HubConnection | undefined {
-    const conn = this.connections.get(ws);
-    if (conn) return conn;
+    if (!this.connections.has(ws)) this.attachAll(runtime);
+    return this.connections.get(ws);
+  }
+
+  /**
+   * Attaches every socket accepted before a hibernation again, from its attachment; the hub greets each (SyncStep1,
+   * the room's presence), so clients resync what they missed. Done at the first event after a wake, whatever it
+   * is (a message, a request, the alarm), so that what it writes reaches them.
+   */
+  private attachAll(runtime: Runtime): void {
     for (const socket of this.ctx.getWebSockets()) {
       if (this.connections.has(socket)) continue;
       const attachment = attachmentOf(socket);
       if (attachment) this.attach(runtime, socket, attachment.grant);
       else socket.close(CloseCode.Internal, 'Lost the state of this socket; reconnect.');
     }
-    return this.connections.get(ws);
   }
 
   private attach(runtime: Runtime, ws: HibernatableWebSocket, grant: Grant): void {
