@@ -1,6 +1,8 @@
 // Learning at the edge (decision 049): tool calls through a plan's object are traced in the trace's own object, a
 // task closed as done is queued and distilled from the plan object's alarm, with nobody connected and no request,
 // and the skill lands in the scope's skills object, whose route answers it with cairn serve's access rules.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken } from '../../../packages/server/src/index.js';
 import { type RunningWorkerd, startWorkerd } from './workerd.js';
@@ -17,8 +19,8 @@ afterAll(() => w?.dispose());
 const token = (plan: string, role: 'read' | 'write' = 'write') =>
   signToken(SECRET, { plan, role, sub: 'agent:booker' });
 
-async function call(path: string, bearer: string, body?: unknown) {
-  const response = await fetch(`${w.url}${path}`, {
+async function call(path: string, bearer: string, body?: unknown, on = w) {
+  const response = await fetch(`${on.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: {
       authorization: `Bearer ${bearer}`,
@@ -76,4 +78,57 @@ describe('learning at the edge', () => {
     });
     expect(onePlan.status).toBe(403);
   }, 40_000);
+});
+
+describe('the alarm of an object killed while it runs', () => {
+  /** The distiller's endpoint: it never answers its first request, and answers the later ones. */
+  let model: { url: string; requests: number; server: Server };
+  let killed: RunningWorkerd;
+  beforeAll(async () => {
+    model = { url: '', requests: 0, server: createServer() };
+    model.server.on('request', (req, res) => {
+      model.requests++;
+      if (model.requests === 1) return; // held until the runtime dies
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: 'not a procedure' } }],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => model.server.listen(0, '127.0.0.1', () => resolve()));
+    model.url = `http://127.0.0.1:${(model.server.address() as AddressInfo).port}/v1`;
+    killed = await startWorkerd({
+      vars: { CAIRN_SECRET: SECRET, CAIRN_JUDGE_URL: model.url, CAIRN_JUDGE_MODEL: 'distiller-1' },
+    });
+  });
+  afterAll(async () => {
+    await killed?.dispose();
+    model?.server.closeAllConnections();
+    model?.server.close();
+  });
+
+  it('runs a learning job cut short by kill -9 again after the restart, with no request to the plan', async () => {
+    const plan = 'acme:conv:killed';
+    const api = `/api/plans/${encodeURIComponent(plan)}`;
+    const write = await token(plan);
+    const added = await call(`${api}/tools/add_tasks`, write, { tasks: [{ title: 'Book a room' }] }, killed);
+    const taskId = added.body.added[0].id as string;
+    await call(`${api}/tools/update_tasks`, write, { updates: [{ id: taskId, status: 'done' }] }, killed);
+    // The sweep, from the alarm, is waiting on the model: the runtime dies then.
+    await vi.waitFor(() => expect(model.requests).toBe(1), { timeout: 15_000, interval: 100 });
+    await killed.kill9();
+    await killed.restart();
+    // Only the alarm can run the job again: the skills route is the scope's object, not the plan's.
+    const reader = await token('acme:*', 'read');
+    await vi.waitFor(
+      async () => {
+        const skills = await call('/api/scopes/acme/skills', reader, undefined, killed);
+        expect(skills.body.skills).toHaveLength(1);
+      },
+      { timeout: 30_000, interval: 500 },
+    );
+    expect(model.requests).toBe(2);
+  }, 60_000);
 });

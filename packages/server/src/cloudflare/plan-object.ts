@@ -56,6 +56,12 @@ interface Runtime {
   handle: PlanHandle | null;
 }
 
+/**
+ * While `alarm()` runs, the alarm is never cleared but set this far ahead: a run cut short runs again then (a run
+ * still going is joined, not started twice).
+ */
+const STAND_IN_ALARM_MS = 15_000;
+
 const consoleLogger: Logger = {
   info: () => {},
   warn: (message, fields) => console.warn(`[cairn] warn: ${message}`, fields ?? ''),
@@ -71,6 +77,9 @@ export class CairnPlanObject {
   /** Connections of this incarnation; a socket missing here was accepted before a hibernation. */
   private readonly connections = new Map<HibernatableWebSocket, HubConnection>();
   private readonly rateLimiter = new HttpRateLimiter();
+  /** The alarm the hub's due-time index asks for (null: none); `alarm()` sets it once its runs are over. */
+  private wantedAlarm: number | null = null;
+  private alarmRunning = false;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -128,11 +137,33 @@ export class CairnPlanObject {
     this.connections.delete(ws);
   }
 
-  /** The one alarm: whatever the hub's due-time index holds that is due (wake-ups, leases, judging, tokens). */
+  /**
+   * The one alarm: whatever the hub's due-time index holds that is due (wake-ups, leases, judging, learning,
+   * tokens). While it runs, the index leaves the running queues out of its earliest time, and would often clear the
+   * alarm: a stand-in alarm stays set instead, so a run cut short (the object evicted, the runtime killed during a
+   * model call) runs again, and the alarm the index wants is set once the runs are over.
+   */
   async alarm(): Promise<void> {
-    const runtime = await this.start(null);
-    await runtime.hub.dueTimes.runDue();
-    await this.afterEvent(runtime);
+    this.alarmRunning = true;
+    try {
+      await this.setStorageAlarm(null);
+      const runtime = await this.start(null);
+      await runtime.hub.dueTimes.runDue();
+      await this.afterEvent(runtime);
+    } finally {
+      this.alarmRunning = false;
+      await this.setStorageAlarm(this.wantedAlarm);
+    }
+  }
+
+  /** Sets (or clears) the storage alarm; none is cleared while `alarm()` runs: the stand-in is set instead. */
+  private async setStorageAlarm(at: number | null): Promise<void> {
+    const next = at ?? (this.alarmRunning ? Date.now() + STAND_IN_ALARM_MS : null);
+    try {
+      await (next === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(next));
+    } catch (error) {
+      consoleLogger.error('could not set the alarm', { error: describeError(error) });
+    }
   }
 
   /** Closes the sockets whose token has expired (4401), and keeps the next expiry in the index. */
@@ -191,10 +222,8 @@ export class CairnPlanObject {
       scheduler: {
         now: Date.now,
         setAlarm: (at) => {
-          const set = at === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(at);
-          set.catch((error: unknown) =>
-            consoleLogger.error('could not set the alarm', { plan: planId, error: describeError(error) }),
-          );
+          this.wantedAlarm = at;
+          void this.setStorageAlarm(at);
         },
       },
     });
