@@ -1,6 +1,6 @@
 // The Durable Object that holds one Cairn document (a plan, or a plan's traces, or a scope's skills): the same
-// SyncHub and extensions as `cairn serve`, over hibernatable WebSockets, the object's SQLite and one alarm.
-// Design: docs/decisions/041-durable-object-host.md.
+// SyncHub and extensions as `cairn serve` (learning included), over hibernatable WebSockets, the object's SQLite
+// and one alarm. Design: docs/decisions/041-durable-object-host.md, 049-server-routes-and-learning-at-the-edge.md.
 import { CairnError } from '@cairn/core';
 import { toCairnError } from '@cairn/core/protocol';
 import type { Hono } from 'hono';
