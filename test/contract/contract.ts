@@ -2,7 +2,7 @@
 // secret, the judge's endpoint, and fresh plan ids.
 import type { Role } from '@cairn/server';
 import type { ChatCall, FakeLlm, LlmReply } from '../../packages/server/test/fake-llm.js';
-import type { RunningHost } from './host.js';
+import type { HostDifferences, RunningHost } from './host.js';
 
 export const SECRET = 'contract-secret-contract-secret-0123456789';
 /** The shortest lease `cairn serve` takes: the lease test waits for it once. */
@@ -17,8 +17,13 @@ export interface Contract {
   /** The chat-completions endpoint behind the judge, the distiller and the model proxy: set `reply` to script it
    * (reset after each test); `calls` records what it was asked. */
   llm(): FakeLlm;
-  /** The host serves only a plan's own routes (`ContractHost.planRoutesOnly`). */
-  planRoutesOnly: boolean;
+  /** What the host answers differently from `cairn serve` (`ContractHost.differences`). */
+  differences: HostDifferences;
+}
+
+/** The path of the metrics that count `plan`'s traffic on this host: `/metrics`, or that plan's object's. */
+export function metricsPath(contract: Contract, plan: string): string {
+  return contract.differences.metricsPerPlan ? `/metrics?plan=${encodeURIComponent(plan)}` : '/metrics';
 }
 
 /** A fresh plan id per call, so tests sharing one host never share a plan. */

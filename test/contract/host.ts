@@ -25,15 +25,19 @@ export interface RunningHost {
   stop(): Promise<void>;
 }
 
+/** The few answers a host gives differently from `cairn serve`, each for a reason docs/PROTOCOL.md states. */
+export interface HostDifferences {
+  /**
+   * `/metrics` counts one plan's object: `GET /metrics?plan=<planId>`, and a bare `/metrics` is a 400 (the Durable
+   * Object host, where every plan is an object of its own; decision 049).
+   */
+  metricsPerPlan?: true;
+}
+
 export interface ContractHost {
   name: string;
-  /**
-   * Serves only what belongs to one plan (WebSocket sync and `/api/plans/:plan/...`), with no server-wide routes:
-   * no /metrics, model proxy, skills of a scope or root listing (the Durable Object host, decision 041). The HTTP
-   * section of the contract, which checks those routes, does not run against it, and the refusal counters in
-   * /metrics are not read.
-   */
-  planRoutesOnly?: true;
+  /** What this host answers differently from `cairn serve`, on purpose (none for `cairn serve` itself). */
+  differences?: HostDifferences;
   /** Starts a fresh host on a free port with empty storage; resolves once it serves. */
   start(options: HostOptions): Promise<RunningHost>;
 }

@@ -4,7 +4,7 @@
 // router or host is checked answer for answer.
 import { Agent, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { type Contract, freshPlan } from './contract.js';
+import { type Contract, freshPlan, metricsPath } from './contract.js';
 
 interface Answer {
   status: number;
@@ -65,7 +65,7 @@ export function httpContract(contract: Contract): void {
         [method: string, path: string, status: number, options?: Parameters<typeof call>[3]]
       > = [
         ['GET', '/healthz', 200],
-        ['GET', '/metrics', 200],
+        ['GET', metricsPath(contract, 'acme:conv:1'), 200],
         ['GET', `${plan}/tasks?includeClosed=1&limit=5`, 200, { auth: read }],
         ['GET', `${plan}/tasks/${taskId}`, 200, { auth: read }],
         ['GET', `${plan}/tasks/1`, 200, { auth: read }],
@@ -108,6 +108,11 @@ export function httpContract(contract: Contract): void {
         answers.push(`${method} ${path} ${answer.status}${answer.status >= 300 ? ` ${answer.text}` : ''}`);
       }
       expect(answers).toEqual(routes.map(([method, path, status]) => `${method} ${path} ${status}`));
+      if (contract.differences.metricsPerPlan) {
+        const bare = await call(contract, 'GET', '/metrics');
+        expect(bare.status).toBe(400);
+        expect(JSON.parse(bare.text).error).toMatchObject({ code: 'invalid_argument', field: 'plan' });
+      }
     });
 
     it('answers what no route serves with the shared error bodies, exactly', async () => {

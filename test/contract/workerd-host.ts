@@ -5,7 +5,7 @@ import { type ContractHost, serveEnvironment } from './host.js';
 
 export const workerdHost: ContractHost = {
   name: 'workerd',
-  planRoutesOnly: true,
+  differences: { metricsPerPlan: true },
   async start(options) {
     const output: string[] = [];
     const running = await startWorkerd({

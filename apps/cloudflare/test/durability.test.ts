@@ -50,6 +50,14 @@ function sqlite(file: string, query: string): string {
   return execFileSync('sqlite3', [file, query], { encoding: 'utf8' }).trim();
 }
 
+/** Applies what a sync message carries (SyncStep2 or Update) to `doc`; other messages are left alone. */
+function applySync(doc: Y.Doc, message: Uint8Array): void {
+  const decoder = decoding.createDecoder(message);
+  if (decoding.readVarUint(decoder) !== 0) return;
+  const subType = decoding.readVarUint(decoder);
+  if (subType === 1 || subType === 2) Y.applyUpdate(doc, decoding.readVarUint8Array(decoder));
+}
+
 /** Whether a message is a SyncStep1 (what the server greets a socket with). */
 function isSyncStep1(message: Uint8Array): boolean {
   const decoder = decoding.createDecoder(message);
@@ -138,6 +146,70 @@ describe('the Durable Object host survives', () => {
       return decoding.readVarUint(d) === 0 && decoding.readVarUint(d) === 2;
     });
   });
+
+  it('eviction with idle sockets: whatever the first event is (the alarm, a request), the sockets are attached again and hear its writes; due times set in alarm() are kept', async () => {
+    const plan = 'acme:woken';
+    const api = `${w.url}/api/plans/${encodeURIComponent(plan)}/tools`;
+    const t = await token(plan);
+    const post = async (tool: string, body: unknown) => {
+      const response = await fetch(`${api}/${tool}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      return response.json() as Promise<{ added: Array<{ id: string }> }>;
+    };
+    // Two wake-ups, both due after the object is evicted: the first is the event that wakes it; the second is a
+    // due time the woken object sets again inside that alarm() (a fresh index), and it must still fire.
+    const first = Date.now() + EVICTION_IDLE_MS + 1_000;
+    const added = await post('add_tasks', {
+      tasks: [
+        { title: 'Call back', status: 'waiting_user', wakeAt: new Date(first).toISOString() },
+        { title: 'Call again', status: 'waiting_user', wakeAt: new Date(first + 2_000).toISOString() },
+      ],
+    });
+    const [callBack, callAgain] = added.added.map((task) => task.id);
+    // A socket that sends nothing (no presence renewals): only the object's own events can reach it.
+    const socket = rawClient(ws(), plan, { token: await token(plan, 'read') });
+    await socket.next(isSyncStep1);
+    const seen = new Y.Doc();
+    // Asks for the plan as it is (SyncStep1 of an empty document); the answer is applied below with the rest.
+    const ask = encoding.createEncoder();
+    encoding.writeVarUint(ask, 0);
+    syncProtocol.writeSyncStep1(ask, seen);
+    socket.send(encoding.toUint8Array(ask));
+    await socket.next((m) => {
+      const d = decoding.createDecoder(m);
+      return decoding.readVarUint(d) === 0 && decoding.readVarUint(d) === 1;
+    });
+    const view = createPlan({ doc: seen, actor: 'agent:reader' });
+    // Greetings (SyncStep1) counted as messages are taken: the socket was greeted once so far.
+    let greetings = 0;
+    const heard = () => {
+      for (const message of socket.messages.splice(0)) {
+        if (isSyncStep1(message)) greetings++;
+        applySync(seen, message);
+      }
+      return view;
+    };
+    const status = (id: string | undefined) => heard().get(id ?? '')?.status;
+    heard();
+    expect(greetings).toBe(1);
+
+    // The alarm is the first event after the eviction: the woken object greets the socket and relays the wake-up.
+    await expect.poll(() => status(callBack), { timeout: 30_000 }).toBe('in_progress');
+    await expect.poll(() => status(callAgain), { timeout: 10_000 }).toBe('in_progress');
+    // Greeted again: the object was evicted, and the alarm's incarnation attached the socket.
+    expect(greetings).toBeGreaterThan(1);
+
+    // Evicted again; now a request is the first event, and the socket hears its write.
+    await new Promise((resolve) => setTimeout(resolve, EVICTION_IDLE_MS));
+    const later = await post('add_tasks', { tasks: [{ title: 'Written after the second wake' }] });
+    await expect
+      .poll(() => heard().get(later.added[0]?.id ?? '')?.title, { timeout: 10_000 })
+      .toBe('Written after the second wake');
+  }, 90_000);
 
   it('a damaged row: the plan is refused (503, 4503) with where the damage is, and nothing is written over it', async () => {
     const plan = 'acme:damaged';

@@ -105,6 +105,27 @@ export function modelProxyHandler(options: ModelProxyOptions): Handler {
   };
 }
 
+/**
+ * The proxy spends the server's key: with auth on (`open` false), a call needs the header `x-cairn-plan` and a
+ * token `authorizeWriter` accepts as a writer of that plan. Every host authorizes model calls with this rule.
+ */
+export function writersOnly(
+  open: boolean,
+  authorizeWriter: (request: Request, planId: string) => Promise<unknown>,
+): (request: Request) => Promise<void> {
+  return async (request) => {
+    if (open) return;
+    const plan = request.headers.get('x-cairn-plan');
+    if (!plan) {
+      throw new CairnError(
+        'unauthorized',
+        'A model call needs the headers x-cairn-plan: <planId> and Authorization: Bearer <write token>.',
+      );
+    }
+    await authorizeWriter(request, plan);
+  };
+}
+
 /** Mounts both endpoints: `registerModelRoutes(server.app, modelProxyFromEnv(process.env))`. */
 export function registerModelRoutes(app: Hono, options: ModelProxyOptions): void {
   app.get('/api/model', modelConfigHandler(options));

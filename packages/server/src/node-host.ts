@@ -31,7 +31,7 @@ import type { Extension, ExtensionHost } from './hub/extension.js';
 import { type HubOptions, SyncHub } from './hub/hub.js';
 import { createConsoleLogger, describeError, type Logger } from './log.js';
 import { MetricsRegistry } from './metrics.js';
-import { type ModelProxyOptions, registerModelRoutes } from './model-proxy.js';
+import { type ModelProxyOptions, registerModelRoutes, writersOnly } from './model-proxy.js';
 import { nodeProcessMetrics } from './process-metrics.js';
 import { DiskStore } from './store/disk.js';
 import { diskPlanExists, listDiskDocuments, listDiskPlans } from './store/disk-plans.js';
@@ -178,18 +178,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
   if (options.model) {
     registerModelRoutes(app, {
       ...options.model,
-      // It spends the server's key: with auth on, only a writer of some plan may call it.
-      authorize: async (request) => {
-        if (auth.open) return;
-        const plan = request.headers.get('x-cairn-plan');
-        if (!plan) {
-          throw new CairnError(
-            'unauthorized',
-            'A model call needs the headers x-cairn-plan: <planId> and Authorization: Bearer <write token>.',
-          );
-        }
-        await authorizeRequest(hub, request, plan, 'write');
-      },
+      authorize: writersOnly(auth.open, (request, plan) => authorizeRequest(hub, request, plan, 'write')),
     });
   }
 

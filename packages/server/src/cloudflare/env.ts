@@ -20,6 +20,13 @@ export interface CairnWorkerEnv {
   CAIRN_JUDGE_URL?: string;
   CAIRN_JUDGE_MODEL?: string;
   CAIRN_JUDGE_KEY?: string;
+  /**
+   * The model proxy (`/api/model`), as for `cairn serve`: CAIRN_LLM_BASE_URL, CAIRN_LLM_MODEL, CAIRN_LLM_API_KEY
+   * (or OPENAI_BASE_URL / OPENAI_API_KEY) and CAIRN_LLM_LABEL.
+   */
+  CAIRN_LLM_BASE_URL?: string;
+  CAIRN_LLM_MODEL?: string;
+  CAIRN_LLM_API_KEY?: string;
   /** Static assets (wrangler `assets.binding`): the demo, served for paths no route has. */
   ASSETS?: { fetch(request: Request): Promise<Response> };
   [name: string]: unknown;
@@ -27,6 +34,9 @@ export interface CairnWorkerEnv {
 
 /** The header the Worker names the object's plan with (set from the path; a client's own value is replaced). */
 export const PLAN_HEADER = 'x-cairn-plan-object';
+
+/** The header Cloudflare gives the client's address in (the rate limit's caller without a token). */
+export const ADDRESS_HEADER = 'cf-connecting-ip';
 
 /** Throws CairnError `storage` (503) when there is no secret and no local-development opt-in. */
 export function assertConfigured(env: CairnWorkerEnv): void {

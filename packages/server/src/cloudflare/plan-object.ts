@@ -1,6 +1,6 @@
 // The Durable Object that holds one Cairn document (a plan, or a plan's traces, or a scope's skills): the same
-// SyncHub and extensions as `cairn serve`, over hibernatable WebSockets, the object's SQLite and one alarm.
-// Design: docs/decisions/041-durable-object-host.md.
+// SyncHub and extensions as `cairn serve` (learning included), over hibernatable WebSockets, the object's SQLite
+// and one alarm. Design: docs/decisions/041-durable-object-host.md, 049-server-routes-and-learning-at-the-edge.md.
 import { CairnError } from '@cairn/core';
 import { toCairnError } from '@cairn/core/protocol';
 import type { Hono } from 'hono';
@@ -9,18 +9,21 @@ import { AutoCloser, judgeFromEnv } from '../extensions/auto-close.js';
 import { ClaimArbiterService } from '../extensions/claims.js';
 import { withLearningAccess } from '../extensions/learning/access.js';
 import { WakeSweeper } from '../extensions/wake.js';
-import { bearerToken, createHttpApp, errorResponse } from '../http/app.js';
+import { createHttpApp, errorResponse } from '../http/app.js';
 import { registerContextTemplateRoute } from '../http/context-template.js';
 import { registerConversationRoutes } from '../http/conversation.js';
 import { type PlanRoutesOptions, registerPlanRoutes } from '../http/plans.js';
 import { HttpRateLimiter } from '../http/rate-limit.js';
+import { registerCoreRoutes } from '../http/routes.js';
 import type { HubConnection, HubSocket } from '../hub/connection.js';
 import type { DueQueue } from '../hub/due-times.js';
 import type { PlanHandle } from '../hub/extension.js';
 import { SyncHub } from '../hub/hub.js';
 import { describeError, type Logger } from '../log.js';
 import { CloseCode, chooseSubprotocol, tokenOfUpgrade } from '../wire.js';
-import { authenticatorFromEnv, type CairnWorkerEnv, PLAN_HEADER, stringVars } from './env.js';
+import { useLearning } from './edge-learning.js';
+import { ADDRESS_HEADER, authenticatorFromEnv, type CairnWorkerEnv, PLAN_HEADER, stringVars } from './env.js';
+import { DOCUMENT_PATH, ObjectDocuments, serveDocument } from './object-documents.js';
 import { SqlitePlanStore } from './sqlite-store.js';
 import type {
   DurableObjectState,
@@ -53,6 +56,12 @@ interface Runtime {
   handle: PlanHandle | null;
 }
 
+/**
+ * While `alarm()` runs, the alarm is never cleared but set this far ahead: a run cut short runs again then (a run
+ * still going is joined, not started twice).
+ */
+const STAND_IN_ALARM_MS = 15_000;
+
 const consoleLogger: Logger = {
   info: () => {},
   warn: (message, fields) => console.warn(`[cairn] warn: ${message}`, fields ?? ''),
@@ -68,6 +77,9 @@ export class CairnPlanObject {
   /** Connections of this incarnation; a socket missing here was accepted before a hibernation. */
   private readonly connections = new Map<HibernatableWebSocket, HubConnection>();
   private readonly rateLimiter = new HttpRateLimiter();
+  /** The alarm the hub's due-time index asks for (null: none); `alarm()` sets it once its runs are over. */
+  private wantedAlarm: number | null = null;
+  private alarmRunning = false;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -80,7 +92,9 @@ export class CairnPlanObject {
       const response =
         request.headers.get('upgrade')?.toLowerCase() === 'websocket'
           ? await this.upgrade(runtime, request)
-          : await this.serveHttp(runtime, request);
+          : new URL(request.url).pathname === DOCUMENT_PATH
+            ? await serveDocument(runtime.hub, runtime.planId, request)
+            : await this.serveHttp(runtime, request);
       await this.afterEvent(runtime);
       return response;
     } catch (error) {
@@ -90,11 +104,7 @@ export class CairnPlanObject {
 
   /** The plan API, behind the same per-caller rate limits as `cairn serve` (here per plan object). */
   private serveHttp(runtime: Runtime, request: Request): Promise<Response> | Response {
-    const bearer = bearerToken(request.headers.get('authorization'));
-    const caller = bearer
-      ? `token:${bearer}`
-      : `address:${request.headers.get('cf-connecting-ip') ?? 'unknown'}`;
-    this.rateLimiter.checkCaller(caller, request.headers.get('content-length'));
+    this.rateLimiter.checkRequest(request, request.headers.get(ADDRESS_HEADER));
     return runtime.app.fetch(request);
   }
 
@@ -127,11 +137,33 @@ export class CairnPlanObject {
     this.connections.delete(ws);
   }
 
-  /** The one alarm: whatever the hub's due-time index holds that is due (wake-ups, leases, judging, tokens). */
+  /**
+   * The one alarm: whatever the hub's due-time index holds that is due (wake-ups, leases, judging, learning,
+   * tokens). While it runs, the index leaves the running queues out of its earliest time, and would often clear the
+   * alarm: a stand-in alarm stays set instead, so a run cut short (the object evicted, the runtime killed during a
+   * model call) runs again, and the alarm the index wants is set once the runs are over.
+   */
   async alarm(): Promise<void> {
-    const runtime = await this.start(null);
-    await runtime.hub.dueTimes.runDue();
-    await this.afterEvent(runtime);
+    this.alarmRunning = true;
+    try {
+      await this.setStorageAlarm(null);
+      const runtime = await this.start(null);
+      await runtime.hub.dueTimes.runDue();
+      await this.afterEvent(runtime);
+    } finally {
+      this.alarmRunning = false;
+      await this.setStorageAlarm(this.wantedAlarm);
+    }
+  }
+
+  /** Sets (or clears) the storage alarm; none is cleared while `alarm()` runs: the stand-in is set instead. */
+  private async setStorageAlarm(at: number | null): Promise<void> {
+    const next = at ?? (this.alarmRunning ? Date.now() + STAND_IN_ALARM_MS : null);
+    try {
+      await (next === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(next));
+    } catch (error) {
+      consoleLogger.error('could not set the alarm', { error: describeError(error) });
+    }
   }
 
   /** Closes the sockets whose token has expired (4401), and keeps the next expiry in the index. */
@@ -169,9 +201,14 @@ export class CairnPlanObject {
   private async build(planHeader: string | null): Promise<Runtime> {
     const planId = this.rememberPlanId(planHeader);
     const auth = withLearningAccess(authenticatorFromEnv(this.env));
-    const store = new SqlitePlanStore(this.ctx.storage, planId);
+    // The object's own document in its SQLite; the documents of other objects (learning's) through those objects.
+    const local = new SqlitePlanStore(this.ctx.storage, planId);
+    const store = new ObjectDocuments(planId, local, this.env.CAIRN_PLANS);
     const hub = new SyncHub({
       store,
+      // Another object's document is read fresh at each use: unloaded as soon as nothing holds it. The object's
+      // own stays pinned by `handle`.
+      idleUnloadMs: 0,
       auth,
       logger: consoleLogger,
       // No timer may keep an idle object awake: keep-alives go out after each event (clients renew their presence
@@ -182,10 +219,8 @@ export class CairnPlanObject {
       scheduler: {
         now: Date.now,
         setAlarm: (at) => {
-          const set = at === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(at);
-          set.catch((error: unknown) =>
-            consoleLogger.error('could not set the alarm', { plan: planId, error: describeError(error) }),
-          );
+          this.wantedAlarm = at;
+          void this.setStorageAlarm(at);
         },
       },
     });
@@ -206,19 +241,26 @@ export class CairnPlanObject {
       ? hub.use((host) => new AutoCloser(host, { judge, logger: consoleLogger }))
       : null;
     const app = createHttpApp();
-    const routes: PlanRoutesOptions = {
-      autoClose,
-      claims,
-      // A plan that was never written has no rows and no snapshot: reads answer 404 as on `cairn serve`.
-      planExists: () => store.holdsPlan(),
-    };
+    // A plan that was never written has no rows and no snapshot: reads answer 404 as on `cairn serve`. Another
+    // object's document is asked of that object.
+    const planExists = (docId: string) => docId !== planId || local.holdsPlan();
+    const learning = await useLearning(hub, app, {
+      sql: this.ctx.storage.sql,
+      env: this.env,
+      logger: consoleLogger,
+      planExists,
+    });
+    const routes: PlanRoutesOptions = { autoClose, claims, planExists, ...learning };
     registerPlanRoutes(app, hub, routes);
     registerConversationRoutes(app, hub, routes);
     registerContextTemplateRoute(app, hub, routes);
+    // `/metrics` of this object (the Worker sends `/metrics?plan=<id>` here).
+    registerCoreRoutes(app, hub);
     const runtime: Runtime = { planId, hub, app, claims, wake, autoClose, expiries, handle: null };
     // A plan that cannot load (damaged storage) is not pinned: each request and socket meets the refusal itself
     // (503, 4503), as on `cairn serve`, and the hub has logged why.
-    if (store.holdsPlan()) runtime.handle = await hub.openPlan(planId).catch(() => null);
+    if (local.holdsPlan()) runtime.handle = await hub.openPlan(planId).catch(() => null);
+    this.attachAll(runtime);
     return runtime;
   }
 
@@ -266,20 +308,24 @@ export class CairnPlanObject {
     return new Response(null, { status: 101, webSocket: client, headers } as UpgradeResponseInit);
   }
 
-  /**
-   * The hub connection of `ws`. After a wake the object has none: every socket is attached again from its
-   * attachment, and the hub greets each (SyncStep1, the room's presence), so clients resync what they missed.
-   */
+  /** The hub connection of `ws` (every open socket has one from the first event of this incarnation on). */
   private connectionOf(runtime: Runtime, ws: HibernatableWebSocket): HubConnection | undefined {
-    const conn = this.connections.get(ws);
-    if (conn) return conn;
+    if (!this.connections.has(ws)) this.attachAll(runtime);
+    return this.connections.get(ws);
+  }
+
+  /**
+   * Attaches every socket accepted before a hibernation again, from its attachment; the hub greets each (SyncStep1,
+   * the room's presence), so clients resync what they missed. Done at the first event after a wake, whatever it
+   * is (a message, a request, the alarm), so that what it writes reaches them.
+   */
+  private attachAll(runtime: Runtime): void {
     for (const socket of this.ctx.getWebSockets()) {
       if (this.connections.has(socket)) continue;
       const attachment = attachmentOf(socket);
       if (attachment) this.attach(runtime, socket, attachment.grant);
       else socket.close(CloseCode.Internal, 'Lost the state of this socket; reconnect.');
     }
-    return this.connections.get(ws);
   }
 
   private attach(runtime: Runtime, ws: HibernatableWebSocket, grant: Grant): void {

@@ -93,17 +93,20 @@ function checkParams(pattern: string, pathname: string): void {
   const segments = pathname.split('/');
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    const segment = segments[i] ?? '';
-    if (!part.startsWith(':')) continue;
-    try {
-      decodeURIComponent(segment);
-    } catch {
-      throw new CairnError(
-        'invalid_argument',
-        `The path segment "${segment}" is not valid percent-encoding (e.g. acme%3Aconv%3A7).`,
-        { field: part.slice(1) },
-      );
-    }
+    if (part.startsWith(':')) decodeSegment(segments[i] ?? '', part.slice(1));
+  }
+}
+
+/** A path segment decoded, or a 400 naming `field` when it is not valid percent-encoding. */
+export function decodeSegment(segment: string, field: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new CairnError(
+      'invalid_argument',
+      `The path segment "${segment}" is not valid percent-encoding (e.g. acme%3Aconv%3A7).`,
+      { field },
+    );
   }
 }
 

@@ -47,9 +47,18 @@ export class HttpRateLimiter {
     this.checkCaller(callerOf(req), req.headers['content-length']);
   }
 
+  /** The same check of a Web-standard request (a Worker's), whose remote address the platform reports. */
+  checkRequest(request: Request, address: string | null): void {
+    const token = bearerToken(request.headers.get('authorization'));
+    this.checkCaller(
+      token ? `token:${token}` : `address:${address ?? 'unknown'}`,
+      request.headers.get('content-length'),
+    );
+  }
+
   /**
-   * The same check for a host without Node's request (a Worker): `caller` is `token:<token>` or
-   * `address:<ip>`, `contentLength` the request's declared body size.
+   * The same check for a host without Node's request: `caller` is `token:<token>` or `address:<ip>`,
+   * `contentLength` the request's declared body size.
    */
   checkCaller(caller: string, contentLength: string | null | undefined): void {
     const buckets = this.buckets(caller);

@@ -62,7 +62,7 @@ export function registerCoreRoutes(app: Hono, hub: SyncHub, services: readonly S
  * saying how HTTP takes it (the authenticator's own words name the WebSocket's ways, ?token= and a subprotocol,
  * which HTTP ignores).
  */
-export function requestToken(hub: SyncHub, request: Request): string | null {
+export function requestToken(hub: Pick<SyncHub, 'auth'>, request: Request): string | null {
   const authorization = request.headers.get('authorization');
   const token = bearerToken(authorization);
   if (!token && !hub.auth.open) {
