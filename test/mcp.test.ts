@@ -4,7 +4,7 @@
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPlan, type Plan } from '@cairn/core';
+import { createPlan, createToolkit, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { learnSkill, readCalls, traceDocId } from '@cairn/core/learning';
 import { until } from '@cairn/core/testing';
@@ -123,17 +123,9 @@ describe('cairn mcp', () => {
     expect(client.getServerVersion()?.name).toBe('cairn');
     expect(client.getInstructions()).toContain('agent:claude');
     const { tools } = await client.listTools();
+    // The toolkit's default tools, then what only a live plan has.
     expect(tools.map((t) => t.name)).toEqual([
-      'add_tasks',
-      'update_tasks',
-      'remove_tasks',
-      'get_task',
-      'list_tasks',
-      'search_tasks',
-      'claim',
-      'claim_next',
-      'release',
-      'hand_off',
+      ...createToolkit(createPlan()).names,
       'get_learned_procedure',
       'read_chat',
       'add_chat_message',

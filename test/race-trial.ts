@@ -45,6 +45,16 @@ export function expectReplicasAgree(plans: readonly Plan[], taskId: string, winn
   }
 }
 
+/** Waits until every replica has `winner` as the task's assignee (writes that travel between servers), then checks. */
+export async function expectReplicasSettle(
+  plans: readonly Plan[],
+  taskId: string,
+  winner: string,
+): Promise<void> {
+  await Promise.all(plans.map((plan) => until(plan, () => plan.get(taskId)?.assignee === winner)));
+  expectReplicasAgree(plans, taskId, winner);
+}
+
 export async function raceForNewTask(
   racers: readonly Racer[],
   trial: number,

@@ -17,7 +17,7 @@ import {
   type ToldTask,
   toldPlan,
 } from './agent-script.js';
-import { addTask, agentReplies, openAs, type Person, say } from './harness.js';
+import { addTask, agentReplies, answerCors, openAs, type Person, say } from './harness.js';
 import { useDemo } from './use-demo.js';
 
 const demo = useDemo();
@@ -60,14 +60,7 @@ function realPlan(page: Page): Promise<ToldTask[]> {
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   // A path for an endpoint that sends no CORS headers: the browser refuses to let the page read its answer.
-  if (!req.url?.startsWith('/nocors/')) {
-    res.setHeader('access-control-allow-origin', '*');
-    res.setHeader('access-control-allow-headers', 'content-type, authorization');
-  }
-  if (req.method === 'OPTIONS') {
-    res.writeHead(204).end();
-    return;
-  }
+  if (answerCors(req, res, !req.url?.startsWith('/nocors/'))) return;
   let text = '';
   for await (const chunk of req) text += chunk;
   const body = JSON.parse(text) as ChatRequest;

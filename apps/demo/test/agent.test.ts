@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCairnServer, silentLogger } from '../../../packages/server/src/index.js';
 import { registerModelRoutes } from '../../../packages/server/src/model-proxy.js';
-import { agentReplies, DIST, goto, openAs, type Person, row, say } from './harness.js';
+import { agentReplies, answerCors, DIST, goto, openAs, type Person, row, say } from './harness.js';
 import { useDemo } from './use-demo.js';
 
 const demo = useDemo();
@@ -71,12 +71,7 @@ const requests: Array<{ headers: IncomingMessage['headers']; body: Record<string
 
 beforeAll(async () => {
   mock = createServer((req, res) => {
-    res.setHeader('access-control-allow-origin', '*');
-    res.setHeader('access-control-allow-headers', 'content-type, authorization');
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204).end();
-      return;
-    }
+    if (answerCors(req, res)) return;
     let text = '';
     req.on('data', (chunk) => {
       text += chunk;

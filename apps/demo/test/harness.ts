@@ -3,6 +3,7 @@
 // Debian's Chromium through playwright-core, and helpers that wait on selectors and page state, never on time.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -245,4 +246,18 @@ export async function say(page: Page, text: string): Promise<void> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: false });
+}
+
+/**
+ * Lets the demo page call a stand-in model endpoint from another origin (`cors: false`: as an endpoint that sends
+ * no CORS headers, whose answer the browser keeps from the page). True when it answered a preflight itself.
+ */
+export function answerCors(req: IncomingMessage, res: ServerResponse, cors = true): boolean {
+  if (cors) {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-headers', 'content-type, authorization');
+  }
+  if (req.method !== 'OPTIONS') return false;
+  res.writeHead(204).end();
+  return true;
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CairnError, createPlan } from '../src/index.js';
-import type { ClaimArbiter } from '../src/protocol-entry.js';
+import { arbiterHeldBy } from './tools-fixtures.js';
 
 describe('local claims', () => {
   it('gives a task to the first claimer and tells the second who holds it', async () => {
@@ -51,22 +51,7 @@ describe('local claims', () => {
     const plan = createPlan({ actor: 'agent:a' });
     const t = plan.add({ title: 'T' });
     const asked: string[] = [];
-    const arbiter: ClaimArbiter = {
-      claim: async (id, actor) => {
-        asked.push(`${actor} ${id}`);
-        return {
-          outcome: 'lost',
-          taskId: id,
-          holder: 'agent:z',
-          arbitrated: true,
-          message: 'held by agent:z',
-        };
-      },
-      claimNext: async () => ({ outcome: 'none', taskId: null, holder: null, arbitrated: true, message: '' }),
-      release: async () => ({ outcome: 'won', taskId: null, holder: null, arbitrated: true, message: '' }),
-      handOff: async () => ({ outcome: 'won', taskId: null, holder: null, arbitrated: true, message: '' }),
-    };
-    plan.useArbiter(arbiter);
+    plan.useArbiter(arbiterHeldBy('agent:z', asked));
     expect(await plan.claim(t.id)).toMatchObject({ outcome: 'lost', holder: 'agent:z', arbitrated: true });
     expect(asked).toEqual([`agent:a ${t.id}`]);
     expect(plan.get(t.id)!.assignee).toBeNull();

@@ -3,8 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { createToolkit } from '../src/index.js';
-import type { ClaimArbiter } from '../src/protocol-entry.js';
-import { fixedPlan, refused } from './tools-fixtures.js';
+import { arbiterHeldBy, fixedPlan, refused } from './tools-fixtures.js';
 
 describe('claim tools', () => {
   it('claim tells the winner it holds the task and the loser who does', async () => {
@@ -74,28 +73,13 @@ describe('claim tools', () => {
     const plan = fixedPlan('user:ann');
     const [task] = plan.addMany([{ title: 'T' }]);
     const asked: string[] = [];
-    const arbiter: ClaimArbiter = {
-      claim: async (id, actor) => {
-        asked.push(`${actor} claims ${id}`);
-        return {
-          outcome: 'lost',
-          taskId: id,
-          holder: 'agent:z',
-          arbitrated: true,
-          message: 'held by agent:z',
-        };
-      },
-      claimNext: async () => ({ outcome: 'none', taskId: null, holder: null, arbitrated: true, message: '' }),
-      release: async () => ({ outcome: 'won', taskId: null, holder: null, arbitrated: true, message: '' }),
-      handOff: async () => ({ outcome: 'won', taskId: null, holder: null, arbitrated: true, message: '' }),
-    };
-    plan.useArbiter(arbiter);
+    plan.useArbiter(arbiterHeldBy('agent:z', asked));
     const tk = createToolkit(plan, { actor: 'agent:b' });
     expect(await tk.dispatch('claim', { id: task!.id })).toMatchObject({
       outcome: 'lost',
       holder: 'agent:z',
     });
-    expect(asked).toEqual([`agent:b claims ${task!.id}`]);
+    expect(asked).toEqual([`agent:b ${task!.id}`]);
     expect(plan.get(task!.id)!.assignee).toBeNull();
   });
 });

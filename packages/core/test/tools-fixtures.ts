@@ -1,8 +1,10 @@
 // Shared helpers for the tool and render tests: a reproducible plan (seeded ids, a clock that ticks a minute per
-// write) and a check that a refused tool call left the document byte for byte as it was.
+// write), a check that a refused tool call left the document byte for byte as it was, and an arbiter that always
+// says another agent holds the task.
 import { expect } from 'vitest';
 import * as Y from 'yjs';
 import { createPlan, type Plan, type Toolkit } from '../src/index.js';
+import type { ClaimArbiter } from '../src/protocol-entry.js';
 import { seeded } from '../src/testing/seeded.js';
 
 export const T0 = Date.parse('2026-12-02T09:00:00Z');
@@ -83,4 +85,21 @@ export function damage(doc: Y.Doc, victim: string): string[] {
   Y.applyUpdate(doc, Y.encodeStateAsUpdate(peer, Y.encodeStateVector(doc)));
   peer.destroy();
   return ['x1', 'x2', 'x3', 'x4'];
+}
+
+/**
+ * An arbiter that answers every claim `lost` to `holder` and records each as `<actor> <taskId>` in `asked`; the
+ * other requests find nothing to do.
+ */
+export function arbiterHeldBy(holder: string, asked: string[]): ClaimArbiter {
+  const nothing = { taskId: null, holder: null, arbitrated: true, message: '' };
+  return {
+    claim: async (id, actor) => {
+      asked.push(`${actor} ${id}`);
+      return { outcome: 'lost', taskId: id, holder, arbitrated: true, message: `held by ${holder}` };
+    },
+    claimNext: async () => ({ outcome: 'none', ...nothing }),
+    release: async () => ({ outcome: 'won', ...nothing }),
+    handOff: async () => ({ outcome: 'won', ...nothing }),
+  };
 }

@@ -202,36 +202,7 @@ export class GraphView {
       'aria-label': `Dependency graph: ${this.summary.textContent}`,
     });
     root.append(
-      svg(
-        'defs',
-        {},
-        svg(
-          'marker',
-          {
-            id: 'arrow',
-            viewBox: '0 0 10 10',
-            refX: 9,
-            refY: 5,
-            markerWidth: 7,
-            markerHeight: 7,
-            orient: 'auto',
-          },
-          svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow-head' }),
-        ),
-        svg(
-          'marker',
-          {
-            id: 'arrow-cycle',
-            viewBox: '0 0 10 10',
-            refX: 9,
-            refY: 5,
-            markerWidth: 7,
-            markerHeight: 7,
-            orient: 'auto',
-          },
-          svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow-head cycle' }),
-        ),
-      ),
+      svg('defs', {}, arrowMarker('arrow', 'arrow-head'), arrowMarker('arrow-cycle', 'arrow-head cycle')),
     );
     const edgeLayer = svg('g', { class: 'edges' });
     for (const edge of model.edges) {
@@ -297,4 +268,13 @@ export class GraphView {
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** An arrow head for the edges' `marker-end`: one shape, classed for how it is drawn. */
+function arrowMarker(id: string, headClass: string): SVGElement {
+  return svg(
+    'marker',
+    { id, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' },
+    svg('path', { d: 'M0,0 L10,5 L0,10 z', class: headClass }),
+  );
 }
