@@ -35,6 +35,8 @@ export const BENCHMARKS = [
 const TIME_LIMITS_S: Record<string, { quick: number; full: number }> = {
   // Three systems, each on its own services, three interleaved runs.
   'cluster-fanout': { quick: 300, full: 1500 },
+  // Two servers under load for 60 s each, a profiled run, then memory per open plan at 600 plans on each.
+  fanout: { quick: 120, full: 900 },
   // Up to 10,000 plans written, each size for Cairn and the reference, each with an idle minute.
   'many-plans': { quick: 120, full: 2400 },
   // Two hosts with 50 clients each for three rounds, then 1,000 idle sockets per host and a hibernation wait.

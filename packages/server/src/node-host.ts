@@ -164,12 +164,7 @@ export function createCairnServer(options: CairnServerOptions = {}): CairnServer
     claims,
     ...planExists,
     learning: learner,
-    recordCall: learner
-      ? (planId, call) =>
-          learner.recordCall(planId, call).catch((error: unknown) => {
-            logger.error('a tool call could not be traced', { plan: planId, error: describeError(error) });
-          })
-      : null,
+    recordCall: learner ? (planId, call) => learner.recordCall(planId, call) : null,
   };
   registerPlanRoutes(app, hub, planRoutes);
   registerConversationRoutes(app, hub, planRoutes);

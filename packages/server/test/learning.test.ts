@@ -516,6 +516,53 @@ describe('traces', () => {
     expect(again.server.hub.isLoaded(traceDocId('acme:conv:1'))).toBe(false);
     expect([...planDoc.share.keys()]).not.toContain('calls');
   });
+  it('of calls over HTTP are written in batches through a room unloaded after: K plans keep K rooms, not 2K', async () => {
+    const s = await learningServer({ learning: { traceBatch: { maxDelayMs: 100 } } });
+    const plans = ['acme:conv:1', 'acme:conv:2', 'acme:conv:3'];
+    for (const planId of plans) {
+      await tool(s, planId, 'set_ongoing_task', { task: `Look up order ${planId}`, status: 'in_progress' });
+      for (let i = 0; i < 3; i++) await tool(s, planId, 'get_ongoing_task', {});
+    }
+    const hub = s.server.hub;
+    // Written once the batch is due, each trace loaded for its write and unloaded right after.
+    await until(async () => {
+      const stored = await listDiskDocuments(s.dir);
+      return plans.every((p) => stored.includes(traceDocId(p)));
+    });
+    await until(() => hub.roomCount === plans.length);
+    for (const planId of plans) {
+      expect(hub.isLoaded(planId)).toBe(true);
+      expect(hub.isLoaded(traceDocId(planId))).toBe(false);
+      const trace = await api(s, 'GET', `/api/plans/${encodeURIComponent(planId)}/traces`);
+      expect(trace.json.calls.map((c: Answer) => c.tool)).toEqual([
+        'set_ongoing_task',
+        'get_ongoing_task',
+        'get_ongoing_task',
+        'get_ongoing_task',
+      ]);
+    }
+    await until(() => hub.roomCount === plans.length);
+    expect(plans.every((p) => hub.isLoaded(p))).toBe(true);
+  });
+  it('of calls over HTTP are written at once when a batch is full, and none is lost on a graceful close', async () => {
+    const s = await learningServer({ learning: { traceBatch: { maxCalls: 4, maxDelayMs: 600_000 } } });
+    await tool(s, 'acme:conv:1', 'set_ongoing_task', { task: 'Look up an order', status: 'in_progress' });
+    for (let i = 0; i < 3; i++) await tool(s, 'acme:conv:1', 'get_ongoing_task', {});
+    await until(async () => (await listDiskDocuments(s.dir)).includes(traceDocId('acme:conv:1')));
+    // Two plans' calls wait in memory (fewer than a batch, long before it is due) when the server closes.
+    await tool(s, 'acme:conv:1', 'get_ongoing_task', {});
+    await tool(s, 'acme:conv:2', 'set_ongoing_task', { task: 'Refund an order', status: 'in_progress' });
+    expect(s.server.learner!.hasUnwrittenCalls('acme:conv:1')).toBe(true);
+    expect(s.server.learner!.hasUnwrittenCalls('acme:conv:2')).toBe(true);
+    expect(await listDiskDocuments(s.dir)).not.toContain(traceDocId('acme:conv:2'));
+    await s.server.close();
+
+    const again = await learningServer({ dataDir: s.dir });
+    const one = await api(again, 'GET', '/api/plans/acme%3Aconv%3A1/traces');
+    expect(one.json.calls).toHaveLength(5);
+    const two = await api(again, 'GET', '/api/plans/acme%3Aconv%3A2/traces');
+    expect(two.json.calls.map((c: Answer) => c.tool)).toEqual(['set_ongoing_task']);
+  });
   it('are not plans: the plan listing leaves them out, and the plan routes refuse their ids, naming the plan', async () => {
     const s = await learningServer();
     await tool(s, 'acme:conv:2', 'set_ongoing_task', { task: 'Look up an order', status: 'in_progress' });

@@ -70,8 +70,8 @@ export interface PlanRoutesOptions {
    * they are decided on the plan's doc here.
    */
   claims?: Pick<ClaimArbiterService, 'arbiterFor'> | null;
-  /** Records each tool call in the plan's trace (learning); a failure to record never fails the call. */
-  recordCall?: ((planId: string, call: ToolCallRecord) => Promise<void>) | null;
+  /** Records each tool call for the plan's trace (learning); it never fails the call. */
+  recordCall?: ((planId: string, call: ToolCallRecord) => void) | null;
   /**
    * The scope's learned procedures (the server's learner): `get_learned_procedure` over the tool route and the
    * `learned_procedures` section of `POST .../context`. Without it the tool is unknown and the section empty.
@@ -292,14 +292,12 @@ export function registerPlanRoutes(app: Hono, hub: SyncHub, options: PlanRoutesO
       try {
         if (!offered.readOnly) hub.assertFits(planId, jsonBytes(args));
         const result = await toolkit.dispatch(name, args);
-        // The plan's write and the call's trace are stored side by side: two fsyncs, waited on together.
-        await Promise.all([
-          !offered.readOnly && !isToolError(result) ? flush() : null,
-          // A read of a plan nobody wrote to teaches nothing and would create its trace: not recorded.
-          call && options.recordCall && !(offered.readOnly && doc.store.clients.size === 0)
-            ? options.recordCall(planId, call).catch(() => undefined)
-            : null,
-        ]);
+        if (!offered.readOnly && !isToolError(result)) await flush();
+        // Traced once its write is stored (the learner writes traces in batches, not waited on here). A read of a
+        // plan nobody wrote to teaches nothing and would create its trace: not recorded.
+        if (call && options.recordCall && !(offered.readOnly && doc.store.clients.size === 0)) {
+          options.recordCall(planId, call);
+        }
         const status = isToolError(result) ? (STATUS_BY_CODE[result.error.code] ?? 400) : 200;
         const cursor = cursorOf(doc);
         // With the cursor of its previous call, the caller also hears what others did in between.

@@ -88,8 +88,11 @@ export interface PlanHandle {
   readonly doc: Y.Doc;
   /** Resolves once every edit made so far is durably stored. */
   flush(): Promise<void>;
-  /** Lets the plan unload once no one uses it. Idempotent. */
-  release(): void;
+  /**
+   * Lets the plan unload once no one uses it. Idempotent. `unload`: a document used now and then (a plan's
+   * traces) unloads as soon as no one else uses it (flushed first) instead of staying loaded for the idle period.
+   */
+  release(options?: { unload?: boolean }): void;
 }
 
 /** What the hub lends an extension (given to the factory passed to `SyncHub.use`). */

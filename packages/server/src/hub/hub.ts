@@ -312,9 +312,10 @@ export class SyncHub {
       planId,
       doc: room.doc,
       flush: () => this.flush(planId),
-      release: () => {
+      release: (options) => {
         unhold();
-        this.maybeIdle(room);
+        if (options?.unload) this.unloadIfUnused(room);
+        else this.maybeIdle(room);
       },
     };
   }
@@ -420,6 +421,17 @@ export class SyncHub {
     room.whenIdle(this.idleUnloadMs, () => void this.unload(room));
     // Over the cap because every plan was in use when the last one loaded: the one now unused may go.
     this.evictOverCap(null);
+  }
+
+  /** A plan released with `unload`: it goes now if nobody else uses it, else it waits to be idle like any other. */
+  private unloadIfUnused(room: Room): void {
+    if (this.closing) return;
+    if (!room.idle || room.state !== 'ready') {
+      this.maybeIdle(room);
+      return;
+    }
+    room.cancelIdle();
+    void this.unload(room);
   }
 
   // Flushed while still in the map (a client may join meanwhile and keep it), then removed and released.

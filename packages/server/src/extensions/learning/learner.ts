@@ -55,6 +55,13 @@ export interface LearningOptions {
   distiller?: Distiller | null;
   /** How much of each plan's trace is kept. Default 500 calls or 30 days. */
   traceBound?: TraceBound;
+  /**
+   * Calls recorded on the server (the HTTP tool route) wait in memory and are written to their plans' traces
+   * together: `maxDelayMs` (default 1 s) after the first of them, or at once when `maxCalls` (default 100) wait.
+   * Each trace is loaded for the write and unloaded right after, so a plan worked over HTTP keeps one room loaded,
+   * not two. A graceful close writes what waits; a crash loses it (at most `maxDelayMs` of calls).
+   */
+  traceBatch?: { maxCalls?: number; maxDelayMs?: number };
   /** A skill is retired after this many failed tasks in a row. Default 3. */
   retireAfter?: number;
   /**
@@ -154,6 +161,13 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
   /** The tools a traced call may name (Cairn's and `options.tools`). */
   private readonly tools: ReadonlyMap<string, ToolSpec<unknown>>;
   private readonly shared: SharedQueue;
+  /** Calls recorded on the server, not yet written to their traces, by plan; and how many in all. */
+  private readonly unwritten = new Map<string, ToolCallRecord[]>();
+  private unwrittenCount = 0;
+  private readonly batchMaxCalls: number;
+  private readonly batchDelayMs: number;
+  /** When the calls waiting in memory are written (one key). */
+  private readonly batches: DueQueue;
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -178,6 +192,13 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     this.maxAttempts = options.retry?.maxAttempts ?? 8;
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.settleMs = options.settleMs ?? 2000;
+    this.batchMaxCalls = options.traceBatch?.maxCalls ?? 100;
+    this.batchDelayMs = options.traceBatch?.maxDelayMs ?? 1000;
+    if (!(this.batchMaxCalls >= 1 && this.batchDelayMs >= 0)) {
+      throw new CairnError('invalid_argument', 'traceBatch needs maxCalls >= 1 and maxDelayMs >= 0.', {
+        field: 'traceBatch',
+      });
+    }
     this.now = options.now ?? (() => hub.dueTimes.now());
     this.logger = options.logger ?? silentLogger;
     this.tools = knownTools(options.tools);
@@ -185,6 +206,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     const jobs = hub.dueTimes.queue('learning', () => this.sweep(), { armed: options.timer ?? true });
     this.due = new DuePlans(jobs, this.shared, options.index ?? null, this.logger);
     this.settling = hub.dueTimes.queue('learning-settle', (now) => this.settled(now));
+    this.batches = hub.dueTimes.queue('learning-traces', () => this.writeTraces());
     // Most status changes are work going on, and they come as fast as agents write: only status is read.
     this.unsubscribe = hub.onTaskChanges({
       fields: ['status'],
@@ -193,12 +215,42 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     this.ready = this.findQueued(options.listDocuments ?? null);
   }
 
-  /** Records a call made on the server (the HTTP tool route) in the plan's trace, durably. */
-  recordCall(planId: string, call: ToolCallRecord): Promise<void> {
-    return this.onTrace(planId, async (trace) => {
-      recordCall(trace.doc, call, { bound: this.bound, now: this.now() });
-      await trace.flush();
-    });
+  /**
+   * Records a call made on the server (the HTTP tool route) for the plan's trace: written with the next batch
+   * (`traceBatch`), or before anything else reads or writes that trace.
+   */
+  recordCall(planId: string, call: ToolCallRecord): void {
+    const calls = this.unwritten.get(planId);
+    if (calls) calls.push(call);
+    else this.unwritten.set(planId, [call]);
+    this.unwrittenCount++;
+    if (this.closed || this.unwrittenCount >= this.batchMaxCalls) void this.writeTraces();
+    else this.batches.setEarlier(BATCH_KEY, this.hub.dueTimes.now() + this.batchDelayMs);
+  }
+
+  /** Whether calls of the plan wait to be written to its trace (its trace document may not exist yet). */
+  hasUnwrittenCalls(planId: string): boolean {
+    return this.unwritten.has(planId);
+  }
+
+  /**
+   * Writes every call waiting in memory to its plan's trace, durably; each trace is unloaded after. Calls of a
+   * trace that cannot be opened are dropped (logged): a store that refuses them would refuse the next batch too.
+   */
+  async writeTraces(): Promise<void> {
+    this.batches.set(BATCH_KEY, null);
+    await Promise.all(
+      [...this.unwritten.keys()].map((planId) =>
+        this.onTrace(planId, async () => {}).catch((error: unknown) => {
+          const dropped = this.takeUnwritten(planId)?.length ?? 0;
+          this.logger.error('tool calls could not be traced', {
+            plan: planId,
+            dropped,
+            error: describeError(error),
+          });
+        }),
+      ),
+    );
   }
 
   /** The plan's trace, oldest first. */
@@ -308,6 +360,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     this.unsubscribe();
     this.settling.clear();
     this.settlingDocs.clear();
+    await this.writeTraces();
     await Promise.allSettled([this.sweeping, ...this.chains.values()]);
     await this.due.save();
   }
@@ -575,7 +628,11 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
 
   // ------------------------------------------------------------------ bookkeeping
 
-  /** Runs `fn` on the plan's trace document, after earlier work on it; the document is released afterwards. */
+  /**
+   * Runs `fn` on the plan's trace document, after earlier work on it and once the calls waiting for it are written
+   * (durably). The document is unloaded afterwards unless someone else uses it: a trace is read and written now and
+   * then, and kept loaded it would double the rooms of plans worked over HTTP.
+   */
   private onTrace<T>(planId: string, fn: (trace: PlanHandle) => Promise<T>): Promise<T> {
     const previous = this.chains.get(planId) ?? Promise.resolve();
     const next = previous
@@ -583,9 +640,15 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
       .then(async () => {
         const trace = await this.hub.openPlan(traceDocId(planId));
         try {
+          const calls = this.takeUnwritten(planId);
+          if (calls) {
+            const now = this.now();
+            for (const call of calls) recordCall(trace.doc, call, { bound: this.bound, now });
+            await trace.flush();
+          }
           return await fn(trace);
         } finally {
-          trace.release();
+          trace.release({ unload: true });
         }
       });
     const settled = next.catch(() => undefined);
@@ -594,6 +657,14 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
       if (this.chains.get(planId) === settled) this.chains.delete(planId);
     });
     return next;
+  }
+
+  private takeUnwritten(planId: string): ToolCallRecord[] | undefined {
+    const calls = this.unwritten.get(planId);
+    if (!calls) return undefined;
+    this.unwritten.delete(planId);
+    this.unwrittenCount -= calls.length;
+    return calls;
   }
 
   /** How long a server holds a job it runs: longer than one model call, so only a dead server's lapses. */
@@ -632,6 +703,8 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
   }
 }
 
+/** The one key of the trace-batch queue: every waiting call is written together. */
+const BATCH_KEY = 'batch';
 /** One lock per try of a job: a retry (attempts + 1) is taken afresh. */
 const runKey = (job: DistillJob) => `learn:run:${job.id}:${job.attempts}`;
 /** How long a task's close stays taken by the server that queued its job (far past every server's settle time). */

@@ -96,7 +96,10 @@ export function registerLearningRoutes(
   app.get('/api/plans/:plan/traces', async (c) => {
     const planId = c.req.param('plan');
     await authorizeRequest(hub, c.req.raw, planId, 'read');
-    const exists = hub.isLoaded(traceDocId(planId)) || (options.planExists?.(traceDocId(planId)) ?? true);
+    const exists =
+      learner.hasUnwrittenCalls(planId) ||
+      hub.isLoaded(traceDocId(planId)) ||
+      (options.planExists?.(traceDocId(planId)) ?? true);
     const calls = exists ? await learner.readTrace(planId) : [];
     return jsonResponse({ plan: planId, bound: learner.bound, calls });
   });
