@@ -98,7 +98,8 @@ export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'secon
   // build to a budget, test/consumer/bundle-size.test.ts).
   const example = readmeExample()
     .replaceAll("'@cairn/core'", "'./packages/core/dist/index.js'")
-    .replaceAll("'@cairn/core/tools'", "'./packages/core/dist/tools/index.js'");
+    .replaceAll("'@cairn/core/tools'", "'./packages/core/dist/tools/index.js'")
+    .replaceAll("'@cairn/core/render'", "'./packages/core/dist/render/index.js'");
   const readme = await bundle(example);
   // Cairn's own code in it: every dependency left out (issue 27's target for it is 17 KiB).
   const readmeOwn = await bundle(example, ['yjs', 'lib0', 'lib0/*', 'zod', 'zod/*', 'fractional-indexing']);
@@ -184,7 +185,7 @@ export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'secon
         .map(([pkg, n]) => `${pkg} ${bytes(n)}`)
         .join(
           ', ',
-        )}. It imports the one tool family it offers from @cairn/core/tools; the plan and the families validate with zod/mini and the families' JSON Schemas are generated ahead (docs/decisions/048).`,
+        )}. It imports the one tool family it offers from @cairn/core/tools and the one render format it shows from @cairn/core/render; the plan and the families validate with zod/mini and the families' JSON Schemas are generated ahead (docs/decisions/048).`,
       'Before docs/decisions/048 (measured 2026-12-03, the README example then imported createToolkit and used classic zod): the README example 81.7 KiB.',
       "The root entry's rows keep every export (createToolkit carries all six families); only the README rows are tree-shaken. The targets are issue 27's.",
     ],

@@ -33,8 +33,8 @@ export type { ContextFeed, ContextFeedOptions, ContextTurn } from './render/cont
 export { createContextFeed } from './render/context-feed.js';
 export type { DeltaOptions } from './render/delta.js';
 export { renderDelta } from './render/delta.js';
-export type { RenderFormat, RenderOptions } from './render/index.js';
-export { RENDER_FORMATS, renderPlan } from './render/index.js';
+export type { RenderFormat, RenderOptions } from './render/render-plan.js';
+export { RENDER_FORMATS, renderPlan } from './render/render-plan.js';
 export type { ChatMessage, ContextOptions } from './render/template.js';
 export { resolveContext } from './render/template.js';
 export type { Tokenizer } from './render/tokenizer.js';

@@ -6,7 +6,7 @@ import * as Y from 'yjs';
 import { CairnError } from '../src/errors.js';
 import type { StoredPlan } from '../src/first-read.js';
 import { type CreatePlanOptions, createPlan, type Plan } from '../src/plan.js';
-import { renderPlan } from '../src/render/index.js';
+import { renderPlan } from '../src/render/render-plan.js';
 import type { DocPersistence } from '../src/storage.js';
 import { seeded } from '../src/testing/seeded.js';
 

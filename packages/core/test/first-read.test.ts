@@ -6,7 +6,7 @@ import * as Y from 'yjs';
 import { CairnError } from '../src/errors.js';
 import { storedPlan } from '../src/first-read.js';
 import { createPlan, type Plan } from '../src/plan.js';
-import { RENDER_FORMATS, renderPlan } from '../src/render/index.js';
+import { RENDER_FORMATS, renderPlan } from '../src/render/render-plan.js';
 import { decodeSnapshot, encodeSnapshot } from '../src/snapshot.js';
 import type { DocPersistence } from '../src/storage.js';
 

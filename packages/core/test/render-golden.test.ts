@@ -3,7 +3,20 @@
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { type Plan, RENDER_FORMATS, type RenderOptions, renderPlan } from '../src/index.js';
+import {
+  type Plan,
+  RENDER_FORMATS,
+  type RenderFormat,
+  type RenderOptions,
+  renderPlan,
+} from '../src/index.js';
+import {
+  type FormatOptions,
+  renderChecklist,
+  renderNative,
+  renderOpenTasks,
+  renderReminder,
+} from '../src/render/index.js';
 import { cl100kTokenizer } from '../src/tokenizers/cl100k.js';
 import { fixedPlan, T0, TestClock } from './tools-fixtures.js';
 
@@ -74,6 +87,13 @@ const presence = [
   { actor: 'agent:b', taskId: null },
 ];
 
+const ALONE: Record<RenderFormat, (plan: Plan, options: FormatOptions) => string> = {
+  checklist: renderChecklist,
+  reminder: renderReminder,
+  'open-tasks': renderOpenTasks,
+  native: renderNative,
+};
+
 describe('render formats', () => {
   const cases: Array<[string, Omit<RenderOptions, 'format'>]> = [
     ['', { now: NOW }],
@@ -86,6 +106,8 @@ describe('render formats', () => {
         const plan = samplePlan();
         const withPresence = format === 'native' ? { presence } : {};
         golden(`${format}${suffix}.txt`, renderPlan(plan, { format, ...options, ...withPresence }));
+        // @cairn/core/render's function for the format alone writes the same bytes.
+        golden(`${format}${suffix}.txt`, ALONE[format](plan, { ...options, ...withPresence }));
       });
     }
     it(`${format} renders an empty plan as ''`, () => {

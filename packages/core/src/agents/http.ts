@@ -6,7 +6,7 @@
 import { CairnError, type ErrorCode } from '../errors.js';
 import { createPlan } from '../plan.js';
 import type { ContextTurn } from '../render/context-feed.js';
-import type { RenderFormat } from '../render/index.js';
+import type { RenderFormat } from '../render/render-plan.js';
 import { defaultTokenizer, type Tokenizer } from '../render/tokenizer.js';
 import { type Actor, ActorSchema } from '../schema.js';
 import { createToolkit } from '../tools/families.js';

@@ -6,7 +6,7 @@
 import type { Plan } from '../plan.js';
 import type { ContextTurn } from '../render/context-feed.js';
 import { createContextFeed } from '../render/context-feed.js';
-import type { RenderFormat } from '../render/index.js';
+import type { RenderFormat } from '../render/render-plan.js';
 import type { Actor } from '../schema.js';
 import type { JsonSchemaObject } from '../tools/definitions.js';
 import { createToolkit } from '../tools/families.js';

@@ -8,7 +8,7 @@ import * as Y from 'yjs';
 import type { Plan } from '../plan.js';
 import type { Actor } from '../schema.js';
 import { renderDelta } from './delta.js';
-import { type RenderOptions, renderPlan } from './index.js';
+import { type RenderOptions, renderPlan } from './render-plan.js';
 import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
 
 /** The reader, format and budget of a context feed: `renderPlan`'s options and when to re-render. */

@@ -11,7 +11,7 @@ import type { Plan } from '../plan.js';
 import { type Actor, SYSTEM_ACTORS } from '../schema.js';
 import type { DonePolicy } from './budget.js';
 import { renderDelta } from './delta.js';
-import { type RenderFormat, renderPlan } from './index.js';
+import { type RenderFormat, renderPlan } from './render-plan.js';
 import type { Tokenizer } from './tokenizer.js';
 import { inline, inlineMarked, type Presence } from './view.js';
 
