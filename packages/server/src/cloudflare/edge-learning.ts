@@ -10,7 +10,7 @@ import { registerLearningRoutes } from '../extensions/learning/routes.js';
 import type { PlanRoutesOptions } from '../http/plans.js';
 import type { SyncHub } from '../hub/hub.js';
 import type { IndexFile } from '../index-file.js';
-import { describeError, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import { type CairnWorkerEnv, stringVars } from './env.js';
 import type { SqlStorage } from './workers-types.js';
 
@@ -45,10 +45,8 @@ export async function useLearning(
   registerLearningRoutes(app, hub, learner, { planExists: options.planExists });
   return {
     learning: learner,
-    recordCall: (planId, call) =>
-      learner.recordCall(planId, call).catch((error: unknown) => {
-        logger.error('a tool call could not be traced', { plan: planId, error: describeError(error) });
-      }),
+    // Kept in the learner's batch, written on the object's alarm (a failed write is logged by the learner).
+    recordCall: (planId, call) => learner.recordCall(planId, call),
   };
 }
 
