@@ -3,6 +3,7 @@
 // that lets go of the store, and writes made while the hub closes.
 import { CairnError, createPlan } from '@cairn/core';
 import { CLAIM_REQUEST_TYPES, decodeClaimRequestBody, encodeClaimReply } from '@cairn/core/protocol';
+import * as decoding from 'lib0/decoding';
 import { describe, expect, it, vi } from 'vitest';
 import { applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness';
 import * as Y from 'yjs';
@@ -10,6 +11,14 @@ import { CloseCode, type Extension, type ExtensionHost, type RoomChange } from '
 import { cairnClient, rawClient, serverState, startServer } from './helpers.js';
 
 type AwarenessChanges = { added: number[]; updated: number[]; removed: number[] };
+
+/** The Yjs update a sync update message carries. */
+function updateOf(message: Uint8Array): Uint8Array {
+  const decoder = decoding.createDecoder(message);
+  decoding.readVarUint(decoder); // sync
+  decoding.readVarUint(decoder); // update
+  return decoding.readVarUint8Array(decoder);
+}
 
 /** Records every hook call as `name:hook`, and each change's origin. */
 function recorder(name: string, log: string[], priority?: number): Extension & { changes: RoomChange[] } {
@@ -119,6 +128,50 @@ describe('hub extensions', () => {
     log.length = 0;
     await server.server.close();
     expect(log).toEqual(['high:close', 'low:close', 'high:destroy', 'low:destroy']);
+  });
+
+  it('applies remote updates in one transaction, relaying each to the clients as it comes', async () => {
+    const server = await startServer();
+    const rec = server.server.hub.use(() => recorder('rec', []));
+    const raw = rawClient(server.url, 'acme:batch');
+    const isUpdate = (m: Uint8Array) => m[0] === 0 && m[1] === 2;
+    const isStep1 = (m: Uint8Array) => m[0] === 0 && m[1] === 0;
+    await raw.next(isStep1); // greeted: the room is ready
+    const room = server.server.hub.loadedRoom('acme:batch')!;
+    let transactions = 0;
+    room.doc.on('afterTransaction', () => transactions++);
+    const far = new Y.Doc();
+    const updates: Uint8Array[] = [];
+    far.on('update', (update: Uint8Array) => updates.push(update));
+    const plan = createPlan({ doc: far, actor: 'agent:far' });
+    for (const title of ['one', 'two', 'three']) plan.add({ title });
+
+    room.applyRemote(updates, 'test', true);
+    expect(transactions).toBe(1);
+    expect(rec.changes.map((c) => c.origin)).toEqual([{ source: 'remote', via: 'test', stored: true }]);
+    // Each update reaches the client as it came, and the transaction's own update is not sent again.
+    await vi.waitFor(() => expect(raw.messages.filter(isUpdate)).toHaveLength(updates.length));
+    expect(raw.messages.filter(isUpdate).map(updateOf)).toEqual(updates);
+
+    // Out of order, with a malformed update among them: the others get in, in the same transaction, the failure
+    // is thrown after, and the client gets what got in whole besides the updates as they came.
+    updates.length = 0;
+    for (const title of ['four', 'five']) plan.add({ title });
+    const [four, five] = updates as [Uint8Array, Uint8Array];
+    expect(() => room.applyRemote([five, new Uint8Array([1, 2, 3]), four], 'test', true)).toThrow();
+    expect(transactions).toBe(2);
+    expect(rec.changes).toHaveLength(2);
+    expect(
+      createPlan({ doc: room.doc, actor: 'agent:x' })
+        .list()
+        .map((t) => t.title),
+    ).toEqual(['one', 'two', 'three', 'four', 'five']);
+    await vi.waitFor(() =>
+      expect(raw.messages.filter(isUpdate).length).toBeGreaterThanOrEqual(updates.length + 4),
+    );
+    const client = new Y.Doc();
+    for (const update of raw.messages.filter(isUpdate).map(updateOf)) Y.applyUpdate(client, update);
+    expect(Y.encodeStateVector(client)).toEqual(Y.encodeStateVector(room.doc));
   });
 
   it('relays a plan between two servers without echo', async () => {

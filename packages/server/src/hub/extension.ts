@@ -36,12 +36,14 @@ export interface PlanRoom {
   readonly awareness: Awareness;
   readonly conns: ReadonlySet<RoomConnection>;
   /**
-   * Applies an update that comes from outside this hub (another server): relayed to every client and given to
-   * every extension's `change` with origin `{ source: 'remote', via, stored }` (core's `remoteOrigin`). `stored`: the update is durable
-   * already (stored by the server it entered through), so this hub's store leaves it out. Throws on a malformed
-   * update, and CairnError `conflict` once the plan has unloaded (look the room up again with `host.room`).
+   * Applies updates that come from outside this hub (another server): relayed to every client and given to every
+   * extension's `change` with origin `{ source: 'remote', via, stored }` (core's `remoteOrigin`). `stored`: they are durable already
+   * (stored by the server they entered through), so this hub's store leaves them out. Several updates (a relay's
+   * read of them) are applied in one transaction: each is relayed to the clients as it is integrated, and the
+   * doc's observers and `change` run once, for all of them. Throws on a malformed update (once the others are
+   * in), and CairnError `conflict` once the plan has unloaded (look the room up again with `host.room`).
    */
-  applyRemote(update: Uint8Array, via: string, stored?: boolean): void;
+  applyRemote(updates: Uint8Array | readonly Uint8Array[], via: string, stored?: boolean): void;
 }
 
 /** A plan being loaded, before any client sees it. */

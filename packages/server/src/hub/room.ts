@@ -38,8 +38,11 @@ export class Room implements MessageRoom {
   /** Size of each client's awareness state (its JSON in UTF-8), and their sum: the plan's presence budget. */
   private readonly presenceBytes = new Map<number, number>();
   private presenceTotal = 0;
-  /** The connection whose update applyFrom is applying and has already relayed whole (its event is not relayed). */
-  private relayedBy: Connection | null = null;
+  /**
+   * The origin (a connection, or a remote batch) of the transaction being applied whose updates have already been
+   * relayed whole, as they came: its 'update' event is not relayed again.
+   */
+  private relayedBy: Connection | object | null = null;
 
   constructor(
     planId: string,
@@ -177,13 +180,48 @@ export class Room implements MessageRoom {
     this.doc.store.pendingDs = null;
   }
 
-  applyRemote(update: Uint8Array, via: string, stored = false): void {
+  /**
+   * Applies updates from another server in one transaction: Yjs's cleanup after a transaction (its observers, the
+   * extensions' `change`, the merge of what it deleted) runs once for the batch instead of once per update, which
+   * is what a relayed update cost a receiving instance. Each update is relayed to the clients as it is integrated,
+   * as a client's own edit is (applyRelayingFirst), so the first client is not kept waiting by the rest. An update
+   * that fails to integrate keeps none of the others out; the first failure is thrown once they are in.
+   */
+  applyRemote(updates: Uint8Array | readonly Uint8Array[], via: string, stored = false): void {
     if (this.current !== 'ready') {
       throw new CairnError('conflict', `Plan "${this.planId}" is not loaded here any more.`, {
         planId: this.planId,
       });
     }
-    Y.applyUpdate(this.doc, update, remoteOrigin(via, stored));
+    const batch = updates instanceof Uint8Array ? [updates] : updates;
+    const origin = remoteOrigin(via, stored);
+    // As in applyRelayingFirst: updates held back before the batch may get in with it, and a failed update may
+    // have got in part; then the transaction's 'update' event, which carries them, is relayed too.
+    const { pendingStructs, pendingDs } = this.doc.store;
+    let relayedWhole = pendingStructs === null && pendingDs === null;
+    const failures: unknown[] = [];
+    try {
+      Y.transact(
+        this.doc,
+        () => {
+          for (const update of batch) {
+            try {
+              Y.applyUpdate(this.doc, update, origin); // joins this transaction
+            } catch (error) {
+              failures.push(error);
+              relayedWhole = false;
+              continue;
+            }
+            this.relay(updateMessage(update), origin);
+          }
+          if (relayedWhole) this.relayedBy = origin;
+        },
+        origin,
+      );
+    } finally {
+      this.relayedBy = null;
+    }
+    if (failures.length > 0) throw failures[0];
   }
 
   /**

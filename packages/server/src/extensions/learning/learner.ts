@@ -433,7 +433,12 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     steps: string[],
   ): Promise<void> {
     const offer = readOffer(trace.doc, task.id);
-    if (offer && (task.status === 'done' || task.status === 'failed')) {
+    // Every server holding the plan (and its trace) sees the close and the offer; in a cluster one of them counts.
+    if (
+      offer &&
+      (task.status === 'done' || task.status === 'failed') &&
+      (await this.shared.take(`learn:outcome:${planId}:${task.id}:${task.updatedAt}`, CLOSE_TAKEN_MS))
+    ) {
       await this.countOutcome(planId, task.id, task.status, offer.skills);
     }
     if (offer) clearOffer(trace.doc, task.id, 'learning');
@@ -707,7 +712,10 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
 const BATCH_KEY = 'batch';
 /** One lock per try of a job: a retry (attempts + 1) is taken afresh. */
 const runKey = (job: DistillJob) => `learn:run:${job.id}:${job.attempts}`;
-/** How long a task's close stays taken by the server that queued its job (far past every server's settle time). */
+/**
+ * How long a task's close stays taken by the server that queued its job, or counted its outcome for the skills
+ * offered on it (far past every server's settle time).
+ */
 const CLOSE_TAKEN_MS = 10 * 60_000;
 /** The statuses a closed top-level task is learned from (not `skipped`). */
 const LEARNED_STATUSES: ReadonlySet<unknown> = new Set(['done', 'failed', 'cancelled']);
