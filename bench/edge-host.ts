@@ -292,7 +292,7 @@ export async function run({
     method:
       `Both hosts on 127.0.0.1, each in its own process: \`cairn serve\` (built) and the example worker (apps/cloudflare, bundled ` +
       `from the sources) in the npm workerd with a persisted SQLite directory. Edit → seen: one plan, ${CLIENTS} y-websocket clients ` +
-      `(${CLIENTS - 2} in a child process), a sender flips a task's status and the time runs until the observer sees it; the two hosts take ` +
+      `(${CLIENTS - 2} in a child process), a sender flips a task's status and the time runs until the observer sees it; the three hosts take ` +
       `turns edit by edit, ${edits} edits each per round after ${warmup} warm-up edits, ${rounds} rounds on fresh hosts, pooled. ` +
       `y-partyserver (its YServer as its README deploys it, in memory, bundled like the example worker) runs in the same workerd ` +
       `binary without wrangler, a third host in the same turns; its clients are y-websocket's provider, whose wire it speaks. Idle: ` +
