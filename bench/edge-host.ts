@@ -1,21 +1,29 @@
 // Benchmark 16: the Durable Object host (apps/cloudflare in the npm workerd) beside `cairn serve` under Node.
-// Edit → seen with 50 clients in one plan; what 1,000 idle plans (one idle socket each) cost each host in memory
-// and CPU; and how long a hibernated object takes to answer the first message that wakes it.
+// Edit → seen with 50 clients in one plan (and y-partyserver on the same workerd); what 1,000 plans written once and
+// left idle, without and with a socket, cost each host in memory and CPU; and how long a hibernated object takes to answer the first message that wakes it.
 import * as fs from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { type RunningWorkerd, startWorkerd } from '../apps/cloudflare/test/workerd.js';
 import { crowdedPair, flipInTurns, type LatencyPair } from './lib/latency.js';
 import { loadAverage } from './lib/machine.js';
 import { bootstrapRatio, collectGarbage, now, progress, rng, summarize } from './lib/measure.js';
 import { type BenchResult, bytes, cairnOnly, ms, type Row, speedup } from './lib/report.js';
+import { makeRoom } from './lib/rooms.js';
 import { type RunningServer, startServer } from './lib/servers.js';
 
 type Host = 'node' | 'workerd';
+/** The hosts of the edit → seen row: Cairn's two, and y-partyserver on the same workerd. */
+type LatencyHost = Host | 'partyserver';
 const HOSTS: Host[] = ['node', 'workerd'];
-const NAMES: Record<Host, string> = {
+const LATENCY_HOSTS: LatencyHost[] = ['node', 'workerd', 'partyserver'];
+const NAMES: Record<LatencyHost, string> = {
   node: '`cairn serve` under Node (disk store)',
   workerd: 'Durable Object host in workerd (SQLite)',
+  partyserver: 'y-partyserver 2.2 in the same workerd (in memory)',
 };
+const PARTYSERVER_WORKER = join(dirname(fileURLToPath(import.meta.url)), 'baselines/y-partyserver-worker.ts');
 const CLIENTS = 50;
 /** workerd evicts an object whose sockets have been idle for about 10 s. */
 const HIBERNATE_MS = 13_000;
@@ -24,12 +32,33 @@ const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
 
 /** The example worker in workerd, open for local development, as a RunningServer of the shared helpers. */
 async function startEdge(): Promise<RunningServer & { workerd: RunningWorkerd }> {
-  const workerd = await startWorkerd({ vars: { CAIRN_DEV_OPEN: '1' } });
+  return asServer(await startWorkerd({ vars: { CAIRN_DEV_OPEN: '1' } }), 'cairn', '/sync');
+}
+
+/** y-partyserver's YServer in workerd: its rooms at /parties/y-plans/:room, the y-websocket wire. */
+async function startPartyserver(): Promise<RunningServer> {
+  const workerd = await startWorkerd({
+    vars: {},
+    worker: { entry: PARTYSERVER_WORKER, binding: 'YPlans', className: 'YPlans' },
+  });
+  const server = asServer(workerd, 'reference', '/parties/y-plans');
+  // With y-partyserver's objects loaded, workerd did not exit on SIGTERM here: it is stopped with SIGKILL.
+  return { ...server, stop: () => workerd.kill9().then(() => workerd.dispose()) };
+}
+
+/**
+ * `kind`: the wire the shared clients speak to it (Cairn's, or y-websocket's as the reference server speaks it).
+ */
+function asServer(
+  workerd: RunningWorkerd,
+  kind: 'cairn' | 'reference',
+  path: string,
+): RunningServer & { workerd: RunningWorkerd } {
   const ticks = 100;
   return {
-    kind: 'cairn', // the same wire: the shared clients treat it as Cairn's server
+    kind,
     pid: workerd.pid,
-    wsBase: `ws://127.0.0.1:${workerd.port}/sync`,
+    wsBase: `ws://127.0.0.1:${workerd.port}${path}`,
     cpuSeconds() {
       const fields = readStat(workerd.pid);
       return (Number(fields[11]) + Number(fields[12])) / ticks;
@@ -51,13 +80,28 @@ function rssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-const start = (host: Host) => (host === 'node' ? startServer('cairn') : startEdge());
+const start = (host: LatencyHost): Promise<RunningServer> =>
+  host === 'node' ? startServer('cairn') : host === 'workerd' ? startEdge() : startPartyserver();
+
+/** A y-websocket sync message carrying `update` (messageSync, then messageYjsUpdate, then the update's length). */
+function updateMessage(update: Uint8Array): Uint8Array {
+  const length: number[] = [];
+  let n = update.length;
+  while (n > 0x7f) {
+    length.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  length.push(n);
+  return Uint8Array.from([0, 2, ...length, ...update]);
+}
 
 /** An idle socket on its own plan: connected and greeted, then silent. */
 interface IdleSocket {
   ws: WebSocket;
   /** Sends an awareness query and resolves with the ms until the first message back. */
   poke(): Promise<number>;
+  /** Writes `update` into the plan; resolves when the host has answered a query sent after it. */
+  write(update: Uint8Array): Promise<void>;
 }
 
 async function openIdle(wsBase: string, plan: string): Promise<IdleSocket> {
@@ -73,7 +117,7 @@ async function openIdle(wsBase: string, plan: string): Promise<IdleSocket> {
     waiter = resolve;
     ws.once('error', reject);
   });
-  return {
+  const socket: IdleSocket = {
     ws,
     poke() {
       const t0 = now();
@@ -82,7 +126,12 @@ async function openIdle(wsBase: string, plan: string): Promise<IdleSocket> {
         ws.send(Uint8Array.of(3)); // QueryAwareness: every host answers it
       });
     },
+    async write(update) {
+      ws.send(updateMessage(update));
+      await socket.poke(); // a socket's messages are handled in order
+    },
   };
+  return socket;
 }
 
 export async function run({
@@ -90,22 +139,24 @@ export async function run({
 }: {
   quick: boolean;
 }): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
-  const rounds = quick ? 1 : 3;
-  const edits = quick ? 40 : 150; // per host per round: a loaded machine makes each edit slow
+  const rounds = quick ? 1 : 2; // three hosts in turns: two rounds keep the run to a few minutes
+  const edits = quick ? 40 : 100; // per host per round: a loaded machine makes each edit slow
   const warmup = quick ? 10 : 30;
   const idlePlans = quick ? 100 : 1_000;
   const wakeSamples = quick ? 10 : 50;
   const loadStart = loadAverage();
 
-  // 1. Edit → seen, both hosts side by side, taking turns edit by edit.
-  const pooled: Record<Host, number[]> = { node: [], workerd: [] };
+  // 1. Edit → seen, the three hosts side by side, taking turns edit by edit.
+  const pooled: Record<LatencyHost, number[]> = { node: [], workerd: [], partyserver: [] };
   const random = rng(16);
   for (let round = 0; round < rounds; round++) {
     progress(`edit → seen, round ${round + 1} of ${rounds}`);
-    const setups: LatencyPair<Host>[] = [];
+    const setups: LatencyPair<LatencyHost>[] = [];
     try {
-      for (const host of HOSTS)
-        setups.push(await crowdedPair(host, await start(host), 'cairn', 'edge-latency', CLIENTS));
+      for (const host of LATENCY_HOSTS) {
+        const server = await start(host);
+        setups.push(await crowdedPair(host, server, server.kind, 'edge-latency', CLIENTS));
+      }
       collectGarbage();
       await flipInTurns(setups, { warmup, edits, random, into: pooled });
     } finally {
@@ -113,36 +164,50 @@ export async function run({
     }
   }
 
-  // 2 and 3. Idle plans, then the first message after the idle period (a wake on workerd).
-  const idle: Record<Host, { rssBefore: number; rssConnected: number; rssIdle: number; cpuIdleS: number }> = {
-    node: { rssBefore: 0, rssConnected: 0, rssIdle: 0, cpuIdleS: 0 },
-    workerd: { rssBefore: 0, rssConnected: 0, rssIdle: 0, cpuIdleS: 0 },
+  // 2 and 3. Plans written once and left idle, first without a socket, then with one; then the first message
+  // after the idle period (a wake on workerd).
+  type Idle = { rss: number; cpuS: number };
+  const idle: Record<Host, { before: number; closed: Idle; open: Idle }> = {
+    node: { before: 0, closed: { rss: 0, cpuS: 0 }, open: { rss: 0, cpuS: 0 } },
+    workerd: { before: 0, closed: { rss: 0, cpuS: 0 }, open: { rss: 0, cpuS: 0 } },
   };
   const firstMessage: Record<Host, { afterIdle: number[]; warm: number[] }> = {
     node: { afterIdle: [], warm: [] },
     workerd: { afterIdle: [], warm: [] },
   };
+  const plan = makeRoom('idle', 1).state; // a real plan of one task, written once into each idle plan
   const servers: Record<string, RunningServer> = {};
   const sockets: Record<Host, IdleSocket[]> = { node: [], workerd: [] };
+  const idleFor = async (phase: 'closed' | 'open') => {
+    const cpuAt: Record<string, number> = {};
+    for (const host of HOSTS) cpuAt[host] = servers[host]!.cpuSeconds();
+    await sleep(HIBERNATE_MS); // deliberately idle: the time workerd takes to evict the objects
+    for (const host of HOSTS)
+      idle[host][phase] = { rss: servers[host]!.rss(), cpuS: servers[host]!.cpuSeconds() - cpuAt[host]! };
+  };
   try {
     for (const host of HOSTS) {
       servers[host] = await start(host);
-      idle[host].rssBefore = servers[host]!.rss();
+      idle[host].before = servers[host]!.rss();
     }
-    progress(`${idlePlans} idle plans on each host`);
+    progress(`${idlePlans} plans written and closed on each host`);
     for (let i = 0; i < idlePlans; i++) {
-      for (const host of HOSTS) sockets[host].push(await openIdle(servers[host]!.wsBase, `idle:${i}`));
+      for (const host of HOSTS) {
+        const socket = await openIdle(servers[host]!.wsBase, `closed:${i}`);
+        await socket.write(plan);
+        socket.ws.close();
+      }
     }
-    const cpuAt: Record<string, number> = {};
-    for (const host of HOSTS) {
-      idle[host].rssConnected = servers[host]!.rss();
-      cpuAt[host] = servers[host]!.cpuSeconds();
+    await idleFor('closed');
+    progress(`${idlePlans} plans written, each with a socket left open, on each host`);
+    for (let i = 0; i < idlePlans; i++) {
+      for (const host of HOSTS) {
+        const socket = await openIdle(servers[host]!.wsBase, `open:${i}`);
+        await socket.write(plan);
+        sockets[host].push(socket);
+      }
     }
-    await sleep(HIBERNATE_MS); // deliberately idle: the time workerd takes to evict the objects
-    for (const host of HOSTS) {
-      idle[host].rssIdle = servers[host]!.rss();
-      idle[host].cpuIdleS = servers[host]!.cpuSeconds() - cpuAt[host]!;
-    }
+    await idleFor('open');
     progress('first message after the idle period, then on a warm plan');
     for (let i = 0; i < wakeSamples; i++) {
       for (const host of HOSTS) {
@@ -158,51 +223,59 @@ export async function run({
 
   const n = summarize(pooled.node);
   const e = summarize(pooled.workerd);
+  const y = summarize(pooled.partyserver);
   const p99Ratio = bootstrapRatio(pooled.workerd, pooled.node, 0.99);
   const medianRatio = bootstrapRatio(pooled.workerd, pooled.node, 0.5);
+  const p99RatioParty = bootstrapRatio(pooled.workerd, pooled.partyserver, 0.99);
   const wake = summarize(firstMessage.workerd.afterIdle);
   const nodeAfterIdle = summarize(firstMessage.node.afterIdle);
   const warmEdge = summarize(firstMessage.workerd.warm);
-  const perPlan = (host: Host) => (idle[host].rssIdle - idle[host].rssBefore) / idlePlans;
+  /** RSS growth per plan: the closed plans over the fresh host, the plans with a socket over the closed ones. */
+  const perPlan = (host: Host, phase: 'closed' | 'open') =>
+    bytes(
+      Math.round(
+        (idle[host][phase].rss - (phase === 'closed' ? idle[host].before : idle[host].closed.rss)) /
+          idlePlans,
+      ),
+    );
+  const cpu = (host: Host, phase: 'closed' | 'open') => `${(idle[host][phase].cpuS * 1000).toFixed(0)} ms`;
+  const latencyRows = (what: 'p50' | 'p99', pick: (x: ReturnType<typeof summarize>) => number): Row[] =>
+    (['node', 'partyserver'] as const).map((baseline) => ({
+      measure: `edit → seen by another agent, ${CLIENTS} clients in one plan: ${what}`,
+      cairn: ms(pick(e)),
+      baselineName: NAMES[baseline],
+      baseline: ms(pick(baseline === 'node' ? n : y)),
+      ratio: speedup(pick(e), pick(baseline === 'node' ? n : y)),
+      target: '',
+      met: null,
+    }));
+  const idleRow = (measure: string, value: (host: Host) => string): Row => ({
+    measure,
+    cairn: value('workerd'),
+    baselineName: NAMES.node,
+    baseline: value('node'),
+    ratio: '',
+    target: '',
+    met: null,
+  });
+  const idleS = HIBERNATE_MS / 1000;
   const rows: Row[] = [
+    ...latencyRows('p50', (x) => x.median),
+    ...latencyRows('p99', (x) => x.p99),
+    idleRow(
+      `${idlePlans} plans written once, socket closed, after ${idleS} s idle: RSS growth per plan`,
+      (h) => perPlan(h, 'closed'),
+    ),
+    idleRow(`CPU over those ${idleS} s idle (${idlePlans} plans, no socket)`, (h) => cpu(h, 'closed')),
+    idleRow(
+      `${idlePlans} more plans written once, each socket left open, after ${idleS} s idle: RSS growth per plan`,
+      (h) => perPlan(h, 'open'),
+    ),
+    idleRow(`CPU over those ${idleS} s idle (${idlePlans} open sockets, ${2 * idlePlans} plans)`, (h) =>
+      cpu(h, 'open'),
+    ),
     {
-      measure: `edit → seen by another agent, ${CLIENTS} clients in one plan: p50`,
-      cairn: ms(e.median),
-      baselineName: NAMES.node,
-      baseline: ms(n.median),
-      ratio: speedup(e.median, n.median),
-      target: '',
-      met: null,
-    },
-    {
-      measure: `edit → seen by another agent, ${CLIENTS} clients in one plan: p99`,
-      cairn: ms(e.p99),
-      baselineName: NAMES.node,
-      baseline: ms(n.p99),
-      ratio: speedup(e.p99, n.p99),
-      target: '',
-      met: null,
-    },
-    {
-      measure: `memory of ${idlePlans} idle plans (one idle socket each), after ${HIBERNATE_MS / 1000} s idle: RSS growth per plan`,
-      cairn: bytes(Math.round(perPlan('workerd'))),
-      baselineName: NAMES.node,
-      baseline: bytes(Math.round(perPlan('node'))),
-      ratio: '',
-      target: '',
-      met: null,
-    },
-    {
-      measure: `CPU over ${HIBERNATE_MS / 1000} s with ${idlePlans} idle plans`,
-      cairn: `${(idle.workerd.cpuIdleS * 1000).toFixed(0)} ms`,
-      baselineName: NAMES.node,
-      baseline: `${(idle.node.cpuIdleS * 1000).toFixed(0)} ms`,
-      ratio: '',
-      target: '',
-      met: null,
-    },
-    {
-      measure: `first message after ${HIBERNATE_MS / 1000} s idle (a wake on workerd): p50 / p99 of ${wakeSamples}`,
+      measure: `first message after ${idleS} s idle (a wake on workerd): p50 / p99 of ${wakeSamples}`,
       cairn: `${ms(wake.median)} / ${ms(wake.p99)}`,
       baselineName: NAMES.node,
       baseline: `${ms(nodeAfterIdle.median)} / ${ms(nodeAfterIdle.p99)}`,
@@ -219,10 +292,13 @@ export async function run({
     method:
       `Both hosts on 127.0.0.1, each in its own process: \`cairn serve\` (built) and the example worker (apps/cloudflare, bundled ` +
       `from the sources) in the npm workerd with a persisted SQLite directory. Edit → seen: one plan, ${CLIENTS} y-websocket clients ` +
-      `(${CLIENTS - 2} in a child process), a sender flips a task's status and the time runs until the observer sees it; the two hosts take ` +
-      `turns edit by edit, ${edits} edits each per round after ${warmup} warm-up edits, ${rounds} rounds on fresh hosts, pooled. Idle: ` +
-      `${idlePlans} plans per host, each with one raw socket that is greeted and then silent; RSS and CPU time of the host process ` +
-      `(/proc) before, when connected and after ${HIBERNATE_MS / 1000} s idle (workerd evicts idle objects after about 10 s); then ` +
+      `(${CLIENTS - 2} in a child process), a sender flips a task's status and the time runs until the observer sees it; the three hosts take ` +
+      `turns edit by edit, ${edits} edits each per round after ${warmup} warm-up edits, ${rounds} rounds on fresh hosts, pooled. ` +
+      `y-partyserver (its YServer as its README deploys it, in memory, bundled like the example worker) runs in the same workerd ` +
+      `binary without wrangler, a third host in the same turns; its clients are y-websocket's provider, whose wire it speaks. Idle: ` +
+      `${idlePlans} plans per host, each written once (a plan of one task, as a y-websocket update over a raw socket, answered) and ` +
+      `the socket closed; ${HIBERNATE_MS / 1000} s idle; then ${idlePlans} more, each socket left open and silent; ${HIBERNATE_MS / 1000} s idle. ` +
+      `RSS and CPU time of the host process (/proc) after each idle period (workerd evicts idle objects after about 10 s); then ` +
       `${wakeSamples} sockets per host each send an awareness query and the time to the first message back is taken, then again at once.`,
     rows,
     notes: [
@@ -231,11 +307,15 @@ export async function run({
       `How sure the latency comparison is: the DO host's p99 over the Node host's, resampled 1,000 times from the pooled edits ` +
         `(bootstrap), lies between ${p99Ratio.low.toFixed(2)} and ${p99Ratio.high.toFixed(2)} in 90% of the resamples (median ratio: ` +
         `${medianRatio.low.toFixed(2)} to ${medianRatio.high.toFixed(2)}); below 1 is the DO host faster.`,
-      `RSS (MiB) before / connected / after idle: Node ${mib(idle.node.rssBefore)} / ${mib(idle.node.rssConnected)} / ${mib(idle.node.rssIdle)}, ` +
-        `workerd ${mib(idle.workerd.rssBefore)} / ${mib(idle.workerd.rssConnected)} / ${mib(idle.workerd.rssIdle)}. Local workerd runs every ` +
-        'object in one process, so its RSS is the whole runtime, and it did not fall after the eviction (the wake times show the objects were ' +
-        'evicted): the runtime keeps what its isolate once used. This row does not measure what a hibernated object costs on Cloudflare.',
-      'The DO host acknowledges a write after `ctx.storage.sync()`; the Node host after an fsync. y-partyserver was not measured: it needs wrangler or miniflare, which need Node 22.',
+      `The DO host's p99 over y-partyserver's: ${p99RatioParty.low.toFixed(2)} to ${p99RatioParty.high.toFixed(2)} (90% bootstrap interval). ` +
+        "y-partyserver keeps the document in the object's memory and writes nothing: it does less per edit than either Cairn host.",
+      `RSS (MiB) fresh / ${idlePlans} closed plans idle / and ${idlePlans} open plans idle: Node ${mib(idle.node.before)} / ` +
+        `${mib(idle.node.closed.rss)} / ${mib(idle.node.open.rss)}, workerd ${mib(idle.workerd.before)} / ${mib(idle.workerd.closed.rss)} / ` +
+        `${mib(idle.workerd.open.rss)}. The Node host still holds every plan it touched in these seconds (it unloads a plan after 60 s idle, ` +
+        'benchmark 15). Local workerd runs every object in one process, so its RSS is the whole runtime, and it does not fall after the ' +
+        'eviction (the wake times show the objects were evicted): the runtime keeps what its isolate once used. On Cloudflare a hibernated ' +
+        'object holds no memory that is billed or counted against the host; these rows do not measure that, only what local workerd keeps.',
+      'The DO host acknowledges a write after `ctx.storage.sync()`; the Node host after an fsync.',
     ],
   };
 }
