@@ -98,8 +98,9 @@ export async function run({
   };
   const vsPeer = p99RatioInterval(pooled('cluster'), pooled('hocuspocus'));
   const vsSingle = p99RatioInterval(pooled('cluster'), pooled('single'));
+  // Always the cluster's p99 over the baseline's, whichever way the headline reads ("faster" or "slower").
   const interval = ([lo, hi]: [number, number]) =>
-    `95% bootstrap interval ${lo.toFixed(2)}x-${hi.toFixed(2)}x`;
+    `cluster/baseline p99 ${lo.toFixed(2)}-${hi.toFixed(2)}, 95% bootstrap interval`;
   const row = (measure: string, system: System, baseline: System, extra: Partial<Row> = {}): Row => ({
     measure,
     cairn: '',
