@@ -3,7 +3,7 @@
 // configured model, else offline), retrying a failed distillation with backoff. When a task on which skills were
 // offered closes as done or failed, their success rates are updated. Traces are kept within their bound here.
 // Its times (the settling of a close, the jobs' due times) are queues of the hub's due-time index.
-import { type Actor, CairnError, createChat, createPlan, type Plan, type TaskSnapshot } from '@cairn/core';
+import { type Actor, CairnError, createPlan, type TaskSnapshot } from '@cairn/core';
 import {
   callsForTask,
   clearOffer,
@@ -19,7 +19,6 @@ import {
   readCalls,
   readOffer,
   readSkills,
-  recordCall,
   recordSkillOutcome,
   type Skill,
   type SkillAuthor,
@@ -33,7 +32,6 @@ import {
   type TraceBound,
   type TraceCall,
   type TraceSample,
-  traceDocId,
 } from '@cairn/core/learning';
 import { DOC_KEYS, type ToolCallRecord, type ToolSpec, toCairnError } from '@cairn/core/protocol';
 import * as Y from 'yjs';
@@ -45,7 +43,9 @@ import { describeError, type Logger, silentLogger } from '../../log.js';
 import { type Distiller, writeProse } from './distiller.js';
 import { DuePlans } from './due-plans.js';
 import { type DistillJob, putJob, readPending } from './jobs.js';
+import { conversationSample, taskSample } from './samples.js';
 import { type SharedLearningQueue, SharedQueue } from './shared-queue.js';
+import { TraceDocs } from './trace-docs.js';
 import { guardTrace } from './trace-guard.js';
 
 export { type DistillJob, DistillJobSchema } from './jobs.js';
@@ -147,7 +147,6 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
   /** Plans with queued jobs, and when the soonest is due. */
   private readonly due: DuePlans;
   /** Work on one plan's trace takes turns (a close, a sweep, a recorded call). */
-  private readonly chains = new Map<string, Promise<unknown>>();
   private readonly watched = new WeakSet<Y.Doc>();
   private readonly settleMs: number;
   /** Tasks whose status changed (`plan\ntask`), read once settled: changes in quick succession are read once. */
@@ -161,13 +160,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
   /** The tools a traced call may name (Cairn's and `options.tools`). */
   private readonly tools: ReadonlyMap<string, ToolSpec<unknown>>;
   private readonly shared: SharedQueue;
-  /** Calls recorded on the server, not yet written to their traces, by plan; and how many in all. */
-  private readonly unwritten = new Map<string, ToolCallRecord[]>();
-  private unwrittenCount = 0;
-  private readonly batchMaxCalls: number;
-  private readonly batchDelayMs: number;
-  /** When the calls waiting in memory are written (one key). */
-  private readonly batches: DueQueue;
+  private readonly traces: TraceDocs;
 
   constructor(
     private readonly hub: ExtensionHost,
@@ -192,13 +185,6 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     this.maxAttempts = options.retry?.maxAttempts ?? 8;
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.settleMs = options.settleMs ?? 2000;
-    this.batchMaxCalls = options.traceBatch?.maxCalls ?? 100;
-    this.batchDelayMs = options.traceBatch?.maxDelayMs ?? 1000;
-    if (!(this.batchMaxCalls >= 1 && this.batchDelayMs >= 0)) {
-      throw new CairnError('invalid_argument', 'traceBatch needs maxCalls >= 1 and maxDelayMs >= 0.', {
-        field: 'traceBatch',
-      });
-    }
     this.now = options.now ?? (() => hub.dueTimes.now());
     this.logger = options.logger ?? silentLogger;
     this.tools = knownTools(options.tools);
@@ -206,7 +192,12 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     const jobs = hub.dueTimes.queue('learning', () => this.sweep(), { armed: options.timer ?? true });
     this.due = new DuePlans(jobs, this.shared, options.index ?? null, this.logger);
     this.settling = hub.dueTimes.queue('learning-settle', (now) => this.settled(now));
-    this.batches = hub.dueTimes.queue('learning-traces', () => this.writeTraces());
+    this.traces = new TraceDocs(hub, {
+      bound: this.bound,
+      now: this.now,
+      logger: this.logger,
+      batch: options.traceBatch,
+    });
     // Most status changes are work going on, and they come as fast as agents write: only status is read.
     this.unsubscribe = hub.onTaskChanges({
       fields: ['status'],
@@ -220,42 +211,22 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
    * (`traceBatch`), or before anything else reads or writes that trace.
    */
   recordCall(planId: string, call: ToolCallRecord): void {
-    const calls = this.unwritten.get(planId);
-    if (calls) calls.push(call);
-    else this.unwritten.set(planId, [call]);
-    this.unwrittenCount++;
-    if (this.closed || this.unwrittenCount >= this.batchMaxCalls) void this.writeTraces();
-    else this.batches.setEarlier(BATCH_KEY, this.hub.dueTimes.now() + this.batchDelayMs);
+    this.traces.record(planId, call);
   }
 
   /** Whether calls of the plan wait to be written to its trace (its trace document may not exist yet). */
   hasUnwrittenCalls(planId: string): boolean {
-    return this.unwritten.has(planId);
+    return this.traces.hasUnwritten(planId);
   }
 
-  /**
-   * Writes every call waiting in memory to its plan's trace, durably; each trace is unloaded after. Calls of a
-   * trace that cannot be opened are dropped (logged): a store that refuses them would refuse the next batch too.
-   */
-  async writeTraces(): Promise<void> {
-    this.batches.set(BATCH_KEY, null);
-    await Promise.all(
-      [...this.unwritten.keys()].map((planId) =>
-        this.onTrace(planId, async () => {}).catch((error: unknown) => {
-          const dropped = this.takeUnwritten(planId)?.length ?? 0;
-          this.logger.error('tool calls could not be traced', {
-            plan: planId,
-            dropped,
-            error: describeError(error),
-          });
-        }),
-      ),
-    );
+  /** Writes every call waiting in memory to its plan's trace, durably (see TraceDocs.writeAll). */
+  writeTraces(): Promise<void> {
+    return this.traces.writeAll();
   }
 
   /** The plan's trace, oldest first. */
   readTrace(planId: string) {
-    return this.onTrace(planId, async (trace) => readCalls(trace.doc));
+    return this.traces.use(planId, async (trace) => readCalls(trace.doc));
   }
 
   /**
@@ -272,7 +243,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
       plan.destroy();
       handle.release();
     }
-    const job = await this.onTrace(planId, async (trace) => {
+    const job = await this.traces.use(planId, async (trace) => {
       const all = learnableCalls(readCalls(trace.doc), this.tools);
       const calls = sample.ids
         ? callsForTask(all, sample.ids, sample.since)
@@ -331,7 +302,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     fn: (learned: { skills: Skill[]; traces: Y.Doc }) => Promise<T>,
   ): Promise<T> {
     const skills = await this.skillsFor(planId);
-    return this.onTrace(planId, async (trace) => {
+    return this.traces.use(planId, async (trace) => {
       const answer = await fn({ skills, traces: trace.doc });
       await trace.flush();
       return answer;
@@ -347,7 +318,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
 
   /** Queued jobs of a plan (for the API and tests). */
   pending(planId: string): Promise<DistillJob[]> {
-    return this.onTrace(planId, async (trace) => readPending(trace.doc));
+    return this.traces.use(planId, async (trace) => readPending(trace.doc));
   }
 
   /** A document loaded (a plan, its trace or a scope's skills): watched while it stays loaded. */
@@ -360,8 +331,8 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
     this.unsubscribe();
     this.settling.clear();
     this.settlingDocs.clear();
-    await this.writeTraces();
-    await Promise.allSettled([this.sweeping, ...this.chains.values()]);
+    await this.traces.close();
+    await Promise.allSettled([this.sweeping, this.traces.settled()]);
     await this.due.save();
   }
 
@@ -416,13 +387,15 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
       if (this.seen.get(key) === task.status) continue;
       this.seen.set(key, task.status);
       if (this.seen.size > 10_000) this.seen.delete(this.seen.keys().next().value as string);
-      void this.onTrace(planId, (trace) => this.closedTask(trace, planId, task, steps)).catch((error) =>
-        this.logger.error('learning from a closed task failed', {
-          plan: planId,
-          task: taskId,
-          error: describeError(error),
-        }),
-      );
+      void this.traces
+        .use(planId, (trace) => this.closedTask(trace, planId, task, steps))
+        .catch((error) =>
+          this.logger.error('learning from a closed task failed', {
+            plan: planId,
+            task: taskId,
+            error: describeError(error),
+          }),
+        );
     }
   }
 
@@ -535,7 +508,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
           else if (result) totals.retried++;
         }
         // The plan's time follows its jobs (an index entry may be stale: its jobs ran elsewhere, or are gone).
-        await this.onTrace(planId, async (trace) => this.refreshDue(planId, trace.doc));
+        await this.traces.use(planId, async (trace) => this.refreshDue(planId, trace.doc));
       } catch (error) {
         deferUntil = now + this.retryBase;
         this.logger.error('a learning sweep of a plan failed', { plan: planId, error: describeError(error) });
@@ -551,7 +524,7 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
    * job is gone (another try learned it meanwhile).
    */
   private attemptOne(planId: string, jobId: string): Promise<DistillResult | null> {
-    return this.onTrace(planId, async (trace) => {
+    return this.traces.use(planId, async (trace) => {
       const job = readPending(trace.doc).find((j) => j.id === jobId);
       if (!job) return null;
       let written: { draft: SkillDraft; author: SkillAuthor; skillId: string | null; example: SkillExample };
@@ -633,45 +606,6 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
 
   // ------------------------------------------------------------------ bookkeeping
 
-  /**
-   * Runs `fn` on the plan's trace document, after earlier work on it and once the calls waiting for it are written
-   * (durably). The document is unloaded afterwards unless someone else uses it: a trace is read and written now and
-   * then, and kept loaded it would double the rooms of plans worked over HTTP.
-   */
-  private onTrace<T>(planId: string, fn: (trace: PlanHandle) => Promise<T>): Promise<T> {
-    const previous = this.chains.get(planId) ?? Promise.resolve();
-    const next = previous
-      .catch(() => undefined)
-      .then(async () => {
-        const trace = await this.hub.openPlan(traceDocId(planId));
-        try {
-          const calls = this.takeUnwritten(planId);
-          if (calls) {
-            const now = this.now();
-            for (const call of calls) recordCall(trace.doc, call, { bound: this.bound, now });
-            await trace.flush();
-          }
-          return await fn(trace);
-        } finally {
-          trace.release({ unload: true });
-        }
-      });
-    const settled = next.catch(() => undefined);
-    this.chains.set(planId, settled);
-    void settled.then(() => {
-      if (this.chains.get(planId) === settled) this.chains.delete(planId);
-    });
-    return next;
-  }
-
-  private takeUnwritten(planId: string): ToolCallRecord[] | undefined {
-    const calls = this.unwritten.get(planId);
-    if (!calls) return undefined;
-    this.unwritten.delete(planId);
-    this.unwrittenCount -= calls.length;
-    return calls;
-  }
-
   /** How long a server holds a job it runs: longer than one model call, so only a dead server's lapses. */
   private runTakenMs(): number {
     return this.timeoutMs + 30_000;
@@ -708,8 +642,6 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
   }
 }
 
-/** The one key of the trace-batch queue: every waiting call is written together. */
-const BATCH_KEY = 'batch';
 /** One lock per try of a job: a retry (attempts + 1) is taken afresh. */
 const runKey = (job: DistillJob) => `learn:run:${job.id}:${job.attempts}`;
 /**
@@ -733,36 +665,5 @@ function closedTopLevel(doc: Y.Doc, taskId: string): { task: TaskSnapshot; steps
     return { task, steps: plan.descendants(task.id) };
   } finally {
     plan.destroy();
-  }
-}
-
-function taskSample(plan: Plan, planId: string, taskId: string) {
-  const task = plan.require(taskId);
-  return {
-    planId,
-    taskId: task.id,
-    goal: task.title,
-    since: task.createdAt,
-    ids: new Set([task.id, ...plan.descendants(task.id)]),
-  };
-}
-
-/** A conversation without a task: its first user message is the goal, every call since then the trace. */
-function conversationSample(plan: Plan, planId: string) {
-  const chat = createChat(plan.doc, { actor: 'learning' });
-  try {
-    const first = chat.list().find((m) => m.role === 'user' && m.text.trim() !== '');
-    const task = plan.children(null).sort((a, b) => a.createdAt - b.createdAt)[0];
-    const goal = first?.text ?? task?.title;
-    if (!goal) {
-      throw new CairnError(
-        'invalid_argument',
-        `Nothing to learn: plan "${planId}" has neither a user message nor a task to stand in as the goal.`,
-        { planId },
-      );
-    }
-    return { planId, taskId: null, goal, since: first?.at ?? 0, ids: null };
-  } finally {
-    chat.destroy();
   }
 }
