@@ -4,9 +4,8 @@
 // acknowledged edit is there after the runtime, and so the object, restarts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
-import { bin, freePort, run, type Served, startProcess, userEnv } from './lib.js';
+import { bin, bundleForWorkerd, freePort, run, type Served, startProcess, userEnv } from './lib.js';
 
 const { app, base } = inject('consumer');
 const SECRET = 'consumer-edge-secret-consumer-edge-secret-0123';
@@ -17,19 +16,7 @@ afterAll(() => workerd?.stop());
 async function prepareWorker(port: number): Promise<string> {
   const dir = join(base, 'cloudflare');
   mkdirSync(join(dir, 'storage'), { recursive: true });
-  await build({
-    entryPoints: [join(app, 'cloudflare-worker.mjs')],
-    absWorkingDir: app,
-    outfile: join(dir, 'worker.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['browser', 'module', 'main'],
-    external: ['cloudflare:*'],
-    logLevel: 'silent',
-  });
+  await bundleForWorkerd(join(app, 'cloudflare-worker.mjs'), join(dir, 'worker.js'));
   const config = join(dir, 'config.capnp');
   writeFileSync(
     config,

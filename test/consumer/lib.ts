@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = join(ROOT, 'test/consumer/fixtures');
@@ -162,4 +163,24 @@ export function startCairn(project: string, extraArgs: string[] = []): Promise<S
     ['serve', '--port', '0', '--data', data, ...extraArgs],
     { cwd: project, ready: /listening on (http:\/\/\S+)/ },
   );
+}
+
+/**
+ * Bundles a user's worker from the installed packages as wrangler does (ESM, neutral platform, the workerd
+ * conditions), for the npm workerd to serve. `cloudflare:*` modules are the runtime's own.
+ */
+export async function bundleForWorkerd(entry: string, outfile: string): Promise<void> {
+  await build({
+    entryPoints: [entry],
+    absWorkingDir: dirname(entry),
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['browser', 'module', 'main'],
+    external: ['cloudflare:*'],
+    logLevel: 'silent',
+  });
 }

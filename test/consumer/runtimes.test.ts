@@ -5,9 +5,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { bin, freePort, run, type Served, startProcess, userEnv } from './lib.js';
+import { bin, bundleForWorkerd, freePort, run, type Served, startProcess, userEnv } from './lib.js';
 import { expectSyncedToolCall } from './synced-tool-call.js';
 
 const { app, base } = inject('consumer');
@@ -46,18 +45,7 @@ async function version(command: string, args: string[]): Promise<string> {
 /** Bundles `fixture` as wrangler would, serves it with workerd, and returns what it answers at `/`. */
 async function inWorkerd(fixture: string): Promise<string> {
   const name = fixture.replace(/\.mjs$/, '');
-  await build({
-    entryPoints: [join(app, fixture)],
-    absWorkingDir: app,
-    outfile: join(base, `${name}-worker.js`),
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['browser', 'module', 'main'],
-    logLevel: 'silent',
-  });
+  await bundleForWorkerd(join(app, fixture), join(base, `${name}-worker.js`));
   const port = await freePort();
   const config = join(base, `${name}.capnp`);
   writeFileSync(
