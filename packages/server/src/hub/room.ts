@@ -184,7 +184,7 @@ export class Room implements MessageRoom {
    * Applies updates from another server in one transaction: Yjs's cleanup after a transaction (its observers, the
    * extensions' `change`, the merge of what it deleted) runs once for the batch instead of once per update, which
    * is what a relayed update cost a receiving instance. Each update is relayed to the clients as it is integrated,
-   * as a client's own edit is (applyRelayingFirst), so the first client is not kept waiting by the rest. An update
+   * as a client's own edit is (applyRelayingEach), so the first client is not kept waiting by the rest. An update
    * that fails to integrate keeps none of the others out; the first failure is thrown once they are in.
    */
   applyRemote(updates: Uint8Array | readonly Uint8Array[], via: string, stored = false): void {
@@ -193,10 +193,32 @@ export class Room implements MessageRoom {
         planId: this.planId,
       });
     }
-    const batch = updates instanceof Uint8Array ? [updates] : updates;
-    const origin = remoteOrigin(via, stored);
-    // As in applyRelayingFirst: updates held back before the batch may get in with it, and a failed update may
-    // have got in part; then the transaction's 'update' event, which carries them, is relayed too.
+    this.applyRelayingEach(updates instanceof Uint8Array ? [updates] : updates, remoteOrigin(via, stored));
+  }
+
+  /**
+   * Applies a connection's update. A client's own edit (an Update message, `relayFirst`) is relayed as it came,
+   * once Yjs has integrated it and before the transaction's observers, extensions and re-encoding run: what peers
+   * wait for is the integration, not the server's bookkeeping (about 0.2 ms per edit, and a GC pause there held
+   * every peer). An update that fails to integrate throws before it is relayed, so nothing the server could not
+   * apply reaches a peer; the 'update' event then relays what got in, as for every other change.
+   */
+  applyFrom(conn: Connection, update: Uint8Array, relayFirst = false): void {
+    if (relayFirst) this.applyRelayingEach([update], conn);
+    else Y.applyUpdate(this.doc, update, conn);
+    // Counted whole: parts still waiting for a missing dependency are held in memory too.
+    this.docBytes += update.byteLength;
+  }
+
+  /**
+   * Applies updates in one transaction, each relayed to the other clients as soon as Yjs has integrated it, before
+   * the transaction's observers, extensions and re-encoding run. An update that fails to integrate is not relayed
+   * and keeps none of the others out; the first failure is thrown once the transaction has ended.
+   */
+  private applyRelayingEach(updates: readonly Uint8Array[], origin: Connection | object): void {
+    // With updates held back for a missing dependency, one of these may let them in, in the same transaction; and
+    // a failed update may have got in part. Then the transaction's 'update' event, which carries them, is relayed
+    // too (peers may get an update twice, which Yjs ignores).
     const { pendingStructs, pendingDs } = this.doc.store;
     let relayedWhole = pendingStructs === null && pendingDs === null;
     const failures: unknown[] = [];
@@ -204,9 +226,9 @@ export class Room implements MessageRoom {
       Y.transact(
         this.doc,
         () => {
-          for (const update of batch) {
+          for (const update of updates) {
             try {
-              Y.applyUpdate(this.doc, update, origin); // joins this transaction
+              Y.applyUpdate(this.doc, update, origin); // joins this transaction: its cleanup waits for the relay
             } catch (error) {
               failures.push(error);
               relayedWhole = false;
@@ -222,40 +244,6 @@ export class Room implements MessageRoom {
       this.relayedBy = null;
     }
     if (failures.length > 0) throw failures[0];
-  }
-
-  /**
-   * Applies a connection's update. A client's own edit (an Update message, `relayFirst`) is relayed as it came,
-   * once Yjs has integrated it and before the transaction's observers, extensions and re-encoding run: what peers
-   * wait for is the integration, not the server's bookkeeping (about 0.2 ms per edit, and a GC pause there held
-   * every peer). An update that fails to integrate throws before it is relayed, so nothing the server could not
-   * apply reaches a peer; the 'update' event then relays what got in, as for every other change.
-   */
-  applyFrom(conn: Connection, update: Uint8Array, relayFirst = false): void {
-    if (relayFirst) this.applyRelayingFirst(conn, update);
-    else Y.applyUpdate(this.doc, update, conn);
-    // Counted whole: parts still waiting for a missing dependency are held in memory too.
-    this.docBytes += update.byteLength;
-  }
-
-  private applyRelayingFirst(conn: Connection, update: Uint8Array): void {
-    // With updates held back for a missing dependency, this one may let them in, in the same transaction: its
-    // 'update' event then carries them, and it is relayed too (the peers get this update twice, which Yjs ignores).
-    const { pendingStructs, pendingDs } = this.doc.store;
-    const nothingPending = pendingStructs === null && pendingDs === null;
-    try {
-      Y.transact(
-        this.doc,
-        () => {
-          Y.applyUpdate(this.doc, update, conn); // joins this transaction: its cleanup waits for the relay
-          this.relay(updateMessage(update), conn);
-          if (nothingPending) this.relayedBy = conn;
-        },
-        conn,
-      );
-    } finally {
-      this.relayedBy = null;
-    }
   }
 
   private relay(message: Uint8Array, from: unknown): void {
