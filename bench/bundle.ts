@@ -18,6 +18,8 @@ interface Bundle {
   gzip: number;
   /** Bytes in the minified output by package (own sources as "@cairn/core"). */
   byPackage: Map<string, number>;
+  /** Bytes in the minified output by Cairn module (`src/…` of @cairn/core, or `dist/…` when built). */
+  byModule: Map<string, number>;
   /** Other files the bundle loads (wasm), gzipped. */
   assetsGzip: number;
   assetsRaw: number;
@@ -52,6 +54,7 @@ async function bundle(contents: string, external: string[] = []): Promise<Bundle
       assetNames: '[name]',
     });
     const byPackage = new Map<string, number>();
+    const byModule = new Map<string, number>();
     const meta: Metafile = result.metafile;
     let js: Uint8Array | null = null;
     let assetsGzip = 0;
@@ -63,6 +66,7 @@ async function bundle(contents: string, external: string[] = []): Promise<Bundle
         for (const [input, info] of Object.entries(out.inputs)) {
           const pkg = packageOf(input);
           byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + info.bytesInOutput);
+          if (pkg === '@cairn/core') byModule.set(input.slice('packages/core/'.length), info.bytesInOutput);
         }
       } else if (!path.endsWith('.map')) {
         assetsRaw += data.byteLength;
@@ -74,6 +78,7 @@ async function bundle(contents: string, external: string[] = []): Promise<Bundle
       min: js.byteLength,
       gzip: gzipSync(js, { level: 9 }).byteLength,
       byPackage,
+      byModule,
       assetsGzip,
       assetsRaw,
     };
@@ -186,7 +191,14 @@ export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'secon
         .join(
           ', ',
         )}. It imports the one tool family it offers from @cairn/core/tools and the one render format it shows from @cairn/core/render; the plan and the families validate with zod/mini and the families' JSON Schemas are generated ahead (docs/decisions/048).`,
+      `Cairn's own modules in the README's example (minified), the largest: ${[...readmeOwn.byModule]
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 12)
+        .map(([path, n]) => `${path} ${bytes(n)}`)
+        .join(', ')}.`,
       'Before docs/decisions/048 (measured 2026-12-03, the README example then imported createToolkit and used classic zod): the README example 81.7 KiB.',
+      'Before docs/decisions/057 (measured 2026-12-04 12:45 UTC, learning/ then validated with classic zod, which `resolveContext` reaches): the root entry 92.2 KiB with yjs, 71.7 KiB without.',
       "The root entry's rows keep every export (createToolkit carries all six families); only the README rows are tree-shaken. The targets are issue 27's.",
     ],
   };

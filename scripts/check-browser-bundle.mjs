@@ -23,6 +23,7 @@ const FRAMEWORKS = [
   '@mastra/core',
   '@anthropic-ai/sdk',
 ];
+const CLASSIC_ZOD_FREE = new Set(['@cairn/core', '@cairn/core/indexeddb', '@cairn/core/websocket']);
 const frameworkOf = (path) =>
   FRAMEWORKS.find((f) => path === f || path.startsWith(`${f}/`) || path.includes(`node_modules/${f}/`));
 let failed = false;
@@ -51,6 +52,14 @@ for (const [name, entry] of Object.entries(entries)) {
       throw new Error(
         `imports an agent framework (${[...new Set(imported)].join(', ')}); only its adapter may`,
       );
+    }
+    // Classic zod carries every method of every schema and toJSONSchema (about 17 KiB min+gzip); the app-facing
+    // entries validate with zod/mini (docs/decisions/048, 057).
+    const classic = Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0]].inputs)
+      .filter(([path, input]) => path.includes('zod/v4/classic/') && input.bytesInOutput > 0)
+      .map(([path]) => path);
+    if (CLASSIC_ZOD_FREE.has(name) && classic.length > 0) {
+      throw new Error(`bundles classic zod (${classic[0]}); use zod/mini`);
     }
     const code = result.outputFiles[0].contents;
     console.log(

@@ -2,7 +2,7 @@
 // `acme` for `acme:conv:7`). Skills are written only by the server (learning, outcomes, retire / restore), each
 // change in a transaction by its actor and listed in `changes` (docs/SCHEMA.md, "Skills").
 import type * as Y from 'yjs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import { type Actor, ActorSchema, type Json } from '../schema.js';
@@ -50,12 +50,12 @@ export function scopeOfSkillsDoc(docId: string): string | null {
 
 export const SKILL_CHANGES = ['learned', 'relearned', 'retired', 'restored', 'outcome'] as const;
 export const SkillChangeSchema = z.object({
-  at: z.number().finite(),
+  at: z.number(),
   by: ActorSchema,
   skill: z.string(),
-  version: z.number().int(),
+  version: z.int(),
   change: z.enum(SKILL_CHANGES),
-  detail: z.string().max(500),
+  detail: z.string().check(z.maxLength(500)),
 });
 export type SkillChange = z.infer<typeof SkillChangeSchema>;
 

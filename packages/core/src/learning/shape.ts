@@ -1,12 +1,14 @@
 // Argument shapes: a tool call's arguments with the values generalised (`"<string>"`, `"<number>"`), so a learned
 // step says how to call a tool without repeating one conversation's names, dates and ids.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { isJson, type Json, STATUSES } from '../schema.js';
 
 /** A JSON value (at most 32 levels deep): arguments in traces, argument shapes in skills. */
-export const JsonValueSchema = z.unknown().refine((value) => isJson(value), {
-  message: 'a JSON value: strings, finite numbers, booleans, null, arrays or objects',
-}) as unknown as z.ZodType<Json>;
+export const JsonValueSchema = z.unknown().check(
+  z.refine((value) => isJson(value), {
+    message: 'a JSON value: strings, finite numbers, booleans, null, arrays or objects',
+  }),
+) as unknown as z.ZodMiniType<Json>;
 
 /** Values kept as they are: statuses and other vocabulary a procedure depends on (`"status": "done"`). */
 const KEPT: ReadonlySet<string> = new Set<string>([

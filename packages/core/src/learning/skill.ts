@@ -2,7 +2,7 @@
 // naming tools and their arguments (values the traces agreed on, placeholders where they varied), and pitfalls,
 // kept with its versions, its record of use and the traces it was learned from. A distiller's answer is a
 // `SkillDraft`, checked here before anything is stored. Format 1 skills (without examples) still open.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import { ActorSchema } from '../schema.js';
 import { describeIssues } from '../validate.js';
@@ -12,31 +12,33 @@ import { JsonValueSchema } from './shape.js';
 export const SKILL_FORMAT = 2;
 
 export const SkillStepSchema = z.strictObject({
-  tool: z.string().min(1).max(100),
+  tool: z.string().check(z.minLength(1), z.maxLength(100)),
   /**
    * The arguments: values every trace it was learned from agreed on kept, the others generalised (`"<string>"`);
    * learned from one trace, only vocabulary (`"done"`) is kept.
    */
   args: JsonValueSchema,
-  note: z.string().max(500).optional(),
+  note: z.optional(z.string().check(z.maxLength(500))),
 });
 
 export const SkillPitfallSchema = z.strictObject({
-  tool: z.string().min(1).max(100),
+  tool: z.string().check(z.minLength(1), z.maxLength(100)),
   /** The error code the call was refused with. */
-  error: z.string().min(1).max(100),
+  error: z.string().check(z.minLength(1), z.maxLength(100)),
   /** How it was fixed (what worked next), or what to avoid. */
-  fix: z.string().max(500),
+  fix: z.string().check(z.maxLength(500)),
   /** What the refusal said, as the agent was told it. */
-  message: z.string().max(500).optional(),
+  message: z.optional(z.string().check(z.maxLength(500))),
 });
 
 /** What a distiller produces. */
 export const SkillDraftSchema = z.strictObject({
-  name: z.string().trim().min(3).max(120),
-  triggers: z.array(z.string().trim().min(2).max(120)).min(1).max(10),
-  steps: z.array(SkillStepSchema).min(1).max(50),
-  pitfalls: z.array(SkillPitfallSchema).max(20),
+  name: z.string().check(z.trim(), z.minLength(3), z.maxLength(120)),
+  triggers: z
+    .array(z.string().check(z.trim(), z.minLength(2), z.maxLength(120)))
+    .check(z.minLength(1), z.maxLength(10)),
+  steps: z.array(SkillStepSchema).check(z.minLength(1), z.maxLength(50)),
+  pitfalls: z.array(SkillPitfallSchema).check(z.maxLength(20)),
 });
 export type SkillDraft = z.infer<typeof SkillDraftSchema>;
 export type SkillStep = z.infer<typeof SkillStepSchema>;
@@ -49,29 +51,29 @@ export const SKILL_DRAFT_SHAPE =
 
 /** Who wrote a version: a model (its name), or the offline distiller from the tool sequence alone. */
 export const SkillAuthorSchema = z.union([
-  z.strictObject({ kind: z.literal('model'), model: z.string().min(1).max(200) }),
+  z.strictObject({ kind: z.literal('model'), model: z.string().check(z.minLength(1), z.maxLength(200)) }),
   z.strictObject({ kind: z.literal('offline') }),
 ]);
 export type SkillAuthor = z.infer<typeof SkillAuthorSchema>;
 
 export const SkillStatsSchema = z.strictObject({
   /** Tasks on which this version was offered and that have closed. */
-  done: z.number().int().min(0),
-  failed: z.number().int().min(0),
-  consecutiveFailures: z.number().int().min(0),
+  done: z.int().check(z.minimum(0)),
+  failed: z.int().check(z.minimum(0)),
+  consecutiveFailures: z.int().check(z.minimum(0)),
 });
 export type SkillStats = z.infer<typeof SkillStatsSchema>;
 
-export const SkillVersionSchema = SkillDraftSchema.extend({
-  version: z.number().int().min(1),
+export const SkillVersionSchema = z.extend(SkillDraftSchema, {
+  version: z.int().check(z.minimum(1)),
   author: SkillAuthorSchema,
-  learnedAt: z.number().finite(),
+  learnedAt: z.number(),
   learnedBy: ActorSchema,
   /** The task (or conversation) it was learned from. */
   source: z.strictObject({
-    planId: z.string().min(1).max(256),
-    taskId: z.string().max(64).nullable(),
-    goal: z.string().max(2000),
+    planId: z.string().check(z.minLength(1), z.maxLength(256)),
+    taskId: z.nullable(z.string().check(z.maxLength(64))),
+    goal: z.string().check(z.maxLength(2000)),
   }),
   stats: SkillStatsSchema,
 });
@@ -82,20 +84,20 @@ export type SkillStatus = (typeof SKILL_STATUSES)[number];
 
 /** One call of a trace a skill was learned from, as it was made. */
 export const SkillExampleCallSchema = z.strictObject({
-  tool: z.string().min(1).max(100),
+  tool: z.string().check(z.minLength(1), z.maxLength(100)),
   args: JsonValueSchema,
   /** `ok`, or the error code of the refusal. */
-  outcome: z.string().min(1).max(100),
-  error: z.string().max(500).optional(),
+  outcome: z.string().check(z.minLength(1), z.maxLength(100)),
+  error: z.optional(z.string().check(z.maxLength(500))),
 });
 export type SkillExampleCall = z.infer<typeof SkillExampleCallSchema>;
 
 /** A trace a skill was learned from: the goal and its calls. The next trace of the kind is distilled with these. */
 export const SkillExampleSchema = z.strictObject({
-  planId: z.string().min(1).max(256),
-  taskId: z.string().max(64).nullable(),
-  goal: z.string().max(2000),
-  calls: z.array(SkillExampleCallSchema).max(50),
+  planId: z.string().check(z.minLength(1), z.maxLength(256)),
+  taskId: z.nullable(z.string().check(z.maxLength(64))),
+  goal: z.string().check(z.maxLength(2000)),
+  calls: z.array(SkillExampleCallSchema).check(z.maxLength(50)),
 });
 export type SkillExample = z.infer<typeof SkillExampleSchema>;
 
@@ -109,14 +111,14 @@ export interface TraceSample {
 }
 
 const SkillFields = {
-  id: z.string().min(1).max(64),
-  scope: z.string().min(1).max(256),
+  id: z.string().check(z.minLength(1), z.maxLength(64)),
+  scope: z.string().check(z.minLength(1), z.maxLength(256)),
   status: z.enum(SKILL_STATUSES),
   /** Why it was retired or restored, and by whom (in `updatedBy`). */
-  statusReason: z.string().max(500).nullable(),
+  statusReason: z.nullable(z.string().check(z.maxLength(500))),
   /** Every version, oldest first; the last is the one offered. */
-  versions: z.array(SkillVersionSchema).min(1),
-  updatedAt: z.number().finite(),
+  versions: z.array(SkillVersionSchema).check(z.minLength(1)),
+  updatedAt: z.number(),
   updatedBy: ActorSchema,
 };
 
@@ -124,15 +126,18 @@ const SkillFormat2Schema = z.strictObject({
   format: z.literal(SKILL_FORMAT),
   ...SkillFields,
   /** The traces of this kind it was learned from, oldest first (the last `SKILL_LIMITS.examples`). */
-  examples: z.array(SkillExampleSchema).max(20),
+  examples: z.array(SkillExampleSchema).check(z.maxLength(20)),
 });
 
 /** Format 1, before examples were kept: it opens as format 2 with none. */
-const SkillFormat1Schema = z.strictObject({ format: z.literal(1), ...SkillFields }).transform((skill) => ({
-  ...skill,
-  format: SKILL_FORMAT as typeof SKILL_FORMAT,
-  examples: [] as SkillExample[],
-}));
+const SkillFormat1Schema = z.pipe(
+  z.strictObject({ format: z.literal(1), ...SkillFields }),
+  z.transform((skill) => ({
+    ...skill,
+    format: SKILL_FORMAT as typeof SKILL_FORMAT,
+    examples: [] as SkillExample[],
+  })),
+);
 
 /** A stored skill, of this format or format 1 (read as this format). */
 export const SkillSchema = z.union([SkillFormat2Schema, SkillFormat1Schema]);

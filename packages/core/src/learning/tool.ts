@@ -1,9 +1,9 @@
 // The read tool an agent uses to look up a learned procedure: by the skill id shown in `learned_procedures`, or
 // by keywords. Offered beside a toolkit's families (`extraTools`) by whoever has the scope's skills at hand.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import { defineTool } from '../tools/json-schema.js';
-import type { ToolSpec } from '../tools/tool.js';
+import { about, type ToolSpec } from '../tools/tool.js';
 import { matchSkills, renderSkill } from './match.js';
 import { currentVersion, type Skill, successRate } from './skill.js';
 
@@ -19,12 +19,20 @@ export function learnedProcedureTool(skills: () => readonly Skill[]): ToolSpec<u
       'tools and argument shapes to use, and the pitfalls seen.',
     input: z
       .strictObject({
-        skillId: z.string().min(1).max(64).optional().describe('The id shown as [skill <id>, ...].'),
-        query: z.string().min(1).max(500).optional().describe('Keywords of the request, e.g. "book table".'),
+        skillId: about(
+          z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+          'The id shown as [skill <id>, ...].',
+        ),
+        query: about(
+          z.optional(z.string().check(z.minLength(1), z.maxLength(500))),
+          'Keywords of the request, e.g. "book table".',
+        ),
       })
-      .refine(
-        (a) => (a.skillId === undefined) !== (a.query === undefined),
-        'give exactly one of skillId and query',
+      .check(
+        z.refine(
+          (a) => (a.skillId === undefined) !== (a.query === undefined),
+          'give exactly one of skillId and query',
+        ),
       ),
     annotations: { readOnlyHint: true },
     run({ skillId, query }) {

@@ -2,7 +2,7 @@
 // (`<planId>#traces`), so a client reading the plan never loads them. Bounded by count and age (docs/SCHEMA.md,
 // "Traces"; docs/decisions/020).
 import type * as Y from 'yjs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ERROR_CODES } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import { type Actor, ActorSchema, type Json } from '../schema.js';
@@ -34,15 +34,15 @@ export function planOfTraceDoc(docId: string): string | null {
 }
 
 export const TraceCallSchema = z.object({
-  id: z.string().min(1).max(64),
-  at: z.number().finite(),
+  id: z.string().check(z.minLength(1), z.maxLength(64)),
+  at: z.number(),
   actor: ActorSchema,
-  tool: z.string().min(1).max(100),
+  tool: z.string().check(z.minLength(1), z.maxLength(100)),
   args: JsonValueSchema,
   outcome: z.union([z.literal('ok'), z.enum(ERROR_CODES)]),
   /** A refusal's message (its first 500 characters), so what went wrong can be learned from. */
-  error: z.string().max(500).optional(),
-  tasks: z.array(z.string().max(64)).max(200),
+  error: z.optional(z.string().check(z.maxLength(500))),
+  tasks: z.array(z.string().check(z.maxLength(64))).check(z.maxLength(200)),
 });
 export type TraceCall = z.infer<typeof TraceCallSchema>;
 
@@ -150,9 +150,16 @@ export function callsForTask(
 // ------------------------------------------------------------------ offers
 
 export const SkillOfferSchema = z.object({
-  at: z.number().finite(),
+  at: z.number(),
   by: ActorSchema,
-  skills: z.array(z.object({ id: z.string().min(1).max(64), version: z.number().int().min(1) })).max(20),
+  skills: z
+    .array(
+      z.object({
+        id: z.string().check(z.minLength(1), z.maxLength(64)),
+        version: z.int().check(z.minimum(1)),
+      }),
+    )
+    .check(z.maxLength(20)),
 });
 export type SkillOffer = z.infer<typeof SkillOfferSchema>;
 
