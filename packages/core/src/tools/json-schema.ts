@@ -2,14 +2,7 @@
 // generated ahead from theirs (parameters/, `pnpm tool-parameters`; a test keeps them equal), so a page that
 // offers a family ships no JSON Schema generator; tools made at run time (MCP's, learned procedures) use this.
 import * as z from 'zod/mini';
-import {
-  type JsonSchemaObject,
-  type ToolAnnotations,
-  type ToolContext,
-  type ToolInput,
-  type ToolSpec,
-  toolSpec,
-} from './tool.js';
+import { type JsonSchemaObject, type ToolInput, type ToolOf, type ToolSpec, toolSpec } from './tool.js';
 
 /** The JSON Schema (draft 2020-12, without `$schema`) of a tool's arguments, as the model sees it. */
 export function jsonSchemaOf(name: string, input: ToolInput): JsonSchemaObject {
@@ -20,13 +13,7 @@ export function jsonSchemaOf(name: string, input: ToolInput): JsonSchemaObject {
 }
 
 /** A tool from its schema, its JSON Schema made now: for tools made at run time. Types `run` from the schema. */
-export function defineTool<S extends ToolInput>(spec: {
-  name: string;
-  description: string;
-  input: S;
-  annotations?: ToolAnnotations;
-  run(args: z.output<S>, ctx: ToolContext): unknown | Promise<unknown>;
-}): ToolSpec<z.output<S>> {
+export function defineTool<S extends ToolInput>(spec: ToolOf<S>): ToolSpec<z.output<S>> {
   return toolSpec({ ...spec, parameters: jsonSchemaOf(spec.name, spec.input) });
 }
 

@@ -79,17 +79,21 @@ export function bounded<T extends z.core.SomeType>(item: T, min: number, max: nu
   return min > 0 ? list.check(z.minLength(min), z.maxLength(max)) : list.check(z.maxLength(max));
 }
 
+/** A tool as it is written, but for its JSON Schema: `run` typed from what `input` parses to. */
+export interface ToolOf<S extends ToolInput> {
+  name: string;
+  description: string;
+  input: S;
+  annotations?: ToolAnnotations;
+  run(args: z.output<S>, ctx: ToolContext): unknown | Promise<unknown>;
+}
+
 /**
  * A tool from its schema and that schema's JSON Schema, given ready (the families', generated ahead:
  * json-schema.ts). Types `run` from the schema.
  */
-export function toolSpec<S extends ToolInput>(spec: {
-  name: string;
-  description: string;
-  input: S;
-  parameters: JsonSchemaObject;
-  annotations?: ToolAnnotations;
-  run(args: z.output<S>, ctx: ToolContext): unknown | Promise<unknown>;
-}): ToolSpec<z.output<S>> {
+export function toolSpec<S extends ToolInput>(
+  spec: ToolOf<S> & { parameters: JsonSchemaObject },
+): ToolSpec<z.output<S>> {
   return spec as ToolSpec<z.output<S>>;
 }

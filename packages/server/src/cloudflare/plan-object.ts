@@ -15,7 +15,7 @@ import { registerConversationRoutes } from '../http/conversation.js';
 import { type PlanRoutesOptions, registerPlanRoutes } from '../http/plans.js';
 import { HttpRateLimiter } from '../http/rate-limit.js';
 import { registerCoreRoutes } from '../http/routes.js';
-import type { HubConnection, HubSocket } from '../hub/connection.js';
+import type { HubConnection } from '../hub/connection.js';
 import type { DueQueue } from '../hub/due-times.js';
 import type { PlanHandle } from '../hub/extension.js';
 import { SyncHub } from '../hub/hub.js';
@@ -330,7 +330,8 @@ export class CairnPlanObject {
 
   private attach(runtime: Runtime, ws: HibernatableWebSocket, grant: Grant): void {
     // The token's expiry is checked by the alarm, not by a timer per connection that would keep the object awake.
-    const conn = runtime.hub.connect(new DurableObjectSocket(ws), { ...grant, expiresAt: null });
+    // A hibernatable socket is already what the hub sends to and closes.
+    const conn = runtime.hub.connect(ws, { ...grant, expiresAt: null });
     this.connections.set(ws, conn);
   }
 
@@ -341,17 +342,6 @@ export class CairnPlanObject {
     if (!runtime.handle && runtime.hub.isLoaded(runtime.planId)) {
       runtime.handle = await runtime.hub.openPlan(runtime.planId).catch(() => null);
     }
-  }
-}
-
-/** A hibernatable socket as the hub sees it. */
-class DurableObjectSocket implements HubSocket {
-  constructor(private readonly ws: HibernatableWebSocket) {}
-  send(data: Uint8Array): void {
-    this.ws.send(data);
-  }
-  close(code: number, reason: string): void {
-    this.ws.close(code, reason);
   }
 }
 

@@ -41,31 +41,31 @@ export function createHubMetrics(
   };
 }
 
-/** The store's own figures, read when /metrics is rendered. */
-export function registerStoreMetrics(registry: MetricsRegistry, read: () => StoreMetrics): void {
-  registry.gauge('cairn_store_plans', 'Plans the store holds open.', () => read().plans);
-  registry.gauge('cairn_store_bytes', 'Bytes the store holds for open plans.', () => read().bytes);
-  registry.counterFrom('cairn_store_appends_total', 'Updates appended to the store.', () => read().appends);
-  registry.counterFrom(
-    'cairn_store_compactions_total',
-    'Compactions the store ran.',
-    () => read().compactions,
-  );
-  registry.counterFrom(
-    'cairn_store_errors_total',
-    'Failed store writes, fsyncs and compactions.',
-    () => read().errors,
-  );
-  registry.gauge(
+/** The store's own figures, read when /metrics is rendered: a gauge is a level, a counter only grows. */
+const STORE_METRICS: ReadonlyArray<
+  [kind: 'gauge' | 'counterFrom', name: string, help: string, figure: keyof StoreMetrics]
+> = [
+  ['gauge', 'cairn_store_plans', 'Plans the store holds open.', 'plans'],
+  ['gauge', 'cairn_store_bytes', 'Bytes the store holds for open plans.', 'bytes'],
+  ['counterFrom', 'cairn_store_appends_total', 'Updates appended to the store.', 'appends'],
+  ['counterFrom', 'cairn_store_compactions_total', 'Compactions the store ran.', 'compactions'],
+  ['counterFrom', 'cairn_store_errors_total', 'Failed store writes, fsyncs and compactions.', 'errors'],
+  [
+    'gauge',
     'cairn_store_damaged_logs',
     'Plans refused because their log is damaged (see /healthz; `cairn log inspect` / `cairn log repair`).',
-    () => read().damagedLogs,
-  );
-  registry.counterFrom(
+    'damagedLogs',
+  ],
+  [
+    'counterFrom',
     'cairn_store_torn_tails_total',
     'Incomplete last records (writes cut short by a crash) cut off logs at load.',
-    () => read().tornTails,
-  );
+    'tornTails',
+  ],
+];
+
+export function registerStoreMetrics(registry: MetricsRegistry, read: () => StoreMetrics): void {
+  for (const [kind, name, help, figure] of STORE_METRICS) registry[kind](name, help, () => read()[figure]);
 }
 
 /** Counts every update applied to a loaded plan, whatever its origin. */

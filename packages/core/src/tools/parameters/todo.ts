@@ -2,6 +2,35 @@
 // JSON Schema. Do not edit; packages/core/test/tool-parameters.test.ts fails when this and the schemas differ.
 import type { JsonSchemaObject } from '../tool.js';
 
+const todo = {
+  "type": "object",
+  "properties": {
+    "content": {
+      "type": "string",
+      "description": "Imperative description: 'Run tests', 'Build project'"
+    },
+    "activeForm": {
+      "type": "string",
+      "description": "Present continuous: 'Running tests', 'Building project'"
+    },
+    "status": {
+      "type": "string",
+      "enum": [
+        "pending",
+        "in_progress",
+        "completed"
+      ],
+      "description": "Current status of this todo item"
+    }
+  },
+  "required": [
+    "content",
+    "activeForm",
+    "status"
+  ],
+  "additionalProperties": false
+};
+
 export const parameters = {
   "todo": {
     "type": "object",
@@ -18,34 +47,7 @@ export const parameters = {
       "todos": {
         "description": "List of todos (required for create/update, ignored for list)",
         "type": "array",
-        "items": {
-          "type": "object",
-          "properties": {
-            "content": {
-              "type": "string",
-              "description": "Imperative description: 'Run tests', 'Build project'"
-            },
-            "activeForm": {
-              "type": "string",
-              "description": "Present continuous: 'Running tests', 'Building project'"
-            },
-            "status": {
-              "type": "string",
-              "enum": [
-                "pending",
-                "in_progress",
-                "completed"
-              ],
-              "description": "Current status of this todo item"
-            }
-          },
-          "required": [
-            "content",
-            "activeForm",
-            "status"
-          ],
-          "additionalProperties": false
-        }
+        "items": todo
       }
     },
     "required": [
@@ -58,34 +60,7 @@ export const parameters = {
     "properties": {
       "todos": {
         "type": "array",
-        "items": {
-          "type": "object",
-          "properties": {
-            "content": {
-              "type": "string",
-              "description": "Imperative description: 'Run tests', 'Build project'"
-            },
-            "activeForm": {
-              "type": "string",
-              "description": "Present continuous: 'Running tests', 'Building project'"
-            },
-            "status": {
-              "type": "string",
-              "enum": [
-                "pending",
-                "in_progress",
-                "completed"
-              ],
-              "description": "Current status of this todo item"
-            }
-          },
-          "required": [
-            "content",
-            "activeForm",
-            "status"
-          ],
-          "additionalProperties": false
-        },
+        "items": todo,
         "description": "The updated todo list"
       }
     },
