@@ -1,5 +1,7 @@
-// Shared test parts: a real server on a free port over a real temp dir, stock and Cairn clients, a raw socket.
+// Shared test parts: a real server on a free port over a real temp dir, stock and Cairn clients, a raw socket, a
+// hand-written WebSocket upgrade.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlan, type TaskInput } from '@cairn/core';
@@ -215,4 +217,16 @@ export function rawClient(
       ws.send(bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes));
     },
   };
+}
+
+/** A WebSocket upgrade written by hand on a bare TCP socket to `path`; `reply` is the first bytes the server sends. */
+export function rawUpgrade(port: number, path: string): { socket: Socket; reply: Promise<string> } {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+  );
+  return { socket, reply };
 }
