@@ -1,26 +1,18 @@
 // The agents runner, headless, through a real server on disk: 8 agents on a 40-task graph do every task exactly
 // once, never before its blockers are done, without a claim collision, and every replica and the disk end with the
 // same plan. A second run works with a model: a local stand-in for an OpenAI-compatible endpoint.
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createPlan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
 import { readCalls, traceDocId } from '@cairn/core/learning';
 import { type AgentEvent, createCairnServer, runAgents, runAgentsCli, silentLogger } from '@cairn/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
+import { onCleanup, tempDir } from './cleanup.js';
 
 async function startServer() {
-  const dir = await mkdtemp(join(tmpdir(), 'cairn-agents-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir('cairn-agents-');
   const server = createCairnServer({ dataDir: dir, logger: silentLogger });
   const info = await server.listen(0, '127.0.0.1');
   let closed = false;
@@ -28,7 +20,7 @@ async function startServer() {
     if (!closed) await server.close();
     closed = true;
   };
-  cleanups.push(close);
+  onCleanup(close);
   return { dir, url: `ws://127.0.0.1:${info.port}`, close };
 }
 
@@ -144,7 +136,7 @@ describe('cairn agents', () => {
       res.end(JSON.stringify({ choices: [{ index: 0, message, finish_reason: 'stop' }] }));
     });
     await new Promise<void>((resolve) => llm.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => llm.close(() => resolve())));
+    onCleanup(() => new Promise<void>((resolve) => llm.close(() => resolve())));
     const report = await runAgents({
       url,
       planId: 'with-model',
@@ -168,8 +160,7 @@ describe('cairn agents', () => {
 
 describe('the cairn agents command', () => {
   it('starts a server of its own when given none, runs the plan to the end and prints what happens', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'cairn-agents-cli-'));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const dir = await tempDir('cairn-agents-cli-');
     let out = '';
     const code = await runAgentsCli(
       [

@@ -3,9 +3,6 @@
 // request runs, a 10 MB line refused with the limit while the process goes on, bad params answered with -32602 in
 // one sentence, and tool results whose JSON carries no raw line separators or bidi controls.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -15,19 +12,11 @@ import {
   LATEST_PROTOCOL_VERSION,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { onCleanup, tempDir } from './cleanup.js';
 import { SOURCE_CLI_ARGS } from './source-cli.js';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function dataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'cairn-mcp-session-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+const dataDir = () => tempDir('cairn-mcp-session-');
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC messages whose shape each assertion states
 type Json = any;
@@ -40,7 +29,7 @@ async function rawMcp() {
     { env: { PATH: process.env.PATH ?? '' } },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  cleanups.push(async () => {
+  onCleanup(async () => {
     child.stdin.end();
     await exited;
   });
@@ -96,7 +85,7 @@ async function sdkClient(): Promise<Client> {
   });
   const client = new Client({ name: 'cairn-test', version: '1.0.0' });
   await client.connect(transport);
-  cleanups.push(() => client.close());
+  onCleanup(() => client.close());
   return client;
 }
 

@@ -1,8 +1,7 @@
 // `cairn mcp` driven by the MCP SDK's own Client over stdio: it lists the toolkit's tools, runs them on the live
 // plan (claims arbitrated by the real server), serves the rendered plan as a resource and notifies a subscriber
 // when another client edits the plan. On local disk the edits land in the plan's log.
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPlan, createToolkit, type Plan } from '@cairn/core';
 import { openFilePersistence } from '@cairn/core/fs';
@@ -13,31 +12,22 @@ import { type CairnServer, createCairnServer, signToken, silentLogger } from '@c
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
+import { onCleanup, tempDir } from './cleanup.js';
 import { SOURCE_CLI_ARGS } from './source-cli.js';
 
 const SECRET = 'mcp-test-secret-mcp-test-secret-0123456789';
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'cairn-mcp-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 async function startServer(
   secret?: string,
   at: { dataDir?: string; port?: number } = {},
 ): Promise<{ server: CairnServer; url: string; port: number; dataDir: string }> {
-  const dataDir = at.dataDir ?? (await tempDir());
+  const dataDir = at.dataDir ?? (await tempDir('cairn-mcp-'));
   const server = createCairnServer({ dataDir, secret: secret ?? null, logger: silentLogger });
   const info = await server.listen(at.port ?? 0, '127.0.0.1');
-  cleanups.push(() => server.close());
+  onCleanup(() => server.close());
   return { server, url: info.url, port: info.port, dataDir };
 }
 
@@ -49,7 +39,7 @@ async function mcpClient(
     command: process.execPath,
     args: [...SOURCE_CLI_ARGS, 'mcp', ...args],
     // The outbox of a synced plan goes under XDG_STATE_HOME unless --outbox says otherwise.
-    env: { PATH: process.env.PATH ?? '', XDG_STATE_HOME: await tempDir() },
+    env: { PATH: process.env.PATH ?? '', XDG_STATE_HOME: await tempDir('cairn-mcp-') },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -58,7 +48,7 @@ async function mcpClient(
   });
   const client = new Client({ name: 'cairn-test', version: '1.0.0' });
   await client.connect(transport);
-  cleanups.push(() => client.close());
+  onCleanup(() => client.close());
   return { client, stderr: () => stderr, transport };
 }
 
@@ -86,7 +76,7 @@ async function person(url: string, planId: string, token?: string): Promise<Plan
     presence: { id: 'user:ann', name: 'Ann', kind: 'human' },
     ...(token ? { token } : {}),
   });
-  cleanups.push(() => connection.destroy());
+  onCleanup(() => connection.destroy());
   await connection.whenSynced(10_000);
   return plan;
 }
@@ -187,7 +177,7 @@ describe('cairn mcp', () => {
   });
 
   it('works on a plan on local disk, and stores its edits there', async () => {
-    const dir = await tempDir();
+    const dir = await tempDir('cairn-mcp-');
     const { client } = await mcpClient(['--plan', 'solo', '--data', dir, '--actor', 'agent:codex']);
     const added = await call(client, 'add_tasks', { tasks: [{ title: 'Alone', steps: ['one'] }] });
     expect(await call(client, 'claim', { id: added.added[0].id })).toMatchObject({
@@ -219,7 +209,7 @@ describe('cairn mcp', () => {
 
   it('keeps an edit made while the server is away, and the next run for the plan sends it (issue 32)', async () => {
     const first = await startServer();
-    const outbox = await tempDir();
+    const outbox = await tempDir('cairn-mcp-');
     const args = ['--plan', 'team:2', '--server', first.url, '--outbox', outbox];
     // Two agents on the plan: each keeps its own copy (the second finds the first's locked).
     const a = await mcpClient([...args, '--actor', 'agent:a']);
@@ -280,7 +270,7 @@ describe('cairn mcp', () => {
 
   it('reports a write the server refuses for the plan size limit as refused, and changes nothing', async () => {
     const maxDocBytes = 40_000;
-    const dataDir = await tempDir();
+    const dataDir = await tempDir('cairn-mcp-');
     const server = createCairnServer({
       dataDir,
       secret: null,
@@ -288,7 +278,7 @@ describe('cairn mcp', () => {
       limits: { maxDocBytes },
     });
     const { url } = await server.listen(0, '127.0.0.1');
-    cleanups.push(() => server.close());
+    onCleanup(() => server.close());
     const { client } = await mcpClient(['--plan', 'team:big', '--server', url]);
 
     const small = await call(client, 'add_tasks', { tasks: [{ title: 'Small' }] });

@@ -2,7 +2,6 @@
 // cache, a free port, and `cairn serve` started from the bin that npm installed.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,16 +92,8 @@ export function npm(cwd: string, args: string[]): Promise<RunResult> {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
+// The same free port the server's cluster tests ask for.
+export { freePort } from '../../packages/server/test/services.js';
 
 export interface Served {
   url: string;

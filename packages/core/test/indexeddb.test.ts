@@ -47,6 +47,18 @@ function edit(doc: Y.Doc, key: string, value: unknown): void {
   doc.transact(() => doc.getMap('m').set(key, value), 'agent:test');
 }
 
+/** A new document bound to plan `name` in `factory`'s IndexedDB, once its stored state is loaded. */
+async function loaded(
+  factory: IDBFactory,
+  name: string,
+  options: Omit<NonNullable<Parameters<typeof openIndexedDBPersistence>[0]>, 'indexedDB'> = {},
+) {
+  const doc = new Y.Doc();
+  const stored = openIndexedDBPersistence({ ...options, indexedDB: factory })(name, doc);
+  await stored.whenLoaded;
+  return { doc, stored };
+}
+
 describe('indexeddb: beyond the suites', () => {
   it('refuses an empty plan name with invalid_argument, at once', () => {
     const open = openIndexedDBPersistence({ indexedDB: new IDBFactory() });
@@ -76,9 +88,7 @@ describe('indexeddb: beyond the suites', () => {
 
   it('bounds the record count while many batches are written', async () => {
     const factory = new IDBFactory();
-    const doc = new Y.Doc();
-    const p = openIndexedDBPersistence({ indexedDB: factory, compaction: { records: 50 } })('bounded', doc);
-    await p.whenLoaded;
+    const { doc, stored: p } = await loaded(factory, 'bounded', { compaction: { records: 50 } });
     let maxRecords = 0;
     for (let i = 0; i < 400; i++) {
       edit(doc, `k${i % 20}`, i);
@@ -92,9 +102,7 @@ describe('indexeddb: beyond the suites', () => {
 
   it('merges a burst of edits into one record', async () => {
     const factory = new IDBFactory();
-    const doc = new Y.Doc();
-    const p = openIndexedDBPersistence({ indexedDB: factory })('burst', doc);
-    await p.whenLoaded;
+    const { doc, stored: p } = await loaded(factory, 'burst');
     for (let i = 0; i < 300; i++) edit(doc, `k${i}`, i);
     await p.flush();
     expect(await readRecords(factory, 'burst')).toHaveLength(1);
@@ -103,9 +111,7 @@ describe('indexeddb: beyond the suites', () => {
 
   it('after a quota error, flush() reports it, then the next write stores the whole state', async () => {
     const quota = quotaFactory();
-    const doc = new Y.Doc();
-    const p = openIndexedDBPersistence({ indexedDB: quota.factory })('quota', doc);
-    await p.whenLoaded;
+    const { doc, stored: p } = await loaded(quota.factory, 'quota');
     edit(doc, 'before', 1);
     await p.flush();
     const errors: CairnError[] = [];
@@ -123,18 +129,14 @@ describe('indexeddb: beyond the suites', () => {
     edit(doc, 'after', 1);
     await p.flush();
     await p.close();
-    const again = new Y.Doc();
-    const reopened = openIndexedDBPersistence({ indexedDB: quota.factory })('quota', again);
-    await reopened.whenLoaded;
+    const { doc: again, stored: reopened } = await loaded(quota.factory, 'quota');
     expect(json(again)).toEqual({ before: 1, during: 1, after: 1 });
     await reopened.close();
   });
 
   it('when another tab deletes the database: closes, reports once, and every later flush() rejects', async () => {
     const factory = new IDBFactory();
-    const doc = new Y.Doc();
-    const p = openIndexedDBPersistence({ indexedDB: factory })('deleted', doc);
-    await p.whenLoaded;
+    const { doc, stored: p } = await loaded(factory, 'deleted');
     const errors: CairnError[] = [];
     p.onError((error) => errors.push(error));
     await deleteDatabase(factory, 'deleted'); // would hang if the connection stayed open

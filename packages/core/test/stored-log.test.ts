@@ -57,6 +57,14 @@ async function load(open: ReturnType<typeof opener>, name: string): Promise<Y.Do
   return doc;
 }
 
+/** Opens `name`, writes `count` tasks and closes it, so the next open loads them. */
+async function storeTasks(open: ReturnType<typeof opener>, name: string, count: number): Promise<void> {
+  const { doc, stored } = open(name);
+  await stored.whenLoaded;
+  writeTasks(doc, 0, count);
+  await stored.close();
+}
+
 describe('StoredLog and the document bound to it', () => {
   it('flush() resolves once the edits are stored, and a new open loads them identical (maps, text, arrays)', async () => {
     const adapter = memoryByteAdapter();
@@ -77,10 +85,7 @@ describe('StoredLog and the document bound to it', () => {
 
   it('stores what an observer writes in reaction to the load itself', async () => {
     const open = opener(memoryByteAdapter());
-    const first = open('plan');
-    await first.stored.whenLoaded;
-    writeTasks(first.doc, 0, 3);
-    await first.stored.close();
+    await storeTasks(open, 'plan', 3);
     // A doc whose observer answers remote changes (as a Plan repairs aliases after a merge) is opened on it.
     const doc = new Y.Doc();
     tasks(doc).observe((event) => {
@@ -111,10 +116,7 @@ describe('StoredLog and the document bound to it', () => {
 
   it('stores edits made before whenLoaded resolves, and content the doc had before open', async () => {
     const open = opener(memoryByteAdapter());
-    const first = open('plan');
-    await first.stored.whenLoaded;
-    writeTasks(first.doc, 0, 3);
-    await first.stored.close();
+    await storeTasks(open, 'plan', 3);
     const doc = new Y.Doc();
     writeTasks(doc, 100, 2); // content before open
     const { stored } = open('plan', doc);

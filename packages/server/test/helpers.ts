@@ -1,8 +1,11 @@
-// Shared test parts: a real server on a free port over a real temp dir, stock and Cairn clients, a raw socket.
+// Shared test parts: a real server on a free port over a real temp dir, stock and Cairn clients, a raw socket, a
+// hand-written WebSocket upgrade.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPlan, type TaskInput } from '@cairn/core';
+import { createPlan, type Plan, type TaskInput } from '@cairn/core';
+import { until } from '@cairn/core/testing';
 import { type ConnectPlanOptions, connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { afterEach, expect, vi } from 'vitest';
 import { WebSocket } from 'ws';
@@ -215,4 +218,53 @@ export function rawClient(
       ws.send(bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes));
     },
   };
+}
+
+/** A WebSocket upgrade written by hand on a bare TCP socket to `path`; `reply` is the first bytes the server sends. */
+export function rawUpgrade(port: number, path: string): { socket: Socket; reply: Promise<string> } {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+  );
+  return { socket, reply };
+}
+
+/** A replica of `planId` that speaks as `actor`, present in awareness, synced with the server at `url`. */
+export interface TestAgent {
+  plan: Plan;
+  connection: PlanConnection;
+}
+
+export async function agentOn(
+  url: string,
+  planId: string,
+  actor: string,
+  token?: string,
+): Promise<TestAgent> {
+  const doc = new Y.Doc();
+  const plan = createPlan({ doc, actor });
+  const connection = cairnClient(url, planId, doc, {
+    plan,
+    presence: { id: actor, name: actor, kind: 'agent' },
+    ...(token ? { token } : {}),
+  });
+  await connection.whenSynced(30_000);
+  return { plan, connection };
+}
+
+/** agent:a claims a task of `planId` and leaves; resolves with how long until agent:b sees the lease free it. */
+export async function freedByLease(url: string, planId: string): Promise<number> {
+  const a = await agentOn(url, planId, 'agent:a');
+  const b = await agentOn(url, planId, 'agent:b');
+  const task = a.plan.add({ title: 'Lease me' });
+  expect(await a.plan.claim(task.id)).toMatchObject({ outcome: 'won' });
+  await until(b.plan, () => b.plan.get(task.id)?.assignee === 'agent:a');
+  const left = Date.now();
+  a.connection.destroy();
+  await until(b.plan, () => b.plan.get(task.id)?.assignee === null);
+  expect(b.plan.get(task.id)).toMatchObject({ status: 'pending', updatedBy: 'lease' });
+  return Date.now() - left;
 }

@@ -2,12 +2,11 @@
 // errors for everything else.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { authorizeRequest, jsonResponse, signToken } from '../src/index.js';
-import { cairnClient, startServer, tempDir } from './helpers.js';
+import { cairnClient, rawUpgrade, startServer, tempDir } from './helpers.js';
 
 /** A built app in a temp dir: index.html (the shell) and assets/app.js holding `script`. */
 async function builtApp(script: string): Promise<string> {
@@ -97,12 +96,7 @@ describe('http', () => {
 
   it('answers an upgrade outside /sync/ with HTTP 404', async () => {
     const { port } = await startServer();
-    const socket = connect(port, '127.0.0.1');
-    const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
-    socket.write(
-      'GET /elsewhere HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
-    );
+    const { socket, reply } = rawUpgrade(port, '/elsewhere');
     expect(await reply).toMatch(/^HTTP\/1.1 404/);
     socket.destroy();
   });
@@ -171,12 +165,7 @@ describe('http', () => {
     expect(await api.json()).toMatchObject({
       error: { code: 'invalid_argument', message: /percent-encoding/ },
     });
-    const socket = connect(server.port, '127.0.0.1');
-    const reply = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
-    socket.write(
-      'GET /sync/%ZZ HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
-    );
+    const { socket, reply } = rawUpgrade(server.port, '/sync/%ZZ');
     expect(await reply).toMatch(/^HTTP\/1.1 400/);
     socket.destroy();
   });

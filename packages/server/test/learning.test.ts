@@ -180,6 +180,15 @@ async function skillsOf(server: TestServer, scope: string, token?: string): Prom
   return listed.json.skills;
 }
 
+/** The procedure the server learns, in scope acme, from one booking worked on acme:conv:1. */
+async function learnedFromABooking(s: TestServer): Promise<Answer> {
+  await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
+  await until(async () => (await s.server.learner!.pending('acme:conv:1')).length === 1);
+  expect(await s.server.learner!.sweep()).toEqual({ learned: 1, retried: 0 });
+  const [skill] = await skillsOf(s, 'acme');
+  return skill!;
+}
+
 /** The agent's context on a plan, as a client that synced the scope's skills and the plan's trace would build it. */
 async function agentContext(server: TestServer, planId: string, skills: Skill[]): Promise<string> {
   const handle = await server.server.hub.openPlan(planId);
@@ -409,10 +418,7 @@ describe('learning with a model', () => {
 describe('learning without a model', () => {
   it('writes a usable procedure offline, labelled as such; a conversation can be learned on demand', async () => {
     const s = await learningServer();
-    await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
-    await until(async () => (await s.server.learner!.pending('acme:conv:1')).length === 1);
-    expect(await s.server.learner!.sweep()).toEqual({ learned: 1, retried: 0 });
-    const [skill] = await skillsOf(s, 'acme');
+    const skill = await learnedFromABooking(s);
     expect(skill).toMatchObject({
       writtenByModel: false,
       version: 1,
@@ -674,10 +680,7 @@ function planTaskId(s: TestServer, planId: string): string {
 describe('issue 30: learned procedures wherever they are offered', () => {
   it('POST .../context fills learned_procedures as GET .../learned does, and get_learned_procedure is a tool over HTTP', async () => {
     const s = await learningServer();
-    await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
-    await until(async () => (await s.server.learner!.pending('acme:conv:1')).length === 1);
-    expect(await s.server.learner!.sweep()).toEqual({ learned: 1, retried: 0 });
-    const [skill] = await skillsOf(s, 'acme');
+    const skill = await learnedFromABooking(s);
 
     await tool(s, 'acme:conv:2', 'set_ongoing_task', {
       task: 'Book a table for 2 on Friday',
@@ -711,10 +714,7 @@ describe('issue 30: using an offered procedure', () => {
   it('counts a task done with its calls for the version used, without a new version', async () => {
     const s = await learningServer();
     const learner = s.server.learner!;
-    await workTask(s, 'acme:conv:1', 'Book a table for 4 at Luigi’s');
-    await until(async () => (await learner.pending('acme:conv:1')).length === 1);
-    expect(await learner.sweep()).toEqual({ learned: 1, retried: 0 });
-    const [skill] = await skillsOf(s, 'acme');
+    const skill = await learnedFromABooking(s);
 
     // The next booking is offered the procedure (GET .../learned notes the offer) and follows it to done.
     const outcomes: string[] = [];

@@ -1,15 +1,12 @@
 // `cairn serve --lease-ms`: the claim lease set from the command line, on a single server and on a cluster
 // instance (where it is also the life of the claim's reservation in Redis), refused with the valid range when
 // malformed, and listed in `--help`.
-import { createPlan } from '@cairn/core';
-import { until } from '@cairn/core/testing';
 import { describe, expect, it } from 'vitest';
-import * as Y from 'yjs';
 import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { main } from '../src/cli.js';
 import { start } from './child-server.js';
 import { serveChild, useClusterServices } from './cluster-helpers.js';
-import { cairnClient, tempDir } from './helpers.js';
+import { freedByLease, tempDir } from './helpers.js';
 import { freePort } from './services.js';
 
 const services = useClusterServices();
@@ -28,31 +25,6 @@ async function cli(args: string[]): Promise<{ code: number; err: string }> {
   return { code, err };
 }
 
-function agent(url: string, actor: string) {
-  const doc = new Y.Doc();
-  const plan = createPlan({ doc, actor });
-  const connection = cairnClient(url, 'acme:lease', doc, {
-    plan,
-    presence: { id: actor, name: actor, kind: 'agent' },
-  });
-  return { plan, connection };
-}
-
-/** `a` claims a task and leaves; resolves with how long until `b` sees it freed by the lease. */
-async function freedAfter(url: string): Promise<number> {
-  const a = agent(url, 'agent:a');
-  const b = agent(url, 'agent:b');
-  await Promise.all([a.connection.whenSynced(30_000), b.connection.whenSynced(30_000)]);
-  const task = a.plan.add({ title: 'Lease me' });
-  expect(await a.plan.claim(task.id)).toMatchObject({ outcome: 'won' });
-  await until(b.plan, () => b.plan.get(task.id)?.assignee === 'agent:a');
-  const left = Date.now();
-  a.connection.destroy();
-  await until(b.plan, () => b.plan.get(task.id)?.assignee === null);
-  expect(b.plan.get(task.id)).toMatchObject({ status: 'pending', updatedBy: 'lease' });
-  return Date.now() - left;
-}
-
 describe('cairn serve --lease-ms', () => {
   it('frees the claim of a holder gone for that long, on a single server and on a cluster instance', async () => {
     const single = await start([
@@ -69,7 +41,7 @@ describe('cairn serve --lease-ms', () => {
     ]);
     const clustered = await serveChild(services, await freePort(), ['--lease-ms', '1500']);
     for (const server of [single, clustered]) {
-      const ms = await freedAfter(server.url);
+      const ms = await freedByLease(server.url, 'acme:lease');
       // The default is 60 s: freed after 1.5 s (plus a sweep) is the flag at work.
       expect(ms).toBeGreaterThanOrEqual(1500);
       expect(ms).toBeLessThan(15_000);

@@ -1,14 +1,13 @@
 // Hostile and broken clients at limits set for the test (garbage frames, floods and the default limits are in
 // test/contract/bad-input.ts, on every host): oversized and unfinished frames, a plan that grows too large, a
 // queue before the plan loads, half-open sockets. Each closes only its own connection; the server and every other client carry on.
-import { connect } from 'node:net';
 import { CloseCode } from '@cairn/core/protocol';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
 import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { MemoryStore, signToken } from '../src/index.js';
-import { cairnClient, healthyPair, rawClient, startServer, type TestServer } from './helpers.js';
+import { cairnClient, healthyPair, rawClient, rawUpgrade, startServer, type TestServer } from './helpers.js';
 
 describe('bad frames', () => {
   it('closes a frame over the message limit with 4413, far over it too, before it is buffered', async () => {
@@ -184,13 +183,7 @@ describe('limits', () => {
     const server = await startServer({ pingIntervalMs: 50 });
     const healthy = await healthyPair(server.url, 'room');
     // A client that completes the handshake and then goes silent, as a peer behind a dead network would.
-    const socket = connect(server.port, '127.0.0.1');
-    socket.on('error', () => undefined);
-    const upgraded = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
-    socket.write(
-      'GET /sync/room HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
-    );
+    const { socket, reply: upgraded } = rawUpgrade(server.port, '/sync/room');
     expect(await upgraded).toMatch(/^HTTP\/1.1 101/);
     await vi.waitFor(() => expect(server.server.hub.connectionCount).toBe(3));
     const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));

@@ -67,37 +67,24 @@ function upgrade(server: TestServer, planId: string, options: { origin?: string;
 
 const addTask = JSON.stringify({ tasks: [{ title: 'Planted by another site' }] });
 
+/** POST `body` (by default a task another site would plant) to plan p's add_tasks tool with `headers`. */
+function addTasks(server: TestServer, headers: Record<string, string>, body = addTask) {
+  return raw(server, 'POST', '/api/plans/p/tools/add_tasks', headers, body);
+}
+
 describe('open mode and other sites', () => {
   it('refuses a cross-site text/plain POST, a foreign Origin and a rebound Host; writes and creates nothing', async () => {
     const server = await startServer();
     const self = `http://127.0.0.1:${server.port}`;
     const evil = 'https://evil.example';
 
-    const crossSite = await raw(
-      server,
-      'POST',
-      '/api/plans/p/tools/add_tasks',
-      { origin: evil, 'content-type': 'text/plain' },
-      addTask,
-    );
+    const crossSite = await addTasks(server, { origin: evil, 'content-type': 'text/plain' });
     expect(crossSite.status).toBe(403);
     expect(JSON.parse(crossSite.body).error.message).toMatch(/evil\.example may not use this server/);
-    const foreignJson = await raw(
-      server,
-      'POST',
-      '/api/plans/p/tools/add_tasks',
-      { origin: evil, 'content-type': 'application/json' },
-      addTask,
-    );
+    const foreignJson = await addTasks(server, { origin: evil, 'content-type': 'application/json' });
     expect(foreignJson.status).toBe(403);
     // Without an Origin (no browser page), a write must still say it is JSON.
-    const textPlain = await raw(
-      server,
-      'POST',
-      '/api/plans/p/tools/add_tasks',
-      { 'content-type': 'text/plain' },
-      addTask,
-    );
+    const textPlain = await addTasks(server, { 'content-type': 'text/plain' });
     expect(textPlain.status).toBe(415);
     expect(JSON.parse(textPlain.body).error.message).toMatch(
       /Content-Type: application\/json, not text\/plain/,
@@ -126,10 +113,8 @@ describe('open mode and other sites', () => {
     expect(JSON.stringify(createdTitles(before))).not.toContain('Planted');
 
     // The server's own page, loopback names and clients without an Origin are served as before.
-    const own = await raw(
+    const own = await addTasks(
       server,
-      'POST',
-      '/api/plans/p/tools/add_tasks',
       { origin: self, 'content-type': 'application/json; charset=utf-8' },
       JSON.stringify({ tasks: [{ title: 'From the demo' }] }),
     );
@@ -193,13 +178,7 @@ describe('open mode and other sites', () => {
     expect(withToken.status).toBe(200);
     // A write still has to be JSON.
     const write = await signToken(secret, { plan: 'p', role: 'write' });
-    const plain = await raw(
-      server,
-      'POST',
-      '/api/plans/p/tools/add_tasks',
-      { authorization: `Bearer ${write}`, 'content-type': 'text/plain' },
-      addTask,
-    );
+    const plain = await addTasks(server, { authorization: `Bearer ${write}`, 'content-type': 'text/plain' });
     expect(plain.status).toBe(415);
   });
 });

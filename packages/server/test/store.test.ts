@@ -86,6 +86,13 @@ function fullableDisk() {
   return disk;
 }
 
+/** What plan `planId`'s log in `dir` holds, read from disk. */
+function storedLog(dir: string, planId: string): Y.Doc {
+  const doc = new Y.Doc();
+  for (const u of UpdateLog.read(planFiles(dir, planId).log) ?? []) Y.applyUpdate(doc, u);
+  return doc;
+}
+
 describe('store errors through the server', () => {
   it('fails the acknowledgement, logs and counts a failed write, and repairs the log once the disk recovers', async () => {
     const dir = await tempDir();
@@ -113,9 +120,7 @@ describe('store errors through the server', () => {
 
     disk.full = false;
     await conn.whenAcknowledged();
-    const stored = new Y.Doc();
-    for (const u of UpdateLog.read(planFiles(dir, 'acme:full').log) ?? []) Y.applyUpdate(stored, u);
-    expect(stored.getMap('tasks').get('t1')).toBe('while the disk is full');
+    expect(storedLog(dir, 'acme:full').getMap('tasks').get('t1')).toBe('while the disk is full');
   });
 
   it('fails the acknowledgement of a new plan’s first write while the disk is full, and stores it once it recovers', async () => {
@@ -130,9 +135,7 @@ describe('store errors through the server', () => {
     await expect(conn.whenAcknowledged()).rejects.toMatchObject({ code: 'storage' });
     disk.full = false;
     await conn.whenAcknowledged();
-    const stored = new Y.Doc();
-    for (const u of UpdateLog.read(planFiles(dir, 'acme:new').log) ?? []) Y.applyUpdate(stored, u);
-    expect(stored.getMap('tasks').get('t1')).toBe('first write, disk full');
+    expect(storedLog(dir, 'acme:new').getMap('tasks').get('t1')).toBe('first write, disk full');
   });
 
   it('closes clients with 4503 when a plan cannot be loaded, and keeps serving others', async () => {
