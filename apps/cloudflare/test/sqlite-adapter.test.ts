@@ -7,6 +7,7 @@ import { CairnError, type ErrorCode } from '@cairn/core';
 import type { ByteStorageAdapter } from '@cairn/core/protocol';
 import { runByteAdapterTests } from '@cairn/core/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { fileHoldingDocument, sqlite } from './object-files.js';
 import { type RunningWorkerd, startWorkerd } from './workerd.js';
 import type { ByteCall } from './workers/byte-adapter.js';
 
@@ -105,4 +106,35 @@ it('keeps what a synced append stored through a restart of the runtime', async (
   const records = await after.read('doc');
   expect(records.map((r) => r.key)).toEqual(keys);
   expect(records.map((r) => [...r.bytes])).toEqual([[1, 2], [3]]);
+});
+
+it('refuses a record whose part is damaged, missing or left without its first row: never read shorter', async () => {
+  const writer = remoteAdapter('damaged', 1, 2);
+  await writer.lock('parts');
+  await writer.read('parts');
+  const [key] = await writer.append('parts', [new Uint8Array([1, 2, 3, 4, 5, 6])]); // three parts of two bytes
+  await writer.sync?.('parts');
+  await w.kill9();
+  const file = fileHoldingDocument(w.storageDir, 'parts');
+  // Each change damages the record where the read checks before the one made earlier.
+  const changes: Array<[string, RegExp]> = [
+    [
+      'UPDATE cairn_update_parts SET crc = (crc + 1) % 4294967296 WHERE part = 2',
+      /part 2 of 3: checksum mismatch/,
+    ],
+    ['DELETE FROM cairn_update_parts WHERE part = 1', /part 1 of 3 is missing/],
+    ['DELETE FROM cairn_updates', /its parts are there but its first row is not/],
+  ];
+  let adapters = 1;
+  for (const [change, why] of changes) {
+    sqlite(file, change);
+    await w.restart();
+    const reader = remoteAdapter('damaged', ++adapters);
+    await expect(reader.read('parts')).rejects.toMatchObject({
+      code: 'storage',
+      message: expect.stringMatching(new RegExp(`damaged at record ${key} \\(${why.source}\\)`)),
+    });
+    await w.kill9();
+  }
+  await w.restart();
 });

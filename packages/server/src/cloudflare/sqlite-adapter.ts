@@ -142,89 +142,30 @@ export class SqliteByteAdapter implements ImmediateByteAdapter {
         name,
       )
       .toArray();
-    let next = 0; // the first part row not yet put into a record
     const records: StoredRecord[] = [];
-    // `kept` intact records before it; the rows from `kept` on (less the damaged one itself, if it is a row) after.
-    const damage = (path: string, seq: number, kept: number, isRow: boolean, bytes: number, why: string) =>
-      damaged(
-        name,
-        {
-          path,
-          offset: seq,
-          keptRecords: kept,
-          recordsAfter: rows.length - kept - (isRow ? 1 : 0),
-          damagedBytes: bytes,
-        },
-        why,
-      );
+    let next = 0; // the first part row not yet put into a record
     for (const [index, row] of rows.entries()) {
       const orphan = parts[next];
-      if (orphan && orphan.seq < row.seq) {
-        throw damage(
-          SQLITE_PARTS_PATH,
-          orphan.seq,
-          index,
-          false,
-          0,
-          'its parts are there but its first row is not',
-        );
-      }
-      const first = new Uint8Array(row.data);
-      const chunks = [first];
-      let bytes = row.data.byteLength;
-      if (crc32(first) !== row.crc >>> 0) {
-        throw damage(SQLITE_LOG_PATH, row.seq, index, true, bytes, 'checksum mismatch');
-      }
-      for (let part = 1; part < row.parts; part++) {
-        const stored = parts[next];
-        if (stored?.seq !== row.seq || stored.part !== part) {
-          throw damage(
-            SQLITE_PARTS_PATH,
-            row.seq,
-            index,
-            true,
-            bytes,
-            `part ${part} of ${row.parts} is missing`,
-          );
-        }
-        const chunk = new Uint8Array(stored.data);
-        bytes += chunk.byteLength;
-        if (crc32(chunk) !== stored.crc >>> 0) {
-          throw damage(
-            SQLITE_PARTS_PATH,
-            row.seq,
-            index,
-            true,
-            bytes,
-            `part ${part} of ${row.parts}: checksum mismatch`,
-          );
-        }
-        chunks.push(chunk);
-        next++;
-      }
-      if (parts[next]?.seq === row.seq) {
-        throw damage(
-          SQLITE_PARTS_PATH,
-          row.seq,
-          index,
-          true,
-          bytes,
-          `more parts than the ${row.parts} it was written in`,
-        );
+      if (orphan && orphan.seq < row.seq) throw orphaned(name, orphan.seq, index, rows.length - index);
+      const own: PartRow[] = [];
+      for (let stored = parts[next]; stored?.seq === row.seq; stored = parts[++next]) own.push(stored);
+      const chunks = [row.data, ...own.map((stored) => stored.data)].map((data) => new Uint8Array(data));
+      const bytes = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+      const flaw = flawOf(row, own);
+      if (flaw) {
+        const damage = {
+          path: flaw.path,
+          offset: row.seq,
+          keptRecords: index,
+          recordsAfter: rows.length - index - 1,
+          damagedBytes: bytes,
+        };
+        throw damaged(name, damage, flaw.why);
       }
       records.push({ key: row.seq, bytes: joined(chunks, bytes) });
     }
     const orphan = parts[next];
-    if (orphan) {
-      throw damage(
-        SQLITE_PARTS_PATH,
-        orphan.seq,
-        rows.length,
-        false,
-        0,
-        'its parts are there but its first row is not',
-      );
-    }
+    if (orphan) throw orphaned(name, orphan.seq, rows.length, 0);
     return records;
   }
 
@@ -412,6 +353,27 @@ function addRowParts(storage: DurableObjectStorage): void {
   );
 }
 
+/**
+ * What is wrong with the stored rows of one record (its row and the part rows of its `seq`, in order), or null
+ * when every part is there, once, and holds its checksum.
+ */
+function flawOf(row: Row, parts: readonly PartRow[]): { path: string; why: string } | null {
+  if (crc32(new Uint8Array(row.data)) !== row.crc >>> 0)
+    return { path: SQLITE_LOG_PATH, why: 'checksum mismatch' };
+  for (let part = 1; part < row.parts; part++) {
+    const stored = parts[part - 1];
+    const which = `part ${part} of ${row.parts}`;
+    if (stored?.part !== part) return { path: SQLITE_PARTS_PATH, why: `${which} is missing` };
+    if (crc32(new Uint8Array(stored.data)) !== stored.crc >>> 0) {
+      return { path: SQLITE_PARTS_PATH, why: `${which}: checksum mismatch` };
+    }
+  }
+  if (parts.length > Math.max(0, row.parts - 1)) {
+    return { path: SQLITE_PARTS_PATH, why: `more parts than the ${row.parts} it was written in` };
+  }
+  return null;
+}
+
 interface DamageAt {
   path: string;
   offset: number;
@@ -427,4 +389,16 @@ function damaged(name: string, damage: DamageAt, why: string): CairnError {
     `"${name}" is refused: its stored log is damaged at record ${damage.offset} (${why}).`,
     { name, damage },
   );
+}
+
+/** Parts whose record's first row is gone: that record is lost, so the log is damaged where it stood. */
+function orphaned(name: string, seq: number, kept: number, after: number): CairnError {
+  const damage = {
+    path: SQLITE_PARTS_PATH,
+    offset: seq,
+    keptRecords: kept,
+    recordsAfter: after,
+    damagedBytes: 0,
+  };
+  return damaged(name, damage, 'its parts are there but its first row is not');
 }
