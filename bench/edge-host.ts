@@ -316,6 +316,12 @@ export async function run({
         'eviction (the wake times show the objects were evicted): the runtime keeps what its isolate once used. On Cloudflare a hibernated ' +
         'object holds no memory that is billed or counted against the host; these rows do not measure that, only what local workerd keeps.',
       'The DO host acknowledges a write after `ctx.storage.sync()`; the Node host after an fsync.',
+      'The memory of a hibernated object cannot be measured in local workerd: its RSS does not fall after the eviction. ' +
+        'What Cloudflare documents instead is what an idle object costs: hibernation removes an object that runs no handler from ' +
+        'memory while its WebSockets stay connected (developers.cloudflare.com/durable-objects/api/websockets/), and duration ' +
+        '(GB-s, at 128 MB per object) is billed only while an object runs or is idle in memory and unable to hibernate; one idle ' +
+        'and eligible to hibernate is not billed for duration, even before it is hibernated ' +
+        '(developers.cloudflare.com/durable-objects/platform/pricing/).',
     ],
   };
 }

@@ -1,11 +1,7 @@
 // What the object keeps across the runtime's death and its own eviction: kill -9 of workerd during a stream of
 // acknowledged writes loses none of them and clients reconnect; an object evicted while its sockets stay open
 // (WebSocket Hibernation) wakes on the next message, greets its sockets again (SyncStep1) and handles it.
-import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { createPlan } from '@cairn/core';
-import { crc32, encodeSnapshot } from '@cairn/core/protocol';
 import { until } from '@cairn/core/testing';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
@@ -19,6 +15,7 @@ import {
   stockClient,
   whenProviderSynced,
 } from '../../../packages/server/test/helpers.js';
+import { objectFile as fileOf, sqlite } from './object-files.js';
 import { type RunningWorkerd, startWorkerd } from './workerd.js';
 
 const SECRET = 'edge-crash-secret-edge-crash-secret-0123456789';
@@ -34,21 +31,7 @@ beforeAll(async () => {
   w = await startWorkerd({ vars: { CAIRN_SECRET: SECRET } });
 });
 afterAll(() => w?.dispose());
-
-/** The SQLite file of the object holding `plan` (each object has one, named by its id). */
-function objectFile(plan: string): string {
-  for (const dir of readdirSync(w.storageDir)) {
-    for (const name of readdirSync(join(w.storageDir, dir)).filter((n) => n.endsWith('.sqlite'))) {
-      const file = join(w.storageDir, dir, name);
-      if (sqlite(file, "SELECT value FROM cairn_object WHERE key = 'plan'") === plan) return file;
-    }
-  }
-  throw new Error(`no object file holds ${plan}`);
-}
-
-function sqlite(file: string, query: string): string {
-  return execFileSync('sqlite3', [file, query], { encoding: 'utf8' }).trim();
-}
+const objectFile = (plan: string) => fileOf(w.storageDir, plan);
 
 /** Applies what a sync message carries (SyncStep2 or Update) to `doc`; other messages are left alone. */
 function applySync(doc: Y.Doc, message: Uint8Array): void {
@@ -251,58 +234,6 @@ describe('the Durable Object host survives', () => {
     await w.kill9();
     expect(sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq')).toBe(before);
     await w.restart();
-  });
-
-  it('an object written with schema 1 (one unnamed document) opens: its rows and snapshot are named, nothing is lost', async () => {
-    const plan = 'acme:schema1';
-    const headers = { authorization: `Bearer ${await token(plan)}`, 'content-type': 'application/json' };
-    const url = (path: string) => `${w.url}/api/plans/${encodeURIComponent(plan)}${path}`;
-    const titles = async () => {
-      const read = await fetch(url('/tasks'), { headers });
-      expect(read.status).toBe(200);
-      const body = (await read.json()) as { tasks: Array<{ title: string }> };
-      return body.tasks.map((t) => t.title).sort();
-    };
-    const add = async (title: string) => {
-      const body = JSON.stringify({ tasks: [{ title }] });
-      expect((await fetch(url('/tools/add_tasks'), { method: 'POST', headers, body })).status).toBe(200);
-    };
-    await add('Replaced below'); // the object and its SQLite file exist from here
-    await w.kill9();
-    const file = objectFile(plan);
-    // What the object stored before documents were named: its rows and snapshot, in the tables of schema 1.
-    const doc = new Y.Doc();
-    const updates: Uint8Array[] = [];
-    doc.on('update', (update: Uint8Array) => updates.push(update));
-    const old = createPlan({ doc, actor: 'agent:schema1' });
-    old.add({ title: 'Written with schema 1' });
-    old.add({ title: 'Also schema 1' });
-    const snapshot = encodeSnapshot(doc, updates.length) as Uint8Array; // at: the seq of its last row
-    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex').toUpperCase();
-    sqlite(
-      file,
-      [
-        'DROP TABLE cairn_updates',
-        'DROP TABLE cairn_snapshots',
-        "UPDATE cairn_meta SET value = '1' WHERE key = 'schema'",
-        'CREATE TABLE cairn_updates (seq INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL, crc INTEGER NOT NULL)',
-        'CREATE TABLE cairn_snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL)',
-        ...updates.map((u) => `INSERT INTO cairn_updates (data, crc) VALUES (X'${hex(u)}', ${crc32(u)})`),
-        `INSERT INTO cairn_snapshot (id, data) VALUES (1, X'${hex(snapshot)}')`,
-      ].join('; '),
-    );
-    await w.restart();
-
-    expect(await titles()).toEqual(['Also schema 1', 'Written with schema 1']);
-    await add('Written with schema 2');
-    await w.kill9();
-    expect(sqlite(file, "SELECT value FROM cairn_meta WHERE key = 'schema'")).toBe('2');
-    expect(sqlite(file, 'SELECT DISTINCT doc FROM cairn_updates')).toBe(plan);
-    // The rows kept their seq: the snapshot still names the last row it reflects.
-    expect(sqlite(file, 'SELECT MIN(seq) FROM cairn_updates')).toBe('1');
-    expect(sqlite(file, `SELECT hex(data) FROM cairn_snapshots WHERE doc = '${plan}'`)).toBe(hex(snapshot));
-    await w.restart();
-    expect(await titles()).toEqual(['Also schema 1', 'Written with schema 1', 'Written with schema 2']);
   });
 
   it("compacts a long log into the whole state by the core's policy; rows lost beside its snapshot are refused", async () => {

@@ -8,9 +8,13 @@ import type {
   DurableObjectState,
 } from '../../../../packages/server/src/cloudflare/workers-types.js';
 
-/** One adapter call: `adapter` numbers an adapter over the object's storage (another one is a "reopen"). */
+/**
+ * One adapter call: `adapter` numbers an adapter over the object's storage (another one is a "reopen"), made with
+ * `chunkBytes` (the most bytes one row holds) at its first call.
+ */
 export interface ByteCall {
   adapter: number;
+  chunkBytes?: number;
   method: 'lock' | 'release' | 'read' | 'append' | 'replace' | 'sync' | 'readSnapshot' | 'writeSnapshot';
   name: string;
   lock?: number;
@@ -38,7 +42,7 @@ export class ByteAdapterObject {
   private async run(call: ByteCall): Promise<unknown> {
     let adapter = this.adapters.get(call.adapter);
     if (!adapter) {
-      adapter = new SqliteByteAdapter(this.ctx.storage);
+      adapter = new SqliteByteAdapter(this.ctx.storage, { chunkBytes: call.chunkBytes });
       this.adapters.set(call.adapter, adapter);
     }
     const { name } = call;

@@ -27,6 +27,11 @@ export interface CairnWorkerEnv {
   CAIRN_LLM_BASE_URL?: string;
   CAIRN_LLM_MODEL?: string;
   CAIRN_LLM_API_KEY?: string;
+  /**
+   * The most bytes the object writes in one SQLite row (default 1 MiB, at most 1,900,000): a larger record or
+   * snapshot is split over rows, since Cloudflare refuses a row over 2 MB. Set lower to exercise the split.
+   */
+  CAIRN_SQLITE_CHUNK_BYTES?: string;
   /** Static assets (wrangler `assets.binding`): the demo, served for paths no route has. */
   ASSETS?: { fetch(request: Request): Promise<Response> };
   [name: string]: unknown;
@@ -61,4 +66,18 @@ export function stringVars(env: CairnWorkerEnv): Record<string, string | undefin
   const out: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
   return out;
+}
+
+/** `CAIRN_SQLITE_CHUNK_BYTES` as a number (the adapter checks its range), or undefined for the default. */
+export function chunkBytesFromEnv(env: CairnWorkerEnv): number | undefined {
+  const value = env.CAIRN_SQLITE_CHUNK_BYTES;
+  if (value === undefined || value === '') return undefined;
+  const bytes = Number(value);
+  if (!Number.isInteger(bytes)) {
+    throw new CairnError(
+      'invalid_argument',
+      `CAIRN_SQLITE_CHUNK_BYTES is "${value}": give a whole number of bytes.`,
+    );
+  }
+  return bytes;
 }

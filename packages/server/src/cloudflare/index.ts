@@ -12,7 +12,7 @@
 export type { CairnWorkerEnv } from './env.js';
 export { CairnPlanObject } from './plan-object.js';
 export type { SqliteByteAdapterOptions } from './sqlite-adapter.js';
-export { SQLITE_SCHEMA_VERSION, SqliteByteAdapter } from './sqlite-adapter.js';
+export { SQLITE_DEFAULT_CHUNK_BYTES, SQLITE_SCHEMA_VERSION, SqliteByteAdapter } from './sqlite-adapter.js';
 export type { SqlitePlanStoreOptions } from './sqlite-store.js';
 export { SqlitePlanStore } from './sqlite-store.js';
 export { cairnWorker, planOfPath } from './worker.js';

@@ -22,7 +22,14 @@ import { SyncHub } from '../hub/hub.js';
 import { describeError, type Logger } from '../log.js';
 import { CloseCode, chooseSubprotocol, tokenOfUpgrade } from '../wire.js';
 import { useLearning } from './edge-learning.js';
-import { ADDRESS_HEADER, authenticatorFromEnv, type CairnWorkerEnv, PLAN_HEADER, stringVars } from './env.js';
+import {
+  ADDRESS_HEADER,
+  authenticatorFromEnv,
+  type CairnWorkerEnv,
+  chunkBytesFromEnv,
+  PLAN_HEADER,
+  stringVars,
+} from './env.js';
 import { DOCUMENT_PATH, ObjectDocuments, serveDocument } from './object-documents.js';
 import { SqlitePlanStore } from './sqlite-store.js';
 import type {
@@ -202,7 +209,7 @@ export class CairnPlanObject {
     const planId = this.rememberPlanId(planHeader);
     const auth = withLearningAccess(authenticatorFromEnv(this.env));
     // The object's own document in its SQLite; the documents of other objects (learning's) through those objects.
-    const local = new SqlitePlanStore(this.ctx.storage, planId);
+    const local = new SqlitePlanStore(this.ctx.storage, planId, { chunkBytes: chunkBytesFromEnv(this.env) });
     const store = new ObjectDocuments(planId, local, this.env.CAIRN_PLANS);
     const hub = new SyncHub({
       store,

@@ -19,6 +19,8 @@ import type { DurableObjectStorage } from './workers-types.js';
 export interface SqlitePlanStoreOptions {
   /** When to replace the log by one row of the whole state. Default `{ records: 500, minBytes: 256 KiB }`. */
   compaction?: CompactionPolicy | false;
+  /** The most bytes one row holds (`SqliteByteAdapterOptions.chunkBytes`). Default 1 MiB. */
+  chunkBytes?: number;
 }
 
 /** See SqlitePlanStoreOptions.compaction: a row per record, so fewer rows than a file's records. */
@@ -31,7 +33,7 @@ export class SqlitePlanStore extends LogStore implements PlanStore {
   private readonly adapter: SqliteByteAdapter;
   private damaged: DamagedLog | null = null;
 
-  /** Opens the object's tables (upgrading an object written with schema 1); throws on another version. */
+  /** Opens the object's tables (upgrading an object written with schema 1 or 2); throws on another version. */
   constructor(
     storage: DurableObjectStorage,
     /** The one document this object holds. */
@@ -39,7 +41,10 @@ export class SqlitePlanStore extends LogStore implements PlanStore {
     private readonly options: SqlitePlanStoreOptions = {},
   ) {
     super();
-    this.adapter = new SqliteByteAdapter(storage, { schema1Document: planId });
+    this.adapter = new SqliteByteAdapter(storage, {
+      schema1Document: planId,
+      chunkBytes: options.chunkBytes,
+    });
   }
 
   validatePlanId(planId: string): void {
