@@ -3,7 +3,7 @@
 // still reads, once evaluated, exactly as before: same keys, same order, same bytes for a model.
 
 /** A part written once under `name`; where it stood, a reference to it. */
-export class Ref {
+class Ref {
   constructor(readonly name: string) {}
   toJSON(): string {
     return `\0ref:${this.name}`;
@@ -12,8 +12,7 @@ export class Ref {
 
 /** Marks, as a key of a `properties` object, where a shared run of properties is spread (`...name`). */
 const SPREAD = '\0...';
-export const spreadName = (key: string): string | null =>
-  key.startsWith(SPREAD) ? key.slice(SPREAD.length) : null;
+const spreadName = (key: string): string | null => (key.startsWith(SPREAD) ? key.slice(SPREAD.length) : null);
 
 /** Names a part as the tree a place stands in, apart from the families' names (a part may be named `todo`). */
 const PART = '\0part:';

@@ -4,11 +4,11 @@
 // when families share it, in parameters/shared.ts (docs/decisions/060); evaluated, each schema is what zod gives.
 // `--check` fails if a committed file differs from what the schemas give (packages/core/test/tool-parameters.test.ts
 // asserts the same in `pnpm test`). Run: pnpm tool-parameters [--check]
-import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FAMILIES } from '../packages/core/src/tools/families.js';
 import { jsonSchemaOf } from '../packages/core/src/tools/json-schema.js';
+import { updateGenerated } from './generated-files.mjs';
 import { emit, type Json, type Part, referencedBy, shareRepeats } from './schema-sharing.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '../packages/core/src/tools/parameters');
@@ -69,16 +69,7 @@ function definition(part: Part, exported: boolean): string[] {
   return [`${exported ? 'export ' : ''}const ${part.name} = ${emit(part.value)};`, ''];
 }
 
-const stale: string[] = [];
-for (const [file, text] of files) {
-  let old = '';
-  try {
-    old = readFileSync(file, 'utf8');
-  } catch {}
-  if (old === text) continue;
-  if (check) stale.push(file);
-  else writeFileSync(file, text);
-}
+const stale = updateGenerated(files, check);
 if (stale.length > 0) {
   console.error(`tool-parameters: out of date: ${stale.join(', ')}; run pnpm tool-parameters`);
   process.exit(1);

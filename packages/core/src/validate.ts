@@ -45,6 +45,19 @@ export function parseOrThrow<T>(schema: Parser<T>, value: unknown, what: string)
   throw new CairnError('invalid_argument', `Invalid ${what}: ${text}`, { issues });
 }
 
+/**
+ * The values `schema` accepts, as it parses them; the others are left out: for entries of a shared document,
+ * where a malformed one (another writer's, another version's) must not hide the rest.
+ */
+export function validEntries<T>(schema: Parser<T>, values: Iterable<unknown>): T[] {
+  const out: T[] = [];
+  for (const value of values) {
+    const result = schema.safeParse(value) as z.core.util.SafeParseResult<T>;
+    if (result.success) out.push(result.data);
+  }
+  return out;
+}
+
 /** Values built from input parsed at an edge (a tool call) against schemas at least as strict as the plan's. */
 const parsedAtEdge = new WeakSet<object>();
 

@@ -1,5 +1,6 @@
-// One JSON answer from an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...):
-// shared by the auto-close judge and the skill distiller, which are configured by the same CAIRN_JUDGE_* settings.
+// Calls to an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...): the request
+// every caller sends (the model proxy, the agents runner), and one JSON answer, shared by the auto-close judge
+// and the skill distiller, which are configured by the same CAIRN_JUDGE_* settings.
 import { CairnError } from '@cairn/core';
 
 export interface ChatCompletionsEndpoint {
@@ -13,6 +14,27 @@ export interface ChatCompletionsEndpoint {
 }
 
 /**
+ * POSTs a chat-completions request: to the base URL with `/chat/completions` appended (unless it ends so already),
+ * the key as a bearer token.
+ */
+export function postChatCompletions(
+  endpoint: { baseUrl: string; apiKey?: string | null; fetch?: typeof fetch },
+  body: object,
+  signal: AbortSignal,
+): Promise<Response> {
+  const base = endpoint.baseUrl.replace(/\/+$/, '');
+  return (endpoint.fetch ?? fetch)(base.endsWith('/chat/completions') ? base : `${base}/chat/completions`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
+    },
+    body: JSON.stringify(body),
+    signal,
+  });
+}
+
+/**
  * Asks for one answer at temperature 0 and reads the JSON object in it. Rejects on a non-2xx status, an answer
  * that is not chat-completions JSON, or content without a JSON object (CairnError `invalid_argument` naming
  * `shape`).
@@ -23,9 +45,6 @@ export async function askForJson(
   shape: string,
   signal: AbortSignal,
 ): Promise<unknown> {
-  const doFetch = endpoint.fetch ?? fetch;
-  const base = endpoint.baseUrl.replace(/\/+$/, '');
-  const url = base.endsWith('/chat/completions') ? base : `${base}/chat/completions`;
   const body = {
     model: endpoint.model,
     temperature: 0,
@@ -33,15 +52,7 @@ export async function askForJson(
     ...((endpoint.jsonMode ?? true) ? { response_format: { type: 'json_object' } } : {}),
     messages,
   };
-  const response = await doFetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
-    },
-    body: JSON.stringify(body),
-    signal,
-  });
+  const response = await postChatCompletions(endpoint, body, signal);
   const text = await response.text();
   if (!response.ok) throw new Error(`the endpoint answered ${response.status}: ${clip(text, 300)}`);
   let content: unknown;

@@ -5,6 +5,7 @@
 import { CairnError } from '@cairn/core';
 import type { Handler, Hono } from 'hono';
 import { llmFromEnv } from './agents/llm.js';
+import { postChatCompletions } from './chat-completions.js';
 import { jsonResponse, readJson, textResponse } from './http/app.js';
 
 export interface ModelProxyOptions {
@@ -47,7 +48,6 @@ export function modelConfigHandler(options: ModelProxyOptions): Handler {
 
 /** The POST handler: the body is an OpenAI chat-completions request; the answer is the upstream's, as is. */
 export function modelProxyHandler(options: ModelProxyOptions): Handler {
-  const doFetch = options.fetch ?? fetch;
   return async (c) => {
     if (!options.baseUrl || !options.model) {
       throw new CairnError(
@@ -73,18 +73,13 @@ export function modelProxyHandler(options: ModelProxyOptions): Handler {
     }
     // No streaming through the proxy (the demo does not ask for it), and the server's model, whatever was asked.
     const forwarded = { ...(body as Record<string, unknown>), model: options.model, stream: false };
-    const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     let upstream: Response;
     try {
-      upstream = await doFetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-        },
-        body: JSON.stringify(forwarded),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
-      });
+      upstream = await postChatCompletions(
+        { ...options, baseUrl: options.baseUrl },
+        forwarded,
+        AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      );
     } catch (error) {
       throw new CairnError(
         'internal',

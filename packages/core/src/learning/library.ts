@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import { CairnError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import { type Actor, ActorSchema, type Json } from '../schema.js';
+import { validEntries } from '../validate.js';
 import { MAX_EXAMPLES } from './kind.js';
 import { contentWords } from './match.js';
 import {
@@ -68,12 +69,9 @@ function skillsMap(doc: Y.Doc): Y.Map<unknown> {
 
 /** Every stored skill (malformed entries skipped), newest change first. */
 export function readSkills(doc: Y.Doc): Skill[] {
-  const out: Skill[] = [];
-  for (const raw of skillsMap(doc).values()) {
-    const parsed = SkillSchema.safeParse(raw);
-    if (parsed.success) out.push(parsed.data);
-  }
-  return out.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : 1));
+  return validEntries(SkillSchema, skillsMap(doc).values()).sort(
+    (a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : 1),
+  );
 }
 
 export function readSkill(doc: Y.Doc, id: string): Skill | null {
@@ -94,12 +92,8 @@ export function requireSkill(doc: Y.Doc, scope: string, id: string): Skill {
 
 /** The changes of one skill (or all), oldest first. */
 export function readChanges(doc: Y.Doc, skillId?: string): SkillChange[] {
-  const out: SkillChange[] = [];
-  for (const raw of doc.getArray<unknown>(SKILL_KEYS.changes).toArray()) {
-    const parsed = SkillChangeSchema.safeParse(raw);
-    if (parsed.success && (skillId === undefined || parsed.data.skill === skillId)) out.push(parsed.data);
-  }
-  return out;
+  const changes = validEntries(SkillChangeSchema, doc.getArray<unknown>(SKILL_KEYS.changes).toArray());
+  return skillId === undefined ? changes : changes.filter((change) => change.skill === skillId);
 }
 
 /** The tools in order, each run of the same tool counted once: two procedures are the same only if these are. */

@@ -7,6 +7,7 @@ import { ERROR_CODES } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import { type Actor, ActorSchema, type Json } from '../schema.js';
 import type { ToolCallRecord } from '../tools/observe.js';
+import { validEntries } from '../validate.js';
 import { argumentShape, JsonValueSchema } from './shape.js';
 
 /** A plan's trace document is the sync room (and store entry) of this name. */
@@ -65,12 +66,7 @@ function callsOf(doc: Y.Doc): Y.Array<unknown> {
 
 /** The calls, oldest first; malformed entries (another writer's) are skipped. */
 export function readCalls(doc: Y.Doc): TraceCall[] {
-  const out: TraceCall[] = [];
-  for (const raw of callsOf(doc).toArray()) {
-    const parsed = TraceCallSchema.safeParse(raw);
-    if (parsed.success) out.push(parsed.data);
-  }
-  return out;
+  return validEntries(TraceCallSchema, callsOf(doc).toArray());
 }
 
 /** Appends a call and trims the trace to its bound, in one transaction by the call's actor. */

@@ -2,6 +2,7 @@
 // by calling the toolkit's own add_tasks tool, and writes a short result for each step it works on.
 import { CairnError, createToolkit, isToolError, type Plan } from '@cairn/core';
 import { inline } from '@cairn/core/protocol';
+import { postChatCompletions } from '../chat-completions.js';
 
 export interface LlmOptions {
   /** e.g. `https://api.openai.com/v1` or a local server's `/v1`. */
@@ -31,15 +32,11 @@ interface ChatMessage {
 }
 
 async function chat(llm: LlmOptions, body: Record<string, unknown>): Promise<ChatMessage> {
-  const response = await fetch(`${llm.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(llm.apiKey ? { authorization: `Bearer ${llm.apiKey}` } : {}),
-    },
-    body: JSON.stringify({ model: llm.model, ...body }),
-    signal: AbortSignal.timeout(llm.timeoutMs ?? 60_000),
-  });
+  const response = await postChatCompletions(
+    llm,
+    { model: llm.model, ...body },
+    AbortSignal.timeout(llm.timeoutMs ?? 60_000),
+  );
   if (!response.ok) {
     throw new CairnError(
       'internal',

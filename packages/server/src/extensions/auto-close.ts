@@ -335,9 +335,8 @@ export class AutoCloser extends Emitter<AutoCloseEvents> implements Extension {
 
   /** Turns whose chat stayed quiet for `settleMs` after their final reply: judged. */
   private settled(now: number): void {
-    for (const planId of this.settling.due(now)) {
+    for (const planId of this.settling.take(now)) {
       const turn = this.turns.get(planId);
-      this.settling.set(planId, null);
       this.turns.delete(planId);
       if (this.closed || !turn || finalReply(turn.chat.list())?.id !== turn.replyId) continue;
       void this.run(planId);
@@ -345,9 +344,8 @@ export class AutoCloser extends Emitter<AutoCloseEvents> implements Extension {
   }
 
   private retryDue(now: number): void {
-    for (const key of this.retries.due(now)) {
+    for (const key of this.retries.take(now)) {
       const retry = this.retrying.get(key);
-      this.retries.set(key, null);
       if (retry && !this.closed) void this.retryWhenLapsed(retry.planId, key, retry.lock);
     }
   }

@@ -137,6 +137,13 @@ export class DueQueue {
     return out;
   }
 
+  /** The keys due by `now`, taken off the queue: for times that run once (a settling turn, a retry). */
+  take(now: number): string[] {
+    const due = this.due(now);
+    for (const key of due) this.set(key, null);
+    return due;
+  }
+
   /** The earliest run time of the queue, or null when it is empty. */
   earliest(): number | null {
     if (this.cached === undefined) {

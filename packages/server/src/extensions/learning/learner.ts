@@ -361,9 +361,8 @@ export class Learner extends Emitter<LearningEvents> implements Extension {
 
   /** The tasks whose status settled by `now`: a top-level task that closed is learned from. */
   private settled(now: number): void {
-    for (const key of this.settling.due(now)) {
+    for (const key of this.settling.take(now)) {
       const doc = this.settlingDocs.get(key);
-      this.settling.set(key, null);
       this.settlingDocs.delete(key);
       if (this.closed || !doc) continue;
       const cut = key.indexOf('\n');
