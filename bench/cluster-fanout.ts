@@ -96,6 +96,15 @@ export async function run({
     const expected = results[system].reduce((n, x) => n + x.expectedDeliveries, 0);
     return `${d.toLocaleString('en-US')} of ${expected.toLocaleString('en-US')}`;
   };
+  // The cluster's way between instances, from its own histograms: the writer's instance reaching Redis, and the
+  // reader's instance taking the entry in. Means weighted by count over the runs; the p99 is a bucket bound.
+  const stage = (name: 'publish' | 'relay') => {
+    const figures = results.cluster.flatMap((x) => (x.stages ? [x.stages[name]] : []));
+    const count = figures.reduce((n, f) => n + f.count, 0);
+    const mean = figures.reduce((n, f) => n + f.meanMs * f.count, 0) / count;
+    const p99 = Math.max(...figures.map((f) => f.p99AtMostMs));
+    return `${name} ${ms(mean)} mean, p99 ≤ ${ms(p99)}`;
+  };
   const vsPeer = p99RatioInterval(pooled('cluster'), pooled('hocuspocus'));
   const vsSingle = p99RatioInterval(pooled('cluster'), pooled('single'));
   // Always the cluster's p99 over the baseline's, whichever way the headline reads ("faster" or "slower").
@@ -131,6 +140,15 @@ export async function run({
       cairn: `cluster ${p99s('cluster')}`,
       baseline: `Hocuspocus ${p99s('hocuspocus')}; one server ${p99s('single')}`,
     }),
+    row(
+      'between instances: an edit reaching Redis on its instance (publish), an entry taken in by another (relay)',
+      'cluster',
+      'single',
+      {
+        cairn: `${stage('publish')}; ${stage('relay')}`,
+        baselineName: '—',
+      },
+    ),
     row('updates delivered to replicas (all runs)', 'cluster', 'hocuspocus', {
       cairn: `cluster ${delivered('cluster')}`,
       baseline: `Hocuspocus ${delivered('hocuspocus')}; one server ${delivered('single')}`,

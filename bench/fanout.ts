@@ -49,6 +49,38 @@ export interface FanoutResult {
   lost: number;
   checkedReplicas: number;
   drainS: number;
+  /** A Cairn cluster's two halves of the way between instances, from the instances' /metrics at the end. */
+  stages?: Record<ClusterStage, StageFigures>;
+}
+
+type ClusterStage = 'publish' | 'relay';
+
+/** From a histogram summed over the instances: its mean, and the bucket bound its 99th percentile is under. */
+export interface StageFigures {
+  count: number;
+  meanMs: number;
+  p99AtMostMs: number;
+}
+
+/** `cairn_cluster_<stage>_seconds` summed over the instances' /metrics texts. */
+function stageFigures(texts: string[], stage: ClusterStage): StageFigures {
+  const name = `cairn_cluster_${stage}_seconds`;
+  const buckets = new Map<number, number>();
+  let sum = 0;
+  let count = 0;
+  for (const text of texts)
+    for (const line of text.split('\n')) {
+      const [key, value] = line.split(' ');
+      const n = Number(value);
+      const le = new RegExp(`^${name}_bucket\\{le="([^"]+)"\\}$`).exec(key ?? '')?.[1];
+      if (le !== undefined) {
+        const bound = le === '+Inf' ? Infinity : Number(le);
+        buckets.set(bound, (buckets.get(bound) ?? 0) + n);
+      } else if (key === `${name}_sum`) sum += n;
+      else if (key === `${name}_count`) count += n;
+    }
+  const bound = [...buckets].sort((a, b) => a[0] - b[0]).find(([, below]) => below >= count * 0.99)?.[0];
+  return { count, meanMs: count > 0 ? (sum / count) * 1000 : 0, p99AtMostMs: (bound ?? Number.NaN) * 1000 };
 }
 
 const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
@@ -132,6 +164,15 @@ export async function measure(
     }
     clearInterval(sampler);
     rssPeak = Math.max(rssPeak, server.rss());
+    let stages: FanoutResult['stages'];
+    if (cluster && kind === 'cairn') {
+      const texts = await Promise.all(
+        servers.map(async (s) =>
+          (await fetch(`${s.wsBase.replace(/^ws/, 'http').replace(/\/sync$/, '')}/metrics`)).text(),
+        ),
+      );
+      stages = { publish: stageFigures(texts, 'publish'), relay: stageFigures(texts, 'relay') };
+    }
     const latencies: number[] = [];
     let delivered = 0;
     for (const r of reports) {
@@ -156,6 +197,7 @@ export async function measure(
       lost,
       checkedReplicas: checked,
       drainS: (performance.now() - d0) / 1000,
+      ...(stages ? { stages } : {}),
     };
   } finally {
     for (const p of procs) await p.stop();

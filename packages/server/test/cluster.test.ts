@@ -248,8 +248,15 @@ describe('three instances on Redis and PostgreSQL', () => {
     await Promise.all([ca.whenSynced(), cb.whenSynced()]);
     docA.getMap('tasks').set('x', 1);
     await vi.waitFor(() => expect(docB.getMap('tasks').get('x')).toBe(1));
-    expect(await (await fetch(`${a.http}/metrics`)).text()).toMatch(/cairn_cluster_published_total [1-9]/);
-    expect(await (await fetch(`${b.http}/metrics`)).text()).toMatch(/cairn_cluster_received_total [1-9]/);
+    const [fromA, fromB] = await Promise.all(
+      [a, b].map(async (i) => (await fetch(`${i.http}/metrics`)).text()),
+    );
+    expect(fromA).toMatch(/cairn_cluster_published_total [1-9]/);
+    expect(fromB).toMatch(/cairn_cluster_received_total [1-9]/);
+    // Where the edit's way to B's clients went: its publication on A, its relay to B.
+    expect(fromA).toMatch(/cairn_cluster_publish_seconds_count [1-9]/);
+    expect(fromB).toMatch(/cairn_cluster_relay_seconds_count [1-9]/);
+    expect(fromA).toMatch(/cairn_cluster_relay_seconds_count 0\b/);
   });
 
   it('refuses to start when a service is down, naming its URL, and refuses a mixed configuration', async () => {

@@ -13,6 +13,7 @@ import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import type { Extension, ExtensionHost, LoadingRoom, PlanRoom, RoomChange } from '../hub/extension.js';
 import { describeError } from '../log.js';
+import { LATENCY_BUCKETS } from '../metrics.js';
 import { redactUrl } from './urls.js';
 
 export type RedisClient = ReturnType<typeof createClient>;
@@ -165,6 +166,17 @@ export class RedisRelay implements Extension {
         'cairn_cluster_stored_for_others_total',
         'Relayed updates stored here because their instance did not confirm them in time.',
       ),
+      // The two halves of an edit's way to another instance's clients, to tell where a slow delivery waited.
+      publishSeconds: host.registry.histogram(
+        'cairn_cluster_publish_seconds',
+        "From an update's change here to Redis's reply that it is in the plan's stream.",
+        LATENCY_BUCKETS,
+      ),
+      relaySeconds: host.registry.histogram(
+        'cairn_cluster_relay_seconds',
+        "From another instance's update entering the plan's stream (the entry id's time, whole ms) to its application here.",
+        LATENCY_BUCKETS,
+      ),
     };
     this.loop = Promise.all([this.reader.connect(), this.subscriber.connect()]).then(() => this.readLoop());
   }
@@ -303,9 +315,14 @@ export class RedisRelay implements Extension {
     const fields = ['u', Buffer.from(update).toString('base64')];
     if (seq !== undefined) fields.push('s', String(seq));
     const add = () => this.add(planId, fields);
+    const started = performance.now();
     const adding = (stored ? stored.then(add) : add())
       .then(
-        () => this.counters.published.inc(),
+        () => {
+          this.counters.published.inc();
+          // Only an edit's own entry: a whole state re-published after an outage waited for the store first.
+          if (seq !== undefined) this.counters.publishSeconds.observe((performance.now() - started) / 1000);
+        },
         (error: unknown) => {
           // Not stored, or not added: the whole state is published once both work again.
           plan.unpublished = true;
@@ -526,6 +543,7 @@ export class RedisRelay implements Extension {
         // instance) clears in one go. Nothing awaits before they are in, so no acknowledgement can see the
         // confirmations below without the updates they confirm.
         const updates: Uint8Array[] = [];
+        const addedAt: number[] = [];
         const heardAt = Date.now();
         for (const [id, fields] of entries) {
           plan.lastId = id;
@@ -537,13 +555,18 @@ export class RedisRelay implements Extension {
             continue;
           }
           updates.push(entry.update);
+          addedAt.push(Number.parseInt(id, 10));
           if (entry.seq !== null) {
             const list = plan.unconfirmed.get(entry.instance) ?? [];
             list.push({ seq: entry.seq, update: entry.update });
             plan.unconfirmed.set(entry.instance, list);
           }
         }
-        if (updates.length > 0) this.applyRemote(planId, plan.room, updates);
+        if (updates.length > 0) {
+          this.applyRemote(planId, plan.room, updates);
+          const appliedAt = Date.now();
+          for (const at of addedAt) this.counters.relaySeconds.observe(Math.max(0, appliedAt - at) / 1000);
+        }
       }
       for (const [planId, plan] of this.plans) if (plan.unconfirmed.size > 0) this.storeOverdue(planId, plan);
     }
