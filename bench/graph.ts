@@ -114,6 +114,21 @@ function hasCycleDfs(tasks: Seed004Task[]): boolean {
   return false;
 }
 
+/** The whole turn an agent pays, timed as one: the status change `flip(i)` plus the ready list after it. */
+function timedTurn(
+  flip: (i: number) => void,
+  ready: () => unknown,
+  options: { runs: number; warmup?: number },
+) {
+  let i = 0;
+  return summarize(
+    sample(() => {
+      flip(i++);
+      return ready();
+    }, options),
+  );
+}
+
 export async function run({
   quick,
 }: {
@@ -154,17 +169,7 @@ export async function run({
   };
   collectGarbage();
   const cairnCycles = summarize(sample(() => plan.cycles(), { runs, setup: toggleEdge }));
-  // The whole turn an agent pays: the status change itself plus the ready list after it.
-  let k = 0;
-  const cairnFlipReady = summarize(
-    sample(
-      () => {
-        flip(k++);
-        return plan.ready();
-      },
-      { runs },
-    ),
-  );
+  const cairnFlipReady = timedTurn(flip, () => plan.ready(), { runs });
   const { summary: cyclesProfile } = await profile(async () => {
     for (let i = 0; i < 20; i++) {
       toggleEdge(i);
@@ -194,16 +199,7 @@ export async function run({
     collectGarbage();
     const seedRuns = quick ? 3 : 10;
     const seedReady = summarize(sample(() => tm.ready(), { runs: seedRuns, warmup: 1, setup: seedFlip }));
-    let j = 0;
-    const seedTurn = summarize(
-      sample(
-        () => {
-          seedFlip(j++);
-          return tm.ready();
-        },
-        { runs: seedRuns, warmup: 1 },
-      ),
-    );
+    const seedTurn = timedTurn(seedFlip, () => tm.ready(), { runs: seedRuns, warmup: 1 });
     const mem = tm.all().sort((a, b) => a.id - b.id);
     collectGarbage();
     const naive = summarize(sample(() => naiveReady(mem), { runs: quick ? 2 : 5, warmup: 1 }));
