@@ -10,7 +10,7 @@ import * as Y from 'yjs';
 import { type Seed004Task, Seed004TaskManager } from './baselines/seed004.js';
 import { collectGarbage, rng, sample, summarize } from './lib/measure.js';
 import { profile, shares, topSelf } from './lib/profile.js';
-import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, ms, type Row, speedup } from './lib/report.js';
 
 const TARGET_MS = 10;
 
@@ -129,11 +129,7 @@ function timedTurn(
   );
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   // Quick mode: a fifth of the sizes, so the smoke test stays short; the published numbers are full size.
   const scale = quick ? 5 : 1;
   const TASKS = 10_000 / scale;

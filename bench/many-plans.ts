@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SOURCE_NODE_ARGS } from '../test/source-cli.js';
 import { progress } from './lib/measure.js';
-import { type BenchResult, cairnOnly, type Row } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, cairnOnly, type Row } from './lib/report.js';
 
 interface Memory {
   rss: number;
@@ -56,11 +56,7 @@ function memoryRow(measure: string, cairn: Memory, baselineName: string, baselin
   };
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const sizes = quick ? [200] : [1_000, 3_000, 10_000];
   const idleMs = quick ? 2_000 : 60_000;
   const rows: Row[] = [];

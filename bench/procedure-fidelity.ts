@@ -21,7 +21,7 @@ import {
 } from '@cairn/core/learning';
 import type { Json } from '@cairn/core/protocol';
 import * as Y from 'yjs';
-import type { BenchResult, Row } from './lib/report.js';
+import type { BenchOptions, BenchOutcome, Row } from './lib/report.js';
 
 type Kind = 'booking' | 'renewal' | 'refund';
 type Toolkit = ReturnType<typeof createToolkit>;
@@ -302,9 +302,7 @@ function measure(tasks: Array<Task & { sample: TraceSample }>, withKind: boolean
 
 const pct = (a: number, b: number) => (b === 0 ? '—' : `${((100 * a) / b).toFixed(1)}%`);
 
-export async function run(_options: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(_options: BenchOptions): Promise<BenchOutcome> {
   const tasks = await record();
   const kinds = measure(tasks, true);
   const alone = measure(tasks, false);

@@ -20,15 +20,22 @@ import { httpFirstRead } from './lib/http-first-read.js';
 import { type IdbColdLoadResult, idbColdLoad } from './lib/idb-cold-load.js';
 import { collectGarbage, now, progress, type Summary, summarize } from './lib/measure.js';
 import { profile } from './lib/profile.js';
-import { type BenchResult, bytes, cairnOnly, fmtRatio, ms, type Row, speedup } from './lib/report.js';
+import {
+  type BenchOptions,
+  type BenchOutcome,
+  bytes,
+  cairnOnly,
+  fmtRatio,
+  ms,
+  type Row,
+  speedup,
+} from './lib/report.js';
 
 const TARGET_MS = 100;
 /** Open → first ready() of a stored plan answered from its snapshot while the document loads. */
 const FIRST_READ_TARGET_MS = 20;
 /** The same over HTTP: a GET of the tasks of a plan the server has not loaded. */
 const HTTP_FIRST_READ_TARGET_MS = 30;
-
-type Result = Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>;
 
 /** Times `fn` `runs` times after one warm-up run. */
 async function repeat(runs: number, fn: () => Promise<number[]> | number[]): Promise<Summary[]> {
@@ -304,7 +311,7 @@ function idbLoadRows(
   ];
 }
 
-export async function run({ quick }: { quick: boolean }): Promise<Result> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   // One plan serves both questions: its cold load, and its bytes against the same content written fresh.
   const TASKS = 100;
   const UPDATES = quick ? 5_000 : 100_000;

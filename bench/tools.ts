@@ -14,7 +14,7 @@ import { Seed000Store } from './baselines/seed000.js';
 import { Seed004TaskManager } from './baselines/seed004.js';
 import { collectGarbage, now, progress, rng, type Summary, summarize } from './lib/measure.js';
 import { type ProfileSummary, profile, shares, topSelf } from './lib/profile.js';
-import { type BenchResult, count, ms, type Row, throughputRatio } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, count, ms, type Row, throughputRatio } from './lib/report.js';
 
 type Kind = 'create' | 'status' | 'dep' | 'ready';
 type Op =
@@ -434,11 +434,7 @@ function stampTask(task: Y.Map<unknown>): void {
 
 const SYSTEMS = [cairn, seed000, seed004, automerge, yjsFloor, yjsSchemaFloor] as const;
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const CALLS = quick ? 2_000 : 10_000;
   const ops = workload(CALLS, 7);
   const tasks = ops.filter((o) => o.kind === 'create').length;
