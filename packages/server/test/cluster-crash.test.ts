@@ -196,35 +196,17 @@ describe('cluster under failures', () => {
   }, 180_000);
 
   it('`cairn serve` refuses to start when Redis or PostgreSQL is down, naming the URL', async () => {
+    const serve = (...cluster: string[]) => start([...SOURCE_CLI_ARGS, 'serve', '--port', '0', ...cluster]);
+    const escaped = (url: string) => url.replace(/[/.]/g, '\\$&');
     const down = `redis://127.0.0.1:${await freePort()}`;
-    await expect(
-      start([
-        ...SOURCE_CLI_ARGS,
-        'serve',
-        '--port',
-        '0',
-        '--redis',
-        down,
-        '--postgres',
-        services.postgres.url,
-      ]),
-    ).rejects.toThrow(new RegExp(`Could not reach Redis at ${down.replace(/[/.]/g, '\\$&')}`));
-    await expect(
-      start([...SOURCE_CLI_ARGS, 'serve', '--port', '0', '--redis', services.redis.url]),
-    ).rejects.toThrow(/needs --postgres URL/);
+    await expect(serve('--redis', down, '--postgres', services.postgres.url)).rejects.toThrow(
+      new RegExp(`Could not reach Redis at ${escaped(down)}`),
+    );
+    await expect(serve('--redis', services.redis.url)).rejects.toThrow(/needs --postgres URL/);
     const pgDown = `postgres://cairn@127.0.0.1:${await freePort()}/cairn`;
-    await expect(
-      start([
-        ...SOURCE_CLI_ARGS,
-        'serve',
-        '--port',
-        '0',
-        '--redis',
-        services.redis.url,
-        '--postgres',
-        pgDown,
-      ]),
-    ).rejects.toThrow(new RegExp(`Could not reach PostgreSQL at ${pgDown.replace(/[/.]/g, '\\$&')}`));
+    await expect(serve('--redis', services.redis.url, '--postgres', pgDown)).rejects.toThrow(
+      new RegExp(`Could not reach PostgreSQL at ${escaped(pgDown)}`),
+    );
   }, 60_000);
 
   it('PostgreSQL going away fails acknowledgements (reads keep serving); they resume when it is back', async () => {
