@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 import { FRAMEWORKS, type Framework, type Move, runLoop } from './lib/agent-loops.js';
 import { BROWSER_BUILD } from './lib/browser-build.js';
 import { rng } from './lib/measure.js';
-import { type BenchResult, bytes, count, type Row } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, bytes, count, type Row } from './lib/report.js';
 import { TITLE_WORDS } from './lib/words.js';
 
 const CALLS = 20;
@@ -91,9 +91,7 @@ async function gzipped(contents: string, external: string[]): Promise<number | s
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export async function run(_options: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(_options: BenchOptions): Promise<BenchOutcome> {
   const rows: Row[] = [];
   for (const framework of FRAMEWORKS) {
     const cairn = await session(framework, false);

@@ -18,7 +18,7 @@ import {
   sessionScript,
   toldPlan,
 } from '../apps/demo/test/agent-script.js';
-import { type BenchResult, count, type Row } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, count, type Row } from './lib/report.js';
 
 const ANN = 'user:ann001';
 const BO = 'user:bo0002';
@@ -139,9 +139,7 @@ function samePlan(told: ReturnType<typeof toldPlan>, plan: Plan): boolean {
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export async function run(_options: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(_options: BenchOptions): Promise<BenchOutcome> {
   const cairn = await agentSession('deltas');
   const full = await agentSession('every-call');
   const rows: Row[] = [

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { BROWSER_BUILD } from './lib/browser-build.js';
-import { type BenchResult, bytes, type Row, sizeRatio } from './lib/report.js';
+import { type BenchOutcome, bytes, type Row, sizeRatio } from './lib/report.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -87,7 +87,7 @@ async function bundle(contents: string, external: string[] = []): Promise<Bundle
   }
 }
 
-export async function run(): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(): Promise<BenchOutcome> {
   fs.mkdirSync(join(root, 'bench', '.results'), { recursive: true });
   // What a user installs: the package's own build, made fresh so the figure matches the sources.
   const built = spawnSync(process.execPath, [join(root, 'scripts/build-package.mjs')], {

@@ -4,7 +4,7 @@
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
 import { flipInTurns, twoServerPair } from './lib/latency.js';
 import { collectGarbage, progress, rng, type Summary, summarize } from './lib/measure.js';
-import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, ms, type Row, speedup } from './lib/report.js';
 import { type RunningServer, startServer } from './lib/servers.js';
 
 process.setMaxListeners(0);
@@ -28,11 +28,7 @@ async function measure(
   return into.edits;
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const samples = quick ? 100 : 600;
   const warmup = quick ? 20 : 50;
   const [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);

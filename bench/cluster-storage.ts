@@ -11,7 +11,7 @@ import type { Extension } from '../packages/server/src/hub/extension.js';
 import { createCairnServer, silentLogger } from '../packages/server/src/index.js';
 import { startPostgres, startRedis } from '../packages/server/test/services.js';
 import { progress } from './lib/measure.js';
-import type { BenchResult, Row } from './lib/report.js';
+import type { BenchOptions, BenchOutcome, Row } from './lib/report.js';
 
 process.setMaxListeners(0);
 
@@ -122,11 +122,7 @@ function bootstrapRatio(a: number[], b: number[], rounds = 2_000): [number, numb
   return [ratios[Math.floor(rounds * 0.025)]!, ratios[Math.floor(rounds * 0.975)]!];
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const runs = quick ? 1 : 3;
   const editsPerClient = quick ? 200 : EDITS_PER_CLIENT;
   const [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);

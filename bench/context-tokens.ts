@@ -18,7 +18,7 @@ import {
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import * as Y from 'yjs';
 import { rng } from './lib/measure.js';
-import { type BenchResult, count, type Row } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, count, type Row } from './lib/report.js';
 import { TITLE_WORDS } from './lib/words.js';
 
 const TURNS = 20;
@@ -100,9 +100,7 @@ function definitionTokens(family: FamilyName): number {
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export async function run(_options: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(_options: BenchOptions): Promise<BenchOutcome> {
   const rows: Row[] = [];
   const notes: string[] = [];
   for (const size of [30, 300]) {

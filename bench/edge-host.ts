@@ -9,7 +9,15 @@ import { type RunningWorkerd, startWorkerd } from '../apps/cloudflare/test/worke
 import { crowdedPair, flipInTurns, type LatencyPair } from './lib/latency.js';
 import { loadAverage } from './lib/machine.js';
 import { bootstrapRatio, collectGarbage, now, progress, rng, summarize } from './lib/measure.js';
-import { type BenchResult, bytes, cairnOnly, ms, type Row, speedup } from './lib/report.js';
+import {
+  type BenchOptions,
+  type BenchOutcome,
+  bytes,
+  cairnOnly,
+  ms,
+  type Row,
+  speedup,
+} from './lib/report.js';
 import { makeRoom } from './lib/rooms.js';
 import { type RunningServer, startServer } from './lib/servers.js';
 
@@ -134,11 +142,7 @@ async function openIdle(wsBase: string, plan: string): Promise<IdleSocket> {
   return socket;
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const rounds = quick ? 1 : 2; // three hosts in turns: two rounds keep the run to a few minutes
   const edits = quick ? 40 : 100; // per host per round: a loaded machine makes each edit slow
   const warmup = quick ? 10 : 30;

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { createPlan, type Plan } from '@cairn/core';
 import * as Y from 'yjs';
 import { type Seed004Task, Seed004TaskManager } from './baselines/seed004.js';
-import { collectGarbage, rng, sample, summarize } from './lib/measure.js';
+import { collectGarbage, rng, type Summary, sample, summarize } from './lib/measure.js';
 import { profile, shares, topSelf } from './lib/profile.js';
-import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, ms, type Row, speedup } from './lib/report.js';
 
 const TARGET_MS = 10;
 
@@ -114,11 +114,35 @@ function hasCycleDfs(tasks: Seed004Task[]): boolean {
   return false;
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+/** The whole turn an agent pays, timed as one: the status change `flip(i)` plus the ready list after it. */
+function timedTurn(
+  flip: (i: number) => void,
+  ready: () => unknown,
+  options: { runs: number; warmup?: number },
+) {
+  let i = 0;
+  return summarize(
+    sample(() => {
+      flip(i++);
+      return ready();
+    }, options),
+  );
+}
+
+/** A cycle-detection row: Cairn's median / p99 against the DFS's, within the target at the p99. */
+function againstDfs(measure: string, cairn: Summary, baselineName: string, dfs: Summary): Row {
+  return {
+    measure,
+    cairn: `${ms(cairn.median)} / ${ms(cairn.p99)}`,
+    baselineName,
+    baseline: `${ms(dfs.median)} / ${ms(dfs.p99)}`,
+    ratio: speedup(cairn.median, dfs.median),
+    target: `< ${TARGET_MS} ms`,
+    met: cairn.p99 < TARGET_MS,
+  };
+}
+
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   // Quick mode: a fifth of the sizes, so the smoke test stays short; the published numbers are full size.
   const scale = quick ? 5 : 1;
   const TASKS = 10_000 / scale;
@@ -154,17 +178,7 @@ export async function run({
   };
   collectGarbage();
   const cairnCycles = summarize(sample(() => plan.cycles(), { runs, setup: toggleEdge }));
-  // The whole turn an agent pays: the status change itself plus the ready list after it.
-  let k = 0;
-  const cairnFlipReady = summarize(
-    sample(
-      () => {
-        flip(k++);
-        return plan.ready();
-      },
-      { runs },
-    ),
-  );
+  const cairnFlipReady = timedTurn(flip, () => plan.ready(), { runs });
   const { summary: cyclesProfile } = await profile(async () => {
     for (let i = 0; i < 20; i++) {
       toggleEdge(i);
@@ -194,16 +208,7 @@ export async function run({
     collectGarbage();
     const seedRuns = quick ? 3 : 10;
     const seedReady = summarize(sample(() => tm.ready(), { runs: seedRuns, warmup: 1, setup: seedFlip }));
-    let j = 0;
-    const seedTurn = summarize(
-      sample(
-        () => {
-          seedFlip(j++);
-          return tm.ready();
-        },
-        { runs: seedRuns, warmup: 1 },
-      ),
-    );
+    const seedTurn = timedTurn(seedFlip, () => tm.ready(), { runs: seedRuns, warmup: 1 });
     const mem = tm.all().sort((a, b) => a.id - b.id);
     collectGarbage();
     const naive = summarize(sample(() => naiveReady(mem), { runs: quick ? 2 : 5, warmup: 1 }));
@@ -248,15 +253,12 @@ export async function run({
         target: '',
         met: null,
       },
-      {
-        measure: `cycle detection after a dependency change, ${TASKS.toLocaleString('en-US')} tasks / ${EDGES.toLocaleString('en-US')} edges (median / p99)`,
-        cairn: `${ms(cairnCycles.median)} / ${ms(cairnCycles.p99)}`,
-        baselineName: 'recursive three-colour DFS, in memory (yes/no only)',
-        baseline: `${ms(dfs.median)} / ${ms(dfs.p99)}`,
-        ratio: speedup(cairnCycles.median, dfs.median),
-        target: `< ${TARGET_MS} ms`,
-        met: cairnCycles.p99 < TARGET_MS,
-      },
+      againstDfs(
+        `cycle detection after a dependency change, ${TASKS.toLocaleString('en-US')} tasks / ${EDGES.toLocaleString('en-US')} edges (median / p99)`,
+        cairnCycles,
+        'recursive three-colour DFS, in memory (yes/no only)',
+        dfs,
+      ),
     );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -315,23 +317,20 @@ export async function run({
   const ringDfs = summarize(sample(() => hasCycleDfs(ringMem), { runs }));
   rows.push(
     {
-      measure: `cycle detection on a ${CHAIN.toLocaleString('en-US')}-task chain, after a dependency change (median / p99)`,
-      cairn: `${ms(chainCycles.median)} / ${ms(chainCycles.p99)}`,
-      baselineName: 'recursive three-colour DFS, in memory',
-      baseline: `${ms(chainDfs.median)} / ${ms(chainDfs.p99)}`,
-      ratio: speedup(chainCycles.median, chainDfs.median),
+      ...againstDfs(
+        `cycle detection on a ${CHAIN.toLocaleString('en-US')}-task chain, after a dependency change (median / p99)`,
+        chainCycles,
+        'recursive three-colour DFS, in memory',
+        chainDfs,
+      ),
       target: `< ${TARGET_MS} ms (Beads: 70 ms)`,
-      met: chainCycles.p99 < TARGET_MS,
     },
-    {
-      measure: `cycle detection on a ${CHAIN.toLocaleString('en-US')}-task ring closed by a merge (median / p99)`,
-      cairn: `${ms(ringCycles.median)} / ${ms(ringCycles.p99)}`,
-      baselineName: 'recursive three-colour DFS, in memory',
-      baseline: `${ms(ringDfs.median)} / ${ms(ringDfs.p99)}`,
-      ratio: speedup(ringCycles.median, ringDfs.median),
-      target: `< ${TARGET_MS} ms`,
-      met: ringCycles.p99 < TARGET_MS,
-    },
+    againstDfs(
+      `cycle detection on a ${CHAIN.toLocaleString('en-US')}-task ring closed by a merge (median / p99)`,
+      ringCycles,
+      'recursive three-colour DFS, in memory',
+      ringDfs,
+    ),
     {
       measure: `ready() on that ring: every task reported blocked by the cycle (median / p99)`,
       cairn: `${ms(ringReady.median)} / ${ms(ringReady.p99)}`,

@@ -8,14 +8,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SOURCE_NODE_ARGS } from '../test/source-cli.js';
 import { progress } from './lib/measure.js';
-import { type BenchResult, cairnOnly, type Row } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, cairnOnly, type Row } from './lib/report.js';
+
+interface Memory {
+  rss: number;
+  heap: number;
+}
 
 interface Measured {
   kind: 'cairn' | 'reference';
   plans: number;
-  base: { rss: number; heap: number };
-  loaded: { rss: number; heap: number };
-  idle: { rss: number; heap: number };
+  base: Memory;
+  loaded: Memory;
+  idle: Memory;
   createS: number;
   rooms: number;
   unloadedAfterS?: number;
@@ -38,11 +43,20 @@ function measure(kind: 'cairn' | 'reference', plans: number, idleMs: number): Me
 const mb = (x: number) => `${x.toFixed(0)} MiB`;
 const kib = (x: number) => `${(x * 1024).toFixed(0)} KiB`;
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+/** A row of RSS / heap, Cairn's against the baseline's, compared by RSS. */
+function memoryRow(measure: string, cairn: Memory, baselineName: string, baseline: Memory): Row {
+  return {
+    measure,
+    cairn: `${mb(cairn.rss)} / ${mb(cairn.heap)}`,
+    baselineName,
+    baseline: `${mb(baseline.rss)} / ${mb(baseline.heap)}`,
+    ratio: `${(cairn.rss / baseline.rss).toFixed(2)}x RSS`,
+    target: '',
+    met: null,
+  };
+}
+
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const sizes = quick ? [200] : [1_000, 3_000, 10_000];
   const idleMs = quick ? 2_000 : 60_000;
   const rows: Row[] = [];
@@ -56,15 +70,12 @@ export async function run({
     // Per plan loaded when measured: plans idle past the idle time unload while later ones are written.
     const perPlan = (m: Measured) => (m.loaded.heap - m.base.heap) / m.rooms;
     rows.push(
-      {
-        measure: `${n} plans written (${c.rooms.toLocaleString('en-US')} of them still loaded): RSS / heap after a collection`,
-        cairn: `${mb(c.loaded.rss)} / ${mb(c.loaded.heap)}`,
-        baselineName: 'reference: the same documents held in memory',
-        baseline: `${mb(r.loaded.rss)} / ${mb(r.loaded.heap)}`,
-        ratio: `${(c.loaded.rss / r.loaded.rss).toFixed(2)}x RSS`,
-        target: '',
-        met: null,
-      },
+      memoryRow(
+        `${n} plans written (${c.rooms.toLocaleString('en-US')} of them still loaded): RSS / heap after a collection`,
+        c.loaded,
+        'reference: the same documents held in memory',
+        r.loaded,
+      ),
       {
         measure: `${n} plans, heap per loaded plan (slope over the empty server)`,
         cairn: kib(perPlan(c)),
@@ -74,15 +85,12 @@ export async function run({
         target: '',
         met: null,
       },
-      {
-        measure: `${n} plans after an idle ${idleMs / 1000} s and a collection: RSS / heap (rooms 0)`,
-        cairn: `${mb(c.idle.rss)} / ${mb(c.idle.heap)}`,
-        baselineName: 'reference (never unloads)',
-        baseline: `${mb(r.idle.rss)} / ${mb(r.idle.heap)}`,
-        ratio: `${(c.idle.rss / r.idle.rss).toFixed(2)}x RSS`,
-        target: '',
-        met: null,
-      },
+      memoryRow(
+        `${n} plans after an idle ${idleMs / 1000} s and a collection: RSS / heap (rooms 0)`,
+        c.idle,
+        'reference (never unloads)',
+        r.idle,
+      ),
       cairnOnly(
         `${n} plans: reload of an unloaded plan from disk (median / p99 of 50)`,
         `${c.reloadMedianMs!.toFixed(1)} ms / ${c.reloadP99Ms!.toFixed(1)} ms`,

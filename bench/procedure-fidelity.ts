@@ -21,7 +21,7 @@ import {
 } from '@cairn/core/learning';
 import type { Json } from '@cairn/core/protocol';
 import * as Y from 'yjs';
-import type { BenchResult, Row } from './lib/report.js';
+import type { BenchOptions, BenchOutcome, Row } from './lib/report.js';
 
 type Kind = 'booking' | 'renewal' | 'refund';
 type Toolkit = ReturnType<typeof createToolkit>;
@@ -32,6 +32,16 @@ interface Task {
   /** Whether this task's trace holds a refused call. */
   refusal: boolean;
   work(toolkit: Toolkit, goal: string, n: number): Promise<void>;
+}
+
+/** The first call of every kind: `goal` begun with its `steps` pending and its `context`. */
+function begin(toolkit: Toolkit, goal: string, steps: string[], context: Record<string, unknown>) {
+  return toolkit.dispatch('set_ongoing_task', {
+    task: goal,
+    status: 'in_progress',
+    steps: steps.map((title) => ({ title, status: 'pending' })),
+    context,
+  });
 }
 
 function booking(
@@ -46,14 +56,10 @@ function booking(
     goal: `Book a table for ${party} at ${restaurant} on ${day}`,
     refusal,
     async work(toolkit, goal, n) {
-      await toolkit.dispatch('set_ongoing_task', {
-        task: goal,
-        status: 'in_progress',
-        steps: ['Find a free slot', 'Reserve the table', 'Confirm to the user'].map((title) => ({
-          title,
-          status: 'pending',
-        })),
-        context: { party, restaurant, day },
+      await begin(toolkit, goal, ['Find a free slot', 'Reserve the table', 'Confirm to the user'], {
+        party,
+        restaurant,
+        day,
       });
       const wakeAt = `2026-12-0${1 + (party % 8)}T09:00:00Z`;
       if (refusal)
@@ -76,14 +82,9 @@ function renewal(document: string, years: number, refusal: boolean): Task {
     goal: `Renew the ${document} for ${years} years`,
     refusal,
     async work(toolkit, goal, n) {
-      await toolkit.dispatch('set_ongoing_task', {
-        task: goal,
-        status: 'in_progress',
-        steps: ['Check the expiry date', 'Fill in the renewal form', 'Pay the fee'].map((title) => ({
-          title,
-          status: 'pending',
-        })),
-        context: { document, years },
+      await begin(toolkit, goal, ['Check the expiry date', 'Fill in the renewal form', 'Pay the fee'], {
+        document,
+        years,
       });
       await toolkit.dispatch('set_ongoing_task', {
         task: goal,
@@ -103,12 +104,7 @@ function refund(order: string, amount: number, refusal: boolean): Task {
     goal: `Refund order ${order} of ${amount} euros`,
     refusal,
     async work(toolkit, goal, n) {
-      await toolkit.dispatch('set_ongoing_task', {
-        task: goal,
-        status: 'in_progress',
-        steps: ['Find the order', 'Issue the refund'].map((title) => ({ title, status: 'pending' })),
-        context: { order, amount, currency: 'EUR' },
-      });
+      await begin(toolkit, goal, ['Find the order', 'Issue the refund'], { order, amount, currency: 'EUR' });
       if (refusal)
         await toolkit.dispatch('set_ongoing_task', { task: goal, status: 'in_progress', taskId: 99 });
       await toolkit.dispatch('set_ongoing_task', {
@@ -302,9 +298,7 @@ function measure(tasks: Array<Task & { sample: TraceSample }>, withKind: boolean
 
 const pct = (a: number, b: number) => (b === 0 ? '—' : `${((100 * a) / b).toFixed(1)}%`);
 
-export async function run(_options: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(_options: BenchOptions): Promise<BenchOutcome> {
   const tasks = await record();
   const kinds = measure(tasks, true);
   const alone = measure(tasks, false);

@@ -16,7 +16,7 @@ import { approximateTokenizer } from '@cairn/core/protocol';
 import { cl100kTokenizer } from '@cairn/core/tokenizer';
 import { bootstrapRatio, collectGarbage, rng, sample, summarize } from './lib/measure.js';
 import { profile, shares, topSelf } from './lib/profile.js';
-import { type BenchResult, cairnOnly, ms, type Row, speedup } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, cairnOnly, ms, type Row, speedup } from './lib/report.js';
 import { TITLE_WORDS } from './lib/words.js';
 
 const TARGET_MS = 2;
@@ -57,11 +57,7 @@ export function buildPlan(random: () => number, tops = 200) {
   return plan;
 }
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const runs = quick ? 30 : 200;
   // An agent renders its plan every turn, so the steady state is what it lives with: warm every renderer (and the
   // baselines alike) as many times as it is timed, past the optimising compiler's first passes.

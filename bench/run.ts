@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SOURCE_NODE_ARGS } from '../test/source-cli.js';
 import { loadAverage, machine } from './lib/machine.js';
-import type { BenchResult } from './lib/report.js';
+import type { BenchOptions, BenchOutcome, BenchResult } from './lib/report.js';
 import { writeReport } from './lib/write-report.js';
 
 /** In the order the issue numbers them; each module exports `run({ quick })`. */
@@ -79,7 +79,7 @@ async function runChild(id: string, quick: boolean, out: string): Promise<void> 
   const started = new Date();
   const m = machine();
   const mod = (await import(`./${id}.ts`)) as {
-    run: (o: { quick: boolean }) => Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>>;
+    run: (o: BenchOptions) => Promise<BenchOutcome>;
   };
   const t0 = performance.now();
   const result = await mod.run({ quick });

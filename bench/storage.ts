@@ -20,15 +20,22 @@ import { httpFirstRead } from './lib/http-first-read.js';
 import { type IdbColdLoadResult, idbColdLoad } from './lib/idb-cold-load.js';
 import { collectGarbage, now, progress, type Summary, summarize } from './lib/measure.js';
 import { profile } from './lib/profile.js';
-import { type BenchResult, bytes, cairnOnly, fmtRatio, ms, type Row, speedup } from './lib/report.js';
+import {
+  type BenchOptions,
+  type BenchOutcome,
+  bytes,
+  cairnOnly,
+  fmtRatio,
+  ms,
+  type Row,
+  speedup,
+} from './lib/report.js';
 
 const TARGET_MS = 100;
 /** Open → first ready() of a stored plan answered from its snapshot while the document loads. */
 const FIRST_READ_TARGET_MS = 20;
 /** The same over HTTP: a GET of the tasks of a plan the server has not loaded. */
 const HTTP_FIRST_READ_TARGET_MS = 30;
-
-type Result = Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>;
 
 /** Times `fn` `runs` times after one warm-up run. */
 async function repeat(runs: number, fn: () => Promise<number[]> | number[]): Promise<Summary[]> {
@@ -270,7 +277,41 @@ function firstReadRows(where: string, result: IdbColdLoadResult): Row[] {
   });
 }
 
-export async function run({ quick }: { quick: boolean }): Promise<Result> {
+/**
+ * A cold load from IndexedDB at `where`: its row against `baseline`, its first-read rows and, when measured, what
+ * the IndexedDB read and the Yjs apply took of it (`partsWhere` says where, when the row name needs it).
+ */
+function idbLoadRows(
+  where: string,
+  partsWhere: string,
+  result: IdbColdLoadResult,
+  baseline: { measure: string; name: string; medianMs: number },
+): Row[] {
+  const median = result.total.median;
+  const parts = result.parts
+    ? [
+        cairnOnly(
+          `of which${partsWhere}: IndexedDB alone (open + getAll) / Y.applyUpdate of what it read`,
+          `${ms(result.parts.read.median)} / ${ms(result.parts.apply.median)}`,
+        ),
+      ]
+    : [];
+  return [
+    {
+      measure: baseline.measure,
+      cairn: ms(median),
+      baselineName: baseline.name,
+      baseline: ms(baseline.medianMs),
+      ratio: speedup(median, baseline.medianMs),
+      target: `< ${TARGET_MS} ms`,
+      met: median < TARGET_MS,
+    },
+    ...firstReadRows(where, result),
+    ...parts,
+  ];
+}
+
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   // One plan serves both questions: its cold load, and its bytes against the same content written fresh.
   const TASKS = 100;
   const UPDATES = quick ? 5_000 : 100_000;
@@ -613,24 +654,13 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
     });
     progress('y-indexeddb');
     const yidb = await yIndexeddbColdLoad(factory, state, runs);
-    rows.push({
-      measure: `cold load from IndexedDB (fake-indexeddb), ${what}: open → first ready() (median)`,
-      cairn: ms(idb.total.median),
-      baselineName: 'y-indexeddb 9 (same state, stored as one record) + the same first read',
-      baseline: ms(yidb.median),
-      ratio: speedup(idb.total.median, yidb.median),
-      target: `< ${TARGET_MS} ms`,
-      met: idb.total.median < TARGET_MS,
-    });
-    rows.push(...firstReadRows('IndexedDB (fake-indexeddb)', idb));
-    if (idb.parts) {
-      rows.push(
-        cairnOnly(
-          'of which: IndexedDB alone (open + getAll) / Y.applyUpdate of what it read',
-          `${ms(idb.parts.read.median)} / ${ms(idb.parts.apply.median)}`,
-        ),
-      );
-    }
+    rows.push(
+      ...idbLoadRows('IndexedDB (fake-indexeddb)', '', idb, {
+        measure: `cold load from IndexedDB (fake-indexeddb), ${what}: open → first ready() (median)`,
+        name: 'y-indexeddb 9 (same state, stored as one record) + the same first read',
+        medianMs: yidb.median,
+      }),
+    );
 
     // ---- IndexedDB in real Chromium: the same module, bundled into a page
     progress('IndexedDB in Chromium');
@@ -649,24 +679,13 @@ export async function run({ quick }: { quick: boolean }): Promise<Result> {
       );
     }
     if (chromium) {
-      rows.push({
-        measure: `cold load from IndexedDB in real Chromium, ${what}: open → first ready(), each in a freshly loaded page (median)`,
-        cairn: ms(chromium.total.median),
-        baselineName: 'fake-indexeddb in Node, same history (row above)',
-        baseline: ms(idb.total.median),
-        ratio: speedup(chromium.total.median, idb.total.median),
-        target: `< ${TARGET_MS} ms`,
-        met: chromium.total.median < TARGET_MS,
-      });
-      rows.push(...firstReadRows('IndexedDB in real Chromium', chromium));
-      if (chromium.parts) {
-        rows.push(
-          cairnOnly(
-            'of which (in Chromium): IndexedDB alone (open + getAll) / Y.applyUpdate of what it read',
-            `${ms(chromium.parts.read.median)} / ${ms(chromium.parts.apply.median)}`,
-          ),
-        );
-      }
+      rows.push(
+        ...idbLoadRows('IndexedDB in real Chromium', ' (in Chromium)', chromium, {
+          measure: `cold load from IndexedDB in real Chromium, ${what}: open → first ready(), each in a freshly loaded page (median)`,
+          name: 'fake-indexeddb in Node, same history (row above)',
+          medianMs: idb.total.median,
+        }),
+      );
       notes.push(
         `Real Chromium: ${chromium.where}, launched by this benchmark through playwright-core with a new empty profile ` +
           '(bench/lib/chromium-idb.ts bundles bench/lib/idb-cold-load.ts with esbuild and serves it on 127.0.0.1). The history is ' +

@@ -4,7 +4,7 @@
 // here; the other 48 clients run in a child process, so the server fans every edit out to 49 sockets.
 import { crowdedPair, flipInTurns, type LatencyPair } from './lib/latency.js';
 import { bootstrapRatio, collectGarbage, progress, rng, type Summary, summarize } from './lib/measure.js';
-import { type BenchResult, ms, type Row, speedup } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, ms, type Row, speedup } from './lib/report.js';
 import { type ServerKind as AnyServerKind, SERVER_NAMES, startServer } from './lib/servers.js';
 
 /** The systems this benchmark compares (Hocuspocus is the cluster benchmark's peer). */
@@ -14,11 +14,7 @@ const CLIENTS = 50;
 
 process.setMaxListeners(0); // each y-websocket provider adds an 'exit' listener
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   // A p99 of 1,200 edits is a dozen edits, and which system won it flipped from run to run; with 3,600 (36 behind
   // each p99) the bootstrap interval of the ratio was still about ±0.2 wide. 6,000 edits per system (60 behind each
   // p99). This shared machine also changes pace by minutes (the same system's p50 moved between about 0.7 and 1.6 ms

@@ -8,7 +8,7 @@ import { cl100kTokenizer } from '@cairn/core/tokenizer';
 // zod is @cairn/core's dependency, not the workspace root's: the bench takes the copy core runs with.
 import * as z from '../packages/core/node_modules/zod/mini/index.js';
 import { FAMILIES } from '../packages/core/src/tools/families.js';
-import { type BenchResult, count, type Row } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, count, type Row } from './lib/report.js';
 
 /** The OpenAI shape of a tool, with its arguments' schema as zod emits it (less `$schema`). */
 function unedited(tool: ToolSpec<unknown>) {
@@ -20,9 +20,7 @@ const tokens = (value: unknown) => cl100kTokenizer.count(JSON.stringify(value));
 const int = (n: number) => n.toLocaleString('en-US');
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export async function run(_options: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run(_options: BenchOptions): Promise<BenchOutcome> {
   const rows: Row[] = [];
   for (const family of FAMILY_NAMES) {
     const toolkit = createToolkit(createPlan(), { families: [family] });

@@ -14,7 +14,7 @@ import { Seed000Store } from './baselines/seed000.js';
 import { Seed004TaskManager } from './baselines/seed004.js';
 import { collectGarbage, now, progress, rng, type Summary, summarize } from './lib/measure.js';
 import { type ProfileSummary, profile, shares, topSelf } from './lib/profile.js';
-import { type BenchResult, count, ms, type Row, throughputRatio } from './lib/report.js';
+import { type BenchOptions, type BenchOutcome, count, ms, type Row, throughputRatio } from './lib/report.js';
 
 type Kind = 'create' | 'status' | 'dep' | 'ready';
 type Op =
@@ -170,42 +170,60 @@ const brief = (t: { id: number | string; status: string }, title: string) => ({
   status: t.status,
 });
 
-function seed000(dir: string): System {
-  const store = new Seed000Store(join(dir, 'tasks.json'));
+/** A seed's task manager as the shared workload drives it: numbered tasks, a status set, blockers added. */
+interface SeedTasks<T extends { id: number; status: string }, S extends T['status']> {
+  name: string;
+  create(title: string): T;
+  update(id: number, patch: { status?: S; addBlockedBy?: number[] }): T;
+  ready(): T[];
+  title(t: T): string;
+  /** The seed's word for the workload's statuses. */
+  statuses: Record<'in_progress' | 'done', S>;
+}
+
+function seedSystem<T extends { id: number; status: string }, S extends T['status']>(
+  seed: SeedTasks<T, S>,
+): System {
   const ids: number[] = [];
-  const map = { in_progress: 'active', done: 'done' } as const;
+  const toBrief = (t: T) => brief(t, seed.title(t));
   return {
-    name: 'seed 000: tasks.json rewritten on every change',
+    name: seed.name,
     call(op) {
       switch (op.kind) {
         case 'create': {
-          const t = store.add(op.title);
+          const t = seed.create(op.title);
           ids.push(t.id);
-          return brief(t, t.text);
+          return toBrief(t);
         }
-        case 'status': {
-          const t = store.update(ids[op.task]!, { status: map[op.status] });
-          return brief(t, t.text);
-        }
-        case 'dep': {
-          const t = store.update(ids[op.task]!, { addBlockedBy: [ids[op.on]!] });
-          return brief(t, t.text);
-        }
+        case 'status':
+          return toBrief(seed.update(ids[op.task]!, { status: seed.statuses[op.status] }));
+        case 'dep':
+          return toBrief(seed.update(ids[op.task]!, { addBlockedBy: [ids[op.on]!] }));
         case 'ready': {
-          const ready = store.ready();
-          return { count: ready.length, tasks: ready.slice(0, 100).map((t) => brief(t, t.text)) };
+          const ready = seed.ready();
+          return { count: ready.length, tasks: ready.slice(0, 100).map(toBrief) };
         }
       }
     },
     finish() {},
-    readyCount: () => store.ready().length,
+    readyCount: () => seed.ready().length,
   };
+}
+
+function seed000(dir: string): System {
+  const store = new Seed000Store(join(dir, 'tasks.json'));
+  return seedSystem({
+    name: 'seed 000: tasks.json rewritten on every change',
+    create: (title) => store.add(title),
+    update: (id, patch) => store.update(id, patch),
+    ready: () => store.ready(),
+    title: (t) => t.text,
+    statuses: { in_progress: 'active', done: 'done' },
+  });
 }
 
 function seed004(dir: string): System {
   const tm = new Seed004TaskManager(join(dir, '.tasks'));
-  const ids: number[] = [];
-  const map = { in_progress: 'in_progress', done: 'completed' } as const;
   // The seed's ready() lists pending tasks only; the shared workload counts in_progress ones as ready too
   // (as Cairn does), so the same files are filtered the same way here.
   const ready = () => {
@@ -219,32 +237,14 @@ function seed004(dir: string): System {
       )
       .sort((a, b) => a.id - b.id);
   };
-  return {
+  return seedSystem({
     name: 'seed 004: a JSON file per task, ready() reads them all',
-    call(op) {
-      switch (op.kind) {
-        case 'create': {
-          const t = tm.create(op.title);
-          ids.push(t.id);
-          return brief(t, t.title);
-        }
-        case 'status': {
-          const t = tm.update(ids[op.task]!, { status: map[op.status] });
-          return brief(t, t.title);
-        }
-        case 'dep': {
-          const t = tm.update(ids[op.task]!, { addBlockedBy: [ids[op.on]!] });
-          return brief(t, t.title);
-        }
-        case 'ready': {
-          const r = ready();
-          return { count: r.length, tasks: r.slice(0, 100).map((t) => brief(t, t.title)) };
-        }
-      }
-    },
-    finish() {},
-    readyCount: () => ready().length,
-  };
+    create: (title) => tm.create(title),
+    update: (id, patch) => tm.update(id, patch),
+    ready,
+    title: (t) => t.title,
+    statuses: { in_progress: 'in_progress', done: 'completed' },
+  });
 }
 
 function automerge(dir: string): System {
@@ -434,11 +434,7 @@ function stampTask(task: Y.Map<unknown>): void {
 
 const SYSTEMS = [cairn, seed000, seed004, automerge, yjsFloor, yjsSchemaFloor] as const;
 
-export async function run({
-  quick,
-}: {
-  quick: boolean;
-}): Promise<Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>> {
+export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
   const CALLS = quick ? 2_000 : 10_000;
   const ops = workload(CALLS, 7);
   const tasks = ops.filter((o) => o.kind === 'create').length;

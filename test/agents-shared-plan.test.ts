@@ -12,6 +12,8 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { createAgent, createMiddleware } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { messageText, seenCall } from '../packages/core/test/agents/langchain-messages.js';
+import type { SeenCall } from '../packages/core/test/agents/script.js';
 import { cairnClient, seedPlan, startServer } from '../packages/server/test/helpers.js';
 
 const usage = {
@@ -24,8 +26,6 @@ const promptText = (prompt: Prompt) =>
     .filter((m) => m.role !== 'system')
     .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
     .join('\n');
-const messageText = (m: BaseMessage) =>
-  typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
 
 /** Resolves once `predicate` holds for the document, checked on each of its updates. */
 function whenDoc(doc: Y.Doc, predicate: () => boolean): Promise<void> {
@@ -55,7 +55,7 @@ describe('two agents, two frameworks, one live plan', () => {
 
     // The LangChain agent goes through the HTTP API only.
     const http = createHttpToolkit({ url: server.http, plan: planId, actor: 'agent:editor' });
-    const editorSeen: Array<{ system: string; rest: string }> = [];
+    const editorSeen: SeenCall[] = [];
     let editorStarted: () => void = () => undefined;
     const editorFirstCall = new Promise<void>((resolve) => {
       editorStarted = resolve;
@@ -73,14 +73,7 @@ describe('two agents, two frameworks, one live plan', () => {
     let editorModel = fakeModel();
     for (const step of editorScript) {
       editorModel = editorModel.respond((messages: BaseMessage[]) => {
-        const system = messages.find((m) => m.type === 'system');
-        editorSeen.push({
-          system: system ? messageText(system) : '',
-          rest: messages
-            .filter((m) => m !== system)
-            .map(messageText)
-            .join('\n'),
-        });
+        editorSeen.push(seenCall(messages));
         return step();
       });
     }

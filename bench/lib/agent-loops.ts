@@ -1,8 +1,6 @@
 // Each agent framework's own loop, driven by a scripted model the framework supports for testing, over one of
 // Cairn's adapters; returns what the model was sent on each call, as the text of its tools, system prompt and
 // messages in that order (the order providers cache a prompt's prefix in). Used by the adapter benchmark.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { type AgentSessionOptions, createAgentSession, type Plan, renderPlan } from '@cairn/core';
@@ -21,6 +19,7 @@ import { assistantMessage, functionCall, modelResponder, ScriptedModel } from '@
 import { generateText, isStepCount } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { createAgent } from 'langchain';
+import { fakeMessagesApi } from '../../packages/core/test/agents/messages-api.js';
 
 setTracingDisabled(true);
 
@@ -256,45 +255,13 @@ async function anthropicReRendered(plan: Plan, move: Move, steps: number, sent: 
   return sent;
 }
 
-/** A Messages API on a free port answering with the script's moves; it holds threads as the real one does. */
-async function messagesApi(move: Move, sent: string[]): Promise<{ url: string; close: () => void }> {
-  const held = new Map<string, { system: string; tools: unknown; messages: unknown[] }>();
-  const server = createServer(async (req, res) => {
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const p = JSON.parse(body);
-    const previous = p.thread?.type === 'continue' ? held.get(p.thread.previous_message_id) : undefined;
-    const conversation = previous
-      ? { ...previous, messages: [...previous.messages, ...p.messages] }
-      : { system: p.system, tools: p.tools, messages: p.messages };
+/** A Messages API on a free port answering with the script's moves, each shown the whole thread as text. */
+function messagesApi(move: Move, sent: string[]): Promise<{ url: string; close: () => void }> {
+  return fakeMessagesApi((conversation) => {
     const text = [json(conversation.tools), conversation.system, ...conversation.messages.map(json)].join(
       '\n',
     );
     sent.push(text);
-    const next = move(sent.length - 1, text);
-    const content =
-      typeof next === 'string'
-        ? [{ type: 'text', text: next }]
-        : [{ type: 'tool_use', id: `toolu_${sent.length}`, name: next.name, input: next.args }];
-    const id = `msg_${sent.length}`;
-    held.set(id, { ...conversation, messages: [...conversation.messages, { role: 'assistant', content }] });
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      json({
-        id,
-        type: 'message',
-        role: 'assistant',
-        model: p.model,
-        content,
-        stop_reason: typeof next === 'string' ? 'end_turn' : 'tool_use',
-        stop_sequence: null,
-        usage: { input_tokens: 1, output_tokens: 1 },
-      }),
-    );
+    return move(sent.length - 1, text);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => server.close(),
-  };
 }

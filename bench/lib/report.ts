@@ -37,6 +37,14 @@ export interface BenchResult {
   machine: Machine;
 }
 
+/** What a benchmark module's `run({ quick })` returns; the runner adds the machine, the time and the mode. */
+export type BenchOutcome = Omit<BenchResult, 'machine' | 'at' | 'seconds' | 'quick'>;
+
+/** `--quick` runs shorter versions of the same work. */
+export interface BenchOptions {
+  quick: boolean;
+}
+
 export function ms(x: number): string {
   if (x >= 1000) return `${(x / 1000).toFixed(2)} s`;
   if (x >= 100) return `${x.toFixed(0)} ms`;

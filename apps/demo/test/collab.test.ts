@@ -142,26 +142,14 @@ describe('two people on one plan', () => {
       .dragTo(row(ann.page, 'One'), {
         targetPosition: { x: 40, y: 4 },
       });
-    await bo.page.waitForFunction(
-      () =>
-        [...document.querySelectorAll('.task .task-check')]
-          .map((el) => el.getAttribute('aria-label'))
-          .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
-          .join(',') === 'Three,One,Two',
-    );
+    await expect.poll(() => order(bo.page)).toBe('Three,One,Two');
     expect(await order(ann.page)).toBe('Three,One,Two');
 
     // Keyboard: Alt+Down on Three's checkbox moves it below One; focus stays on it.
     const check = bo.page.getByRole('checkbox', { name: 'Three' });
     await check.focus();
     await check.press('Alt+ArrowDown');
-    await ann.page.waitForFunction(
-      () =>
-        [...document.querySelectorAll('.task .task-check')]
-          .map((el) => el.getAttribute('aria-label'))
-          .filter((t) => t === 'One' || t === 'Two' || t === 'Three')
-          .join(',') === 'One,Three,Two',
-    );
+    await expect.poll(() => order(ann.page)).toBe('One,Three,Two');
     expect(await bo.page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Three');
   });
 

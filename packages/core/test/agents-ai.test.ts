@@ -4,13 +4,12 @@ import { generateText, isStepCount } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { cairnTools } from '../src/agents/ai.js';
 import { scriptedModel } from './agents/mock-model.js';
-import { AGENT, FINAL_TEXT, type SeenCall, scriptedSession } from './agents/script.js';
+import { AGENT, FINAL_TEXT, scriptedSession } from './agents/script.js';
 
 describe('@cairn/core/ai', () => {
   it('runs the scripted session in generateText: tools, errors, the plan once and deltas after', async () => {
     const session = scriptedSession();
-    const seen: SeenCall[] = [];
-    const model = scriptedModel(session, seen);
+    const { model, seen } = scriptedModel(session);
     const cairn = cairnTools(session.plan, { actor: AGENT });
     const result = await generateText({
       model,

@@ -5,27 +5,18 @@ import { fakeModel } from '@langchain/core/testing';
 import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { cairnLangChain } from '../src/agents/langchain.js';
+import { messageText, seenCall } from './agents/langchain-messages.js';
 import { AGENT, FINAL_TEXT, type SeenCall, scriptedSession } from './agents/script.js';
-
-const text = (m: BaseMessage): string =>
-  typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
 
 describe('@cairn/core/langchain', () => {
   it('runs the scripted session in createAgent: tools, error ToolMessages, the plan once and deltas after', async () => {
     const session = scriptedSession();
     const seen: SeenCall[] = [];
     const respond = (messages: BaseMessage[]) => {
-      const system = messages.find((m) => m.type === 'system');
-      seen.push({
-        system: system ? text(system) : '',
-        rest: messages
-          .filter((m) => m !== system)
-          .map(text)
-          .join('\n'),
-      });
+      seen.push(seenCall(messages));
       const results = messages.filter((m) => ToolMessage.isInstance(m));
       const last = results.at(-1);
-      const move = session.next(seen.length - 1, last ? text(last) : '');
+      const move = session.next(seen.length - 1, last ? messageText(last) : '');
       return typeof move === 'string'
         ? new AIMessage(move)
         : new AIMessage({
@@ -41,12 +32,12 @@ describe('@cairn/core/langchain', () => {
       { messages: [new HumanMessage('Plan the blog post and start on it.')] },
       { recursionLimit: 20 },
     );
-    expect(text(out.messages.at(-1)!)).toBe(FINAL_TEXT);
+    expect(messageText(out.messages.at(-1)!)).toBe(FINAL_TEXT);
     session.check(seen);
     // The refused call came back as LangChain's tool error: a ToolMessage with status "error".
     const refused = out.messages.filter((m) => ToolMessage.isInstance(m) && m.status === 'error');
     expect(refused).toHaveLength(1);
-    expect(text(refused[0]!)).toContain('invalid_argument');
+    expect(messageText(refused[0]!)).toContain('invalid_argument');
     cairn.session.destroy();
   });
 });

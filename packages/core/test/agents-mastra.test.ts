@@ -4,13 +4,12 @@ import { Agent } from '@mastra/core/agent';
 import { describe, expect, it } from 'vitest';
 import { cairnMastra } from '../src/agents/mastra.js';
 import { scriptedModel } from './agents/mock-model.js';
-import { AGENT, FINAL_TEXT, type SeenCall, scriptedSession } from './agents/script.js';
+import { AGENT, FINAL_TEXT, scriptedSession } from './agents/script.js';
 
 describe('@cairn/core/mastra', () => {
   it('runs the scripted session in Agent.generate: tools, errors, the plan once and deltas after', async () => {
     const session = scriptedSession();
-    const seen: SeenCall[] = [];
-    const model = scriptedModel(session, seen);
+    const { model, seen } = scriptedModel(session);
     const cairn = cairnMastra(session.plan, { actor: AGENT });
     const agent = new Agent({
       id: 'planner',

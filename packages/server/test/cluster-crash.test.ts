@@ -69,6 +69,29 @@ async function storedKeys(url: string, planId: string): Promise<Set<string>> {
 
 const serveInstance = (port: number): Promise<Child> => serveChild(services, port);
 
+/**
+ * Stops the writers; every edit they had acknowledged must be in PostgreSQL (read first, around every instance,
+ * before any client could resend) and, once caught up, on each of `instances`. Resolves with those edits.
+ */
+async function stopAndCheckAcked(
+  writers: ReturnType<typeof writer>[],
+  planId: string,
+  instances: { url: string }[],
+): Promise<string[]> {
+  for (const w of writers) w.stop = true;
+  await Promise.all(writers.map((w) => w.done));
+  const everyAcked = writers.flatMap((w) => w.acked);
+  const stored = await storedKeys(services.postgres.url, planId);
+  expect(everyAcked.filter((key) => !stored.has(key))).toEqual([]);
+  for (const instance of instances) {
+    await vi.waitFor(async () => {
+      const keys = await keysIn(instance.url, planId);
+      expect(everyAcked.filter((key) => !keys.has(key))).toEqual([]);
+    });
+  }
+  return everyAcked;
+}
+
 describe('cluster under failures', () => {
   it('kill -9 of one instance loses no acknowledged edit: on the survivors, in PostgreSQL, after its restart', async () => {
     const ports = await Promise.all([0, 1, 2].map(() => freePort()));
@@ -91,19 +114,7 @@ describe('cluster under failures', () => {
     await vi.waitFor(() => expect(writers[0]!.acked.length).toBeGreaterThan(ackedAtKill[0]!.length + 10), {
       timeout: 60_000,
     });
-    for (const w of writers) w.stop = true;
-    await Promise.all(writers.map((w) => w.done));
-
-    const everyAcked = writers.flatMap((w) => w.acked);
-    // PostgreSQL first, read around every instance, before any client could resend.
-    const stored = await storedKeys(services.postgres.url, plan);
-    expect(everyAcked.filter((key) => !stored.has(key))).toEqual([]);
-    for (const survivor of [children[0]!, children[1]!]) {
-      await vi.waitFor(async () => {
-        const keys = await keysIn(survivor.url, plan);
-        expect(everyAcked.filter((key) => !keys.has(key))).toEqual([]);
-      });
-    }
+    const everyAcked = await stopAndCheckAcked(writers, plan, [children[0]!, children[1]!]);
     const restarted = await serveInstance(ports[2]!);
     const keys = await keysIn(restarted.url, plan);
     expect(everyAcked.filter((key) => !keys.has(key))).toEqual([]);
@@ -174,19 +185,8 @@ describe('cluster under failures', () => {
     await vi.waitFor(() => expect(writers.every((w, i) => w.acked.length > before[i]! + 5)).toBe(true), {
       timeout: 60_000,
     });
-    for (const w of writers) w.stop = true;
-    await Promise.all(writers.map((w) => w.done));
-
-    const everyAcked = writers.flatMap((w) => w.acked);
-    const stored = await storedKeys(services.postgres.url, plan);
-    expect(everyAcked.filter((key) => !stored.has(key))).toEqual([]);
     // Every instance caught up on what the others wrote while Redis was away.
-    for (const instance of instances) {
-      await vi.waitFor(async () => {
-        const keys = await keysIn(instance.url, plan);
-        expect(everyAcked.filter((key) => !keys.has(key))).toEqual([]);
-      });
-    }
+    const everyAcked = await stopAndCheckAcked(writers, plan, instances);
     // The writers' own docs converge too (they only ever talked to their own instance).
     await vi.waitFor(() => {
       for (const w of writers)
@@ -196,35 +196,17 @@ describe('cluster under failures', () => {
   }, 180_000);
 
   it('`cairn serve` refuses to start when Redis or PostgreSQL is down, naming the URL', async () => {
+    const serve = (...cluster: string[]) => start([...SOURCE_CLI_ARGS, 'serve', '--port', '0', ...cluster]);
+    const escaped = (url: string) => url.replace(/[/.]/g, '\\$&');
     const down = `redis://127.0.0.1:${await freePort()}`;
-    await expect(
-      start([
-        ...SOURCE_CLI_ARGS,
-        'serve',
-        '--port',
-        '0',
-        '--redis',
-        down,
-        '--postgres',
-        services.postgres.url,
-      ]),
-    ).rejects.toThrow(new RegExp(`Could not reach Redis at ${down.replace(/[/.]/g, '\\$&')}`));
-    await expect(
-      start([...SOURCE_CLI_ARGS, 'serve', '--port', '0', '--redis', services.redis.url]),
-    ).rejects.toThrow(/needs --postgres URL/);
+    await expect(serve('--redis', down, '--postgres', services.postgres.url)).rejects.toThrow(
+      new RegExp(`Could not reach Redis at ${escaped(down)}`),
+    );
+    await expect(serve('--redis', services.redis.url)).rejects.toThrow(/needs --postgres URL/);
     const pgDown = `postgres://cairn@127.0.0.1:${await freePort()}/cairn`;
-    await expect(
-      start([
-        ...SOURCE_CLI_ARGS,
-        'serve',
-        '--port',
-        '0',
-        '--redis',
-        services.redis.url,
-        '--postgres',
-        pgDown,
-      ]),
-    ).rejects.toThrow(new RegExp(`Could not reach PostgreSQL at ${pgDown.replace(/[/.]/g, '\\$&')}`));
+    await expect(serve('--redis', services.redis.url, '--postgres', pgDown)).rejects.toThrow(
+      new RegExp(`Could not reach PostgreSQL at ${escaped(pgDown)}`),
+    );
   }, 60_000);
 
   it('PostgreSQL going away fails acknowledgements (reads keep serving); they resume when it is back', async () => {

@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlan, type Plan, type TaskInput } from '@cairn/core';
+import { planFiles, UpdateLog } from '@cairn/core/fs';
 import { until } from '@cairn/core/testing';
 import { type ConnectPlanOptions, connectPlan, type PlanConnection } from '@cairn/core/websocket';
 import { afterEach, expect, vi } from 'vitest';
@@ -33,6 +34,13 @@ export async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-server-'));
   onCleanup(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** What plan `planId`'s log in the server's data dir `dir` holds, read from disk. */
+export function storedDoc(dir: string, planId: string): Y.Doc {
+  const doc = new Y.Doc();
+  for (const update of UpdateLog.read(planFiles(dir, planId).log) ?? []) Y.applyUpdate(doc, update);
+  return doc;
 }
 
 /** A logger that keeps what it was told, so tests can check that errors are surfaced. */

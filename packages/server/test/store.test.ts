@@ -5,7 +5,7 @@ import { planFiles, UpdateLog } from '@cairn/core/fs';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { DiskStore, MemoryStore, type PlanStore } from '../src/index.js';
-import { cairnClient, onCleanup, startServer, tempDir } from './helpers.js';
+import { cairnClient, onCleanup, startServer, storedDoc, tempDir } from './helpers.js';
 
 async function roundTrip(store: PlanStore, reopen: () => PlanStore) {
   const doc = new Y.Doc();
@@ -86,13 +86,6 @@ function fullableDisk() {
   return disk;
 }
 
-/** What plan `planId`'s log in `dir` holds, read from disk. */
-function storedLog(dir: string, planId: string): Y.Doc {
-  const doc = new Y.Doc();
-  for (const u of UpdateLog.read(planFiles(dir, planId).log) ?? []) Y.applyUpdate(doc, u);
-  return doc;
-}
-
 describe('store errors through the server', () => {
   it('fails the acknowledgement, logs and counts a failed write, and repairs the log once the disk recovers', async () => {
     const dir = await tempDir();
@@ -120,7 +113,7 @@ describe('store errors through the server', () => {
 
     disk.full = false;
     await conn.whenAcknowledged();
-    expect(storedLog(dir, 'acme:full').getMap('tasks').get('t1')).toBe('while the disk is full');
+    expect(storedDoc(dir, 'acme:full').getMap('tasks').get('t1')).toBe('while the disk is full');
   });
 
   it('fails the acknowledgement of a new plan’s first write while the disk is full, and stores it once it recovers', async () => {
@@ -135,7 +128,7 @@ describe('store errors through the server', () => {
     await expect(conn.whenAcknowledged()).rejects.toMatchObject({ code: 'storage' });
     disk.full = false;
     await conn.whenAcknowledged();
-    expect(storedLog(dir, 'acme:new').getMap('tasks').get('t1')).toBe('first write, disk full');
+    expect(storedDoc(dir, 'acme:new').getMap('tasks').get('t1')).toBe('first write, disk full');
   });
 
   it('closes clients with 4503 when a plan cannot be loaded, and keeps serving others', async () => {

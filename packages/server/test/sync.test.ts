@@ -1,6 +1,6 @@
 // Sync through a real server on a free port: stock y-websocket and Cairn clients, load before sync, acks,
 // awareness relay and cleanup, idle unload.
-import { openFilePersistence, planFiles, UpdateLog } from '@cairn/core/fs';
+import { openFilePersistence } from '@cairn/core/fs';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it, vi } from 'vitest';
@@ -8,13 +8,15 @@ import * as Y from 'yjs';
 import { SOURCE_CLI_ARGS } from '../../../test/source-cli.js';
 import { MemoryStore, signToken } from '../src/index.js';
 import { start } from './child-server.js';
-import { cairnClient, rawClient, startServer, stockClient, tempDir, whenProviderSynced } from './helpers.js';
-
-function storedDoc(dir: string, planId: string): Y.Doc {
-  const doc = new Y.Doc();
-  for (const update of UpdateLog.read(planFiles(dir, planId).log) ?? []) Y.applyUpdate(doc, update);
-  return doc;
-}
+import {
+  cairnClient,
+  rawClient,
+  startServer,
+  stockClient,
+  storedDoc,
+  tempDir,
+  whenProviderSynced,
+} from './helpers.js';
 
 describe('sync', () => {
   it('a stock y-websocket client and a Cairn client see each other’s edits', async () => {

@@ -17,9 +17,10 @@ function partText(part: unknown): string {
   return JSON.stringify(p['output'] ?? p['text'] ?? p);
 }
 
-/** A mock model that pushes each call's system text and the rest of its prompt to `seen`. */
-export function scriptedModel(session: ScriptedSession, seen: SeenCall[]): MockLanguageModelV4 {
-  return new MockLanguageModelV4({
+/** A mock model playing `session`; `seen` holds each call's system text and the rest of its prompt. */
+export function scriptedModel(session: ScriptedSession): { model: MockLanguageModelV4; seen: SeenCall[] } {
+  const seen: SeenCall[] = [];
+  const model = new MockLanguageModelV4({
     doGenerate: async ({ prompt }) => {
       const p = prompt as Prompt;
       // Mastra may send several system messages (its instructions, then the plan); the AI SDK sends one.
@@ -59,4 +60,5 @@ export function scriptedModel(session: ScriptedSession, seen: SeenCall[]): MockL
       };
     },
   });
+  return { model, seen };
 }
