@@ -42,6 +42,23 @@ async function planApi(plan: string) {
   };
 }
 
+/**
+ * A stopped plan object whose SQLite file exists, and what an older schema would have stored for `tasks`: each
+ * update as a row, and the snapshot at the seq of the last row. The test rewrites the file's tables with them.
+ */
+async function objectBeforeUpgrade(plan: string, tasks: Array<{ title: string; note?: string }>) {
+  const api = await planApi(plan);
+  await api.add('Replaced below'); // the object and its SQLite file exist from here
+  await w.kill9();
+  const doc = new Y.Doc();
+  const updates: Uint8Array[] = [];
+  doc.on('update', (update: Uint8Array) => updates.push(update));
+  const old = createPlan({ doc, actor: `agent:${plan.split(':')[1]}` });
+  for (const task of tasks) old.add(task);
+  const snapshot = encodeSnapshot(doc, updates.length) as Uint8Array;
+  return { api, file: objectFile(w.storageDir, plan), updates, snapshot };
+}
+
 /** The stored first-read snapshot of `plan`, its parts joined in order. */
 function storedSnapshot(file: string, plan: string): Uint8Array {
   const joined = sqlite(
@@ -114,18 +131,11 @@ describe("a Durable Object's SQLite rows", () => {
 
   it('an object written with schema 2 (one row per record) opens as it was: its rows and snapshot are parts 1 of 1', async () => {
     const plan = 'acme:schema2';
-    const api = await planApi(plan);
-    await api.add('Replaced below'); // the object and its SQLite file exist from here
-    await w.kill9();
-    const file = objectFile(w.storageDir, plan);
     // What the object stored before rows had parts: its rows and snapshot, in the tables of schema 2.
-    const doc = new Y.Doc();
-    const updates: Uint8Array[] = [];
-    doc.on('update', (update: Uint8Array) => updates.push(update));
-    const old = createPlan({ doc, actor: 'agent:schema2' });
-    old.add({ title: 'Written with schema 2', note: 'n'.repeat(3 * CHUNK_BYTES) }); // a row over today's size
-    old.add({ title: 'Also schema 2' });
-    const snapshot = encodeSnapshot(doc, updates.length) as Uint8Array; // at: the seq of its last row
+    const { api, file, updates, snapshot } = await objectBeforeUpgrade(plan, [
+      { title: 'Written with schema 2', note: 'n'.repeat(3 * CHUNK_BYTES) }, // a row over today's size
+      { title: 'Also schema 2' },
+    ]);
     sqlite(
       file,
       [
@@ -167,18 +177,11 @@ describe("a Durable Object's SQLite rows", () => {
 
   it('an object written with schema 1 (one unnamed document) opens: its rows and snapshot are named, nothing is lost', async () => {
     const plan = 'acme:schema1';
-    const api = await planApi(plan);
-    await api.add('Replaced below'); // the object and its SQLite file exist from here
-    await w.kill9();
-    const file = objectFile(w.storageDir, plan);
     // What the object stored before documents were named: its rows and snapshot, in the tables of schema 1.
-    const doc = new Y.Doc();
-    const updates: Uint8Array[] = [];
-    doc.on('update', (update: Uint8Array) => updates.push(update));
-    const old = createPlan({ doc, actor: 'agent:schema1' });
-    old.add({ title: 'Written with schema 1' });
-    old.add({ title: 'Also schema 1' });
-    const snapshot = encodeSnapshot(doc, updates.length) as Uint8Array; // at: the seq of its last row
+    const { api, file, updates, snapshot } = await objectBeforeUpgrade(plan, [
+      { title: 'Written with schema 1' },
+      { title: 'Also schema 1' },
+    ]);
     sqlite(
       file,
       [
