@@ -56,7 +56,21 @@ async function objectBeforeUpgrade(plan: string, tasks: Array<{ title: string; n
   const old = createPlan({ doc, actor: `agent:${plan.split(':')[1]}` });
   for (const task of tasks) old.add(task);
   const snapshot = encodeSnapshot(doc, updates.length) as Uint8Array;
-  return { api, file: objectFile(w.storageDir, plan), updates, snapshot };
+  const file = objectFile(w.storageDir, plan);
+  /** The object's file as `schema` left it: today's tables dropped, `tables` (that schema's, filled) in their place. */
+  const asSchema = (schema: 1 | 2, tables: string[]) =>
+    sqlite(
+      file,
+      [
+        'DROP TABLE cairn_updates',
+        'DROP TABLE cairn_update_parts',
+        'DROP TABLE cairn_snapshots',
+        'DROP TABLE cairn_snapshot_parts',
+        `UPDATE cairn_meta SET value = '${schema}' WHERE key = 'schema'`,
+        ...tables,
+      ].join('; '),
+    );
+  return { api, file, updates, snapshot, asSchema };
 }
 
 /** The stored first-read snapshot of `plan`, its parts joined in order. */
@@ -132,27 +146,19 @@ describe("a Durable Object's SQLite rows", () => {
   it('an object written with schema 2 (one row per record) opens as it was: its rows and snapshot are parts 1 of 1', async () => {
     const plan = 'acme:schema2';
     // What the object stored before rows had parts: its rows and snapshot, in the tables of schema 2.
-    const { api, file, updates, snapshot } = await objectBeforeUpgrade(plan, [
+    const { api, file, updates, snapshot, asSchema } = await objectBeforeUpgrade(plan, [
       { title: 'Written with schema 2', note: 'n'.repeat(3 * CHUNK_BYTES) }, // a row over today's size
       { title: 'Also schema 2' },
     ]);
-    sqlite(
-      file,
-      [
-        'DROP TABLE cairn_updates',
-        'DROP TABLE cairn_update_parts',
-        'DROP TABLE cairn_snapshots',
-        'DROP TABLE cairn_snapshot_parts',
-        "UPDATE cairn_meta SET value = '2' WHERE key = 'schema'",
-        'CREATE TABLE cairn_updates (seq INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL, crc INTEGER NOT NULL, doc TEXT NOT NULL)',
-        'CREATE INDEX cairn_updates_doc ON cairn_updates (doc, seq)',
-        'CREATE TABLE cairn_snapshots (doc TEXT PRIMARY KEY, data BLOB NOT NULL)',
-        ...updates.map(
-          (u) => `INSERT INTO cairn_updates (data, crc, doc) VALUES (X'${hex(u)}', ${crc32(u)}, '${plan}')`,
-        ),
-        `INSERT INTO cairn_snapshots (doc, data) VALUES ('${plan}', X'${hex(snapshot)}')`,
-      ].join('; '),
-    );
+    asSchema(2, [
+      'CREATE TABLE cairn_updates (seq INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL, crc INTEGER NOT NULL, doc TEXT NOT NULL)',
+      'CREATE INDEX cairn_updates_doc ON cairn_updates (doc, seq)',
+      'CREATE TABLE cairn_snapshots (doc TEXT PRIMARY KEY, data BLOB NOT NULL)',
+      ...updates.map(
+        (u) => `INSERT INTO cairn_updates (data, crc, doc) VALUES (X'${hex(u)}', ${crc32(u)}, '${plan}')`,
+      ),
+      `INSERT INTO cairn_snapshots (doc, data) VALUES ('${plan}', X'${hex(snapshot)}')`,
+    ]);
     const rows = sqlite(file, 'SELECT seq, crc, hex(data) FROM cairn_updates ORDER BY seq');
     await w.restart();
 
@@ -178,24 +184,16 @@ describe("a Durable Object's SQLite rows", () => {
   it('an object written with schema 1 (one unnamed document) opens: its rows and snapshot are named, nothing is lost', async () => {
     const plan = 'acme:schema1';
     // What the object stored before documents were named: its rows and snapshot, in the tables of schema 1.
-    const { api, file, updates, snapshot } = await objectBeforeUpgrade(plan, [
+    const { api, file, updates, snapshot, asSchema } = await objectBeforeUpgrade(plan, [
       { title: 'Written with schema 1' },
       { title: 'Also schema 1' },
     ]);
-    sqlite(
-      file,
-      [
-        'DROP TABLE cairn_updates',
-        'DROP TABLE cairn_update_parts',
-        'DROP TABLE cairn_snapshots',
-        'DROP TABLE cairn_snapshot_parts',
-        "UPDATE cairn_meta SET value = '1' WHERE key = 'schema'",
-        'CREATE TABLE cairn_updates (seq INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL, crc INTEGER NOT NULL)',
-        'CREATE TABLE cairn_snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL)',
-        ...updates.map((u) => `INSERT INTO cairn_updates (data, crc) VALUES (X'${hex(u)}', ${crc32(u)})`),
-        `INSERT INTO cairn_snapshot (id, data) VALUES (1, X'${hex(snapshot)}')`,
-      ].join('; '),
-    );
+    asSchema(1, [
+      'CREATE TABLE cairn_updates (seq INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL, crc INTEGER NOT NULL)',
+      'CREATE TABLE cairn_snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL)',
+      ...updates.map((u) => `INSERT INTO cairn_updates (data, crc) VALUES (X'${hex(u)}', ${crc32(u)})`),
+      `INSERT INTO cairn_snapshot (id, data) VALUES (1, X'${hex(snapshot)}')`,
+    ]);
     await w.restart();
 
     expect(await api.titles()).toEqual(['Also schema 1', 'Written with schema 1']);
