@@ -9,12 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { signToken } from '../../../packages/server/src/index.js';
-import {
-  cairnClient,
-  rawClient,
-  stockClient,
-  whenProviderSynced,
-} from '../../../packages/server/test/helpers.js';
+import { cairnClient, rawClient } from '../../../packages/server/test/helpers.js';
+import { writerAndStockReader } from './clients.js';
 import { objectFile as fileOf, sqlite } from './object-files.js';
 import { type RunningWorkerd, startWorkerd } from './workerd.js';
 
@@ -50,12 +46,14 @@ function isSyncStep1(message: Uint8Array): boolean {
 describe('the Durable Object host survives', () => {
   it('kill -9 of workerd during acknowledged writes: every acknowledged task is there, clients reconnect', async () => {
     const plan = 'acme:crash';
-    const doc = new Y.Doc();
-    const writer = cairnClient(ws(), plan, doc, { token: await token(plan) });
-    await writer.whenSynced();
-    const watcherDoc = new Y.Doc();
-    const watcher = stockClient(ws(), plan, watcherDoc, { token: await token(plan, 'read') });
-    await whenProviderSynced(watcher);
+    const {
+      writerDoc: doc,
+      writer,
+      readerDoc: watcherDoc,
+    } = await writerAndStockReader(ws(), plan, {
+      write: await token(plan),
+      read: await token(plan, 'read'),
+    });
     const tasks = createPlan({ doc, actor: 'agent:crash' });
     const acknowledged: string[] = [];
     let killed = false;

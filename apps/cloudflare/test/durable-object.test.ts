@@ -10,12 +10,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { CloseCode, MessageType, signToken } from '../../../packages/server/src/index.js';
 import { SUBPROTOCOL } from '../../../packages/server/src/wire.js';
-import {
-  cairnClient,
-  rawClient,
-  stockClient,
-  whenProviderSynced,
-} from '../../../packages/server/test/helpers.js';
+import { cairnClient, rawClient } from '../../../packages/server/test/helpers.js';
+import { writerAndStockReader } from './clients.js';
 import { type RunningWorkerd, startWorkerd } from './workerd.js';
 
 const SECRET = 'edge-test-secret-edge-test-secret-0123456789';
@@ -99,12 +95,14 @@ afterAll(async () => {
 describe('the Durable Object host in workerd', () => {
   it('syncs a stock y-websocket client with Cairn client edits, and acknowledges them once stored', async () => {
     const plan = 'acme:sync';
-    const writer = new Y.Doc();
-    const conn = cairnClient(ws(), plan, writer, { token: await token(plan) });
-    await conn.whenSynced();
-    const reader = new Y.Doc();
-    const stock = stockClient(ws(), plan, reader, { token: await token(plan, 'read') });
-    await whenProviderSynced(stock);
+    const {
+      writerDoc: writer,
+      writer: conn,
+      readerDoc: reader,
+    } = await writerAndStockReader(ws(), plan, {
+      write: await token(plan),
+      read: await token(plan, 'read'),
+    });
     const task = createPlan({ doc: writer, actor: 'agent:edge' }).add({ title: 'Ship to the edge' });
     await conn.whenAcknowledged();
     const view = createPlan({ doc: reader, actor: 'user:reader' });
