@@ -43,6 +43,11 @@ export class Room implements MessageRoom {
    * relayed whole, as they came: its 'update' event is not relayed again.
    */
   private relayedBy: Connection | object | null = null;
+  /**
+   * A transaction that applied one update, integrated whole, and nothing else: that update is what the transaction
+   * changed, so it is handed to the extensions as it came instead of Yjs encoding the transaction again.
+   */
+  private asItCame: { transaction: Y.Transaction; update: Uint8Array } | null = null;
 
   constructor(
     planId: string,
@@ -115,6 +120,7 @@ export class Room implements MessageRoom {
         ),
     };
     await this.ctx.extensions.load(loading, this);
+    this.doc.on('afterTransactionCleanup', this.onTransactionEnd);
     this.doc.on('update', this.onUpdate);
     this.awareness.on('update', this.onAwareness);
     this.current = 'ready';
@@ -149,6 +155,7 @@ export class Room implements MessageRoom {
   destroy(): void {
     this.current = 'closed';
     this.cancelIdle();
+    this.doc.off('afterTransactionCleanup', this.onTransactionEnd);
     this.doc.off('update', this.onUpdate);
     this.awareness.off('update', this.onAwareness);
     this.awareness.destroy();
@@ -172,6 +179,11 @@ export class Room implements MessageRoom {
   pendingBytes(): number {
     const { pendingStructs, pendingDs } = this.doc.store;
     return (pendingStructs?.update.byteLength ?? 0) + (pendingDs?.byteLength ?? 0);
+  }
+
+  private holdsBack(): boolean {
+    const { pendingStructs, pendingDs } = this.doc.store;
+    return pendingStructs !== null || pendingDs !== null;
   }
 
   /** Forgets the updates waiting for missing dependencies: never integrated, so never stored nor acknowledged. */
@@ -219,13 +231,14 @@ export class Room implements MessageRoom {
     // With updates held back for a missing dependency, one of these may let them in, in the same transaction; and
     // a failed update may have got in part. Then the transaction's 'update' event, which carries them, is relayed
     // too (peers may get an update twice, which Yjs ignores).
-    const { pendingStructs, pendingDs } = this.doc.store;
-    let relayedWhole = pendingStructs === null && pendingDs === null;
+    let relayedWhole = !this.holdsBack();
+    // Joined to a transaction already running, these updates are not all that it changes.
+    const ownTransaction = this.doc._transaction === null;
     const failures: unknown[] = [];
     try {
       Y.transact(
         this.doc,
-        () => {
+        (transaction) => {
           for (const update of updates) {
             try {
               Y.applyUpdate(this.doc, update, origin); // joins this transaction: its cleanup waits for the relay
@@ -236,12 +249,18 @@ export class Room implements MessageRoom {
             }
             this.relay(updateMessage(update), origin);
           }
-          if (relayedWhole) this.relayedBy = origin;
+          if (!relayedWhole) return;
+          this.relayedBy = origin;
+          // Nothing held back, before or after: the transaction changed exactly what the update holds (or less, where
+          // the doc had part of it already; storing that part again is harmless).
+          if (updates.length === 1 && ownTransaction && !this.holdsBack())
+            this.asItCame = { transaction, update: updates[0]! };
         },
         origin,
       );
     } finally {
       this.relayedBy = null;
+      this.asItCame = null;
     }
     if (failures.length > 0) throw failures[0];
   }
@@ -331,13 +350,42 @@ export class Room implements MessageRoom {
     for (const conn of this.connections) if (conn !== from && conn.started) conn.send(message);
   };
 
+  /**
+   * Right before Yjs encodes a transaction's update for the 'update' event, which it does only while someone
+   * listens: for a transaction that applied one update whole, the room stops listening and takes that update as
+   * it came (the encoding was a tenth of the server's own work per edit); for any other, it listens.
+   */
+  private readonly onTransactionEnd = (transaction: Y.Transaction): void => {
+    const whole = this.asItCame?.transaction === transaction ? this.asItCame : null;
+    this.asItCame = null;
+    if (whole === null) {
+      this.doc.on('update', this.onUpdate); // a Set: listening twice is listening once
+      return;
+    }
+    this.doc.off('update', this.onUpdate);
+    if (changedDoc(transaction)) this.changed(whole.update, transaction.origin, true);
+  };
+
   private readonly onUpdate = (update: Uint8Array, yOrigin: unknown): void => {
     if (yOrigin === LOAD_ORIGIN) return;
+    this.changed(update, yOrigin, yOrigin === this.relayedBy);
+  };
+
+  /** The plan changed by `update`: relayed unless it already was, then handed to the extensions. */
+  private changed(update: Uint8Array, yOrigin: unknown, relayed: boolean): void {
     const origin = originOf(yOrigin);
     if (origin.source !== 'connection') this.docBytes += update.byteLength;
     // Relayed before it is stored: peers holding an edit the store has not saved lose nothing (they and the writer
     // keep it and resend it on reconnect), and acknowledgements wait for the store (see acknowledge).
-    if (yOrigin !== this.relayedBy) this.relay(updateMessage(update), yOrigin);
+    if (!relayed) this.relay(updateMessage(update), yOrigin);
     this.ctx.extensions.change({ room: this, update, origin });
-  };
+  }
+}
+
+/** Whether a transaction changed the doc: what Yjs checks before it emits 'update' (a repeated update does not). */
+function changedDoc(transaction: Y.Transaction): boolean {
+  if (transaction.deleteSet.clients.size > 0) return true;
+  for (const [client, clock] of transaction.afterState)
+    if (transaction.beforeState.get(client) !== clock) return true;
+  return false;
 }
