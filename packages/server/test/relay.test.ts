@@ -105,6 +105,18 @@ describe('relay of a client edit', () => {
     expect(peer.socket.replica().getMap('m').toJSON()).toEqual({ a: 1 });
   });
 
+  it('relays the frame as it came, or the update alone when bytes follow it in the frame', async () => {
+    const { peer, connect } = await setUp('relay-frame');
+    const writer = await connect();
+    const [first, second] = edits(606, { a: 1, b: 2 });
+    const frame = syncMessage(UPDATE, first!);
+    writer.conn.receive(frame);
+    expect(peer.socket.sent.at(-1)).toEqual(frame);
+    writer.conn.receive(Uint8Array.of(...syncMessage(UPDATE, second!), 7, 7, 7));
+    expect(peer.socket.sent.at(-1)).toEqual(syncMessage(UPDATE, second!));
+    expect(peer.socket.replica().getMap('m').toJSON()).toEqual({ a: 1, b: 2 });
+  });
+
   it('relays what a held-back update lets in, when an edit completes it', async () => {
     const { peer, connect } = await setUp('relay-pending');
     const writer = await connect();

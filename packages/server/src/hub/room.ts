@@ -209,14 +209,14 @@ export class Room implements MessageRoom {
   }
 
   /**
-   * Applies a connection's update. A client's own edit (an Update message, `relayFirst`) is relayed as it came,
-   * once Yjs has integrated it and before the transaction's observers, extensions and re-encoding run: what peers
-   * wait for is the integration, not the server's bookkeeping (about 0.2 ms per edit, and a GC pause there held
-   * every peer). An update that fails to integrate throws before it is relayed, so nothing the server could not
-   * apply reaches a peer; the 'update' event then relays what got in, as for every other change.
+   * Applies a connection's update. A client's own edit (an Update `message`) is relayed as it came, once Yjs has
+   * integrated it and before the transaction's observers and extensions run: what peers wait for is the
+   * integration, not the server's bookkeeping (about 0.2 ms per edit, and a GC pause there held every peer). An
+   * update that fails to integrate throws before it is relayed, so nothing the server could not apply reaches a
+   * peer; the 'update' event then relays what got in, as for every other change.
    */
-  applyFrom(conn: Connection, update: Uint8Array, relayFirst = false): void {
-    if (relayFirst) this.applyRelayingEach([update], conn);
+  applyFrom(conn: Connection, update: Uint8Array, message?: Uint8Array): void {
+    if (message) this.applyRelayingEach([update], conn, [message]);
     else Y.applyUpdate(this.doc, update, conn);
     // Counted whole: parts still waiting for a missing dependency are held in memory too.
     this.docBytes += update.byteLength;
@@ -227,7 +227,12 @@ export class Room implements MessageRoom {
    * the transaction's observers, extensions and re-encoding run. An update that fails to integrate is not relayed
    * and keeps none of the others out; the first failure is thrown once the transaction has ended.
    */
-  private applyRelayingEach(updates: readonly Uint8Array[], origin: Connection | object): void {
+  private applyRelayingEach(
+    updates: readonly Uint8Array[],
+    origin: Connection | object,
+    /** The Update message of each, when the caller has it (a client's frame): relayed as is. */
+    messages?: readonly Uint8Array[],
+  ): void {
     // With updates held back for a missing dependency, one of these may let them in, in the same transaction; and
     // a failed update may have got in part. Then the transaction's 'update' event, which carries them, is relayed
     // too (peers may get an update twice, which Yjs ignores).
@@ -239,16 +244,16 @@ export class Room implements MessageRoom {
       Y.transact(
         this.doc,
         (transaction) => {
-          for (const update of updates) {
+          updates.forEach((update, i) => {
             try {
               Y.applyUpdate(this.doc, update, origin); // joins this transaction: its cleanup waits for the relay
             } catch (error) {
               failures.push(error);
               relayedWhole = false;
-              continue;
+              return;
             }
-            this.relay(updateMessage(update), origin);
-          }
+            this.relay(messages?.[i] ?? updateMessage(update), origin);
+          });
           if (!relayedWhole) return;
           this.relayedBy = origin;
           // Nothing held back, before or after: the transaction changed exactly what the update holds (or less, where
