@@ -36,13 +36,11 @@ interface Row extends Record<string, unknown> {
 /**
  * Keeps each document's records as rows of `cairn_updates` (`seq` is the record key, growing for the object's
  * life) and its first-read snapshot in `cairn_snapshots`. SQL calls are synchronous: `append` has written its
- * rows when it returns, so StoredLog hands it each update within the edit (`writesWithinCall`); `sync` resolves
+ * rows when it returns, so StoredLog hands it each update within the edit (`appendNow`); `sync` resolves
  * once they are durable (`ctx.storage.sync()`). A Durable Object is the one writer of its storage: `lock` grants at
  * once, and holders share the records (`replace` removes exactly the keys it is given).
  */
 export class SqliteByteAdapter implements ImmediateByteAdapter {
-  readonly writesWithinCall = true;
-
   /** Opens the tables, creating them or upgrading schema 1 in one transaction; refuses another version. */
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -104,6 +102,10 @@ export class SqliteByteAdapter implements ImmediateByteAdapter {
   }
 
   async append(name: string, records: readonly Uint8Array[]): Promise<RecordKey[]> {
+    return this.appendNow(name, records);
+  }
+
+  appendNow(name: string, records: readonly Uint8Array[]): RecordKey[] {
     return this.storage.transactionSync(() => records.map((bytes) => this.insert(name, bytes)));
   }
 
