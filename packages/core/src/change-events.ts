@@ -66,6 +66,39 @@ export function collectChanges(
 }
 
 /**
+ * The tasks one transaction touched, read from `transaction.changed` (what Yjs records of every transaction, watched
+ * or not): each task's id with the fields written in it, or null for a task added, replaced whole or removed (or a
+ * key whose value is not a task map). Unlike `collectChanges` it needs no deep observer, whose events Yjs sorts by
+ * path for every transaction: a server reads every transaction of every plan, most of them one edit.
+ */
+export function changedTasks(
+  transaction: Y.Transaction,
+  tasks: Y.Map<unknown>,
+): Map<string, Set<string> | null> {
+  const changes = new Map<string, Set<string> | null>();
+  for (const [changed, keys] of transaction.changed) {
+    const type = changed as Y.AbstractType<unknown>;
+    if (type === (tasks as Y.AbstractType<unknown>)) {
+      for (const id of keys) if (id !== null) changes.set(id, null);
+      continue;
+    }
+    if (type._item?.deleted) continue; // a value replaced in this transaction: its parent's key says so
+    const at = taskFieldOf(type, tasks);
+    if (!at) continue;
+    let fields = changes.get(at.id);
+    if (fields === null) continue;
+    if (fields === undefined) {
+      fields = new Set();
+      changes.set(at.id, fields);
+    }
+    if (at.field !== null) fields.add(at.field);
+    else for (const key of keys) if (key !== null) fields.add(key);
+  }
+  for (const [id, fields] of changes) if (fields !== null && !taskAt(tasks, id)) changes.set(id, null);
+  return changes;
+}
+
+/**
  * The task an event under `tasks` is about, and the task field it is in (null: the task's own map). Walks up the
  * parents as `event.path` would, without building the path (this runs for every event of every transaction).
  */

@@ -56,11 +56,16 @@ class FakeSocket implements HubSocket {
 /** A server whose hub reports, at each observer call on the plan's `m` map, how many frames `peer` had by then. */
 async function setUp(planId: string) {
   const atObserver: number[] = [];
+  /** The update of each change the extensions were told of. */
+  const changes: Uint8Array[] = [];
   let peerSocket: FakeSocket | null = null;
   const probe = (): Extension => ({
     name: 'probe',
     loaded(room) {
       room.doc.getMap('m').observe(() => atObserver.push(peerSocket?.updates().length ?? -1));
+    },
+    change({ update }) {
+      changes.push(update);
     },
   });
   const server = await startServer({ extensions: [probe] });
@@ -75,7 +80,7 @@ async function setUp(planId: string) {
   };
   const peer = await connect();
   peerSocket = peer.socket;
-  return { peer, connect, atObserver, hub: server.server.hub };
+  return { peer, connect, atObserver, changes, hub: server.server.hub };
 }
 
 function edits(client: number, values: Record<string, number>): Uint8Array[] {
@@ -98,6 +103,18 @@ describe('relay of a client edit', () => {
     expect(peer.socket.updates()).toEqual([update]);
     expect(writer.socket.updates()).toEqual([]);
     expect(peer.socket.replica().getMap('m').toJSON()).toEqual({ a: 1 });
+  });
+
+  it('relays the frame as it came, or the update alone when bytes follow it in the frame', async () => {
+    const { peer, connect } = await setUp('relay-frame');
+    const writer = await connect();
+    const [first, second] = edits(606, { a: 1, b: 2 });
+    const frame = syncMessage(UPDATE, first!);
+    writer.conn.receive(frame);
+    expect(peer.socket.sent.at(-1)).toEqual(frame);
+    writer.conn.receive(Uint8Array.of(...syncMessage(UPDATE, second!), 7, 7, 7));
+    expect(peer.socket.sent.at(-1)).toEqual(syncMessage(UPDATE, second!));
+    expect(peer.socket.replica().getMap('m').toJSON()).toEqual({ a: 1, b: 2 });
   });
 
   it('relays what a held-back update lets in, when an edit completes it', async () => {
@@ -128,6 +145,40 @@ describe('relay of a client edit', () => {
     const handle = await hub.openPlan('relay-refused');
     expect(handle.doc.getMap('m').toJSON()).toEqual({ k: 1 });
     handle.release();
+  });
+});
+
+describe('what the extensions are told of a change', () => {
+  it('a client edit as it came, once; a repeat of it not at all; every other change as Yjs encodes it', async () => {
+    const { connect, changes, hub } = await setUp('changes');
+    const writer = await connect();
+    const [first, second, third] = edits(404, { a: 1, b: 2, c: 3 });
+    writer.conn.receive(syncMessage(UPDATE, first!));
+    expect(changes).toEqual([first]);
+    changes.length = 0;
+    writer.conn.receive(syncMessage(UPDATE, first!)); // the doc has it: nothing changed
+    expect(changes).toEqual([]);
+
+    // Held back, then let in by the edit it waited for: the transaction carries both, so Yjs encodes it.
+    writer.conn.receive(syncMessage(STEP2, third!));
+    expect(changes).toEqual([]);
+    writer.conn.receive(syncMessage(UPDATE, second!));
+    expect(changes).toHaveLength(1);
+    const both = new Y.Doc();
+    Y.applyUpdate(both, first!);
+    Y.applyUpdate(both, changes[0]!);
+    expect(both.getMap('m').toJSON()).toEqual({ a: 1, b: 2, c: 3 });
+
+    // A change made on the server after an edit taken as it came is still heard.
+    changes.length = 0;
+    writer.conn.receive(syncMessage(UPDATE, edits(505, { d: 4 })[0]!));
+    const handle = await hub.openPlan('changes');
+    handle.doc.getMap('m').set('e', 5);
+    handle.release();
+    expect(changes).toHaveLength(2);
+    const replica = new Y.Doc();
+    for (const update of [first!, second!, third!, ...changes]) Y.applyUpdate(replica, update);
+    expect(replica.getMap('m').toJSON()).toEqual({ a: 1, b: 2, c: 3, d: 4, e: 5 });
   });
 });
 

@@ -46,5 +46,22 @@ describe('task changes', () => {
     tasks.delete('b');
     expect(heard.whole.at(-1)).toEqual(['b']);
     expect(heard.status).toHaveLength(2);
+
+    doc.getMap('chat').set('x', 1); // not a task: nobody hears of it
+    expect(heard.whole).toHaveLength(4);
+    expect(heard.status).toHaveLength(2);
+  });
+
+  it('names the field a change inside a task field is in (text typed into a title)', () => {
+    const doc = new Y.Doc();
+    const tasks = doc.getMap<Y.Map<unknown>>('tasks');
+    const feed = new TaskChanges();
+    const titles: string[][] = [];
+    feed.subscribe({ fields: ['title'], onChange: (_plan, _doc, ids) => titles.push([...ids]) });
+    feed.watch('acme:2', doc);
+    tasks.set('a', task({ status: 'pending', title: new Y.Text('Book') }));
+    expect(titles).toEqual([]); // added: a whole task, which this subscriber did not ask for
+    (tasks.get('a')!.get('title') as Y.Text).insert(4, ' a table');
+    expect(titles).toEqual([['a']]);
   });
 });

@@ -9,12 +9,13 @@ import type { ByteLock, ByteStorageAdapter, RecordKey, StoredRecord } from './ad
 import { Backoff, type CompactionPolicy, compactAfterRecords, policyWantsCompaction } from './policy.js';
 
 /**
- * An adapter that writes within its `append` call (a file's `writeSync`) and takes appends while a `replace`
- * runs (it carries them into the new file): the layer then hands it each update at once, so an update is
- * stored when the edit that made it returns.
+ * An adapter that writes synchronously (a file's `writeSync`, SQLite in a Durable Object) and takes appends while a
+ * `replace` runs (it carries them into the new file): the layer then hands it each batch at once, through
+ * `appendNow`, so a batch is stored when the call that wrote it returns, without a promise per write.
  */
 export interface ImmediateByteAdapter extends ByteStorageAdapter {
-  readonly writesWithinCall: true;
+  /** `append`, done before it returns: the keys of the records, or a throw (what `append` would reject with). */
+  appendNow(name: string, records: readonly Uint8Array[]): RecordKey[];
 }
 
 /**
@@ -110,8 +111,6 @@ export class StoredLog {
   private writeQueued = false;
   /** Appends and replaces run one after another (the contract's promise to adapters). */
   private chain: Promise<unknown> = Promise.resolve();
-  /** The last append of an adapter that writes within its call (see ImmediateByteAdapter). */
-  private lastWrite: Promise<unknown> = Promise.resolve();
   /** A write failed: the log may miss an update later ones depend on, until the whole state is rewritten. */
   private rewriteNeeded = false;
   private compacting: Promise<void> | null = null;
@@ -161,7 +160,7 @@ export class StoredLog {
     this.bytes = this.known.reduce((sum, record) => sum + record.size, 0);
     this.firstBytes = this.known[0]?.size ?? 0;
     this.policy = options.compaction === false ? null : { ...DEFAULT_POLICY, ...options.compaction };
-    this.immediate = (adapter as Partial<ImmediateByteAdapter>).writesWithinCall === true;
+    this.immediate = typeof (adapter as Partial<ImmediateByteAdapter>).appendNow === 'function';
     this.merges = typeof (adapter as Partial<MergingByteAdapter>).mergeRecords === 'function';
   }
 
@@ -205,7 +204,6 @@ export class StoredLog {
         await this.compacting;
       }
       await this.chain;
-      await this.lastWrite;
       try {
         await this.adapter.sync?.(this.name);
       } catch (error) {
@@ -226,7 +224,6 @@ export class StoredLog {
   async written(): Promise<void> {
     this.writePending();
     await this.chain;
-    await this.lastWrite;
     if (this.rewriteNeeded)
       throw (
         this.lastReported ?? new CairnError('storage', `"${this.name}" was not stored.`, { name: this.name })
@@ -304,7 +301,7 @@ export class StoredLog {
     // takes appends while a replace runs, so they stay off the chain.
     if (this.immediate) {
       const batch = this.takePending();
-      if (batch) this.lastWrite = this.write(batch);
+      if (batch) this.writeNow(batch);
       return;
     }
     // Otherwise one job on the chain takes every update that arrived before it starts.
@@ -325,23 +322,34 @@ export class StoredLog {
   }
 
   private write(records: Uint8Array[]): Promise<void> {
-    const written = this.adapter.append(this.name, records);
-    // Written within the call: counted now, so the policy sees it before the edit returns (as a flush right after
-    // a burst does); the keys follow when the call resolves.
-    const entries = this.immediate ? this.count(records) : null;
-    return written.then(
-      (keys) => {
-        const counted = entries ?? this.count(records);
-        counted.forEach((entry, i) => {
-          entry.key = keys[i] ?? Number.NaN;
-        });
-      },
-      (error: unknown) => {
-        this.rewriteNeeded = true;
-        this.report(error, 'append');
-        this.compactSoon();
-      },
+    return this.adapter.append(this.name, records).then(
+      (keys) => this.recordWritten(records, keys),
+      (error: unknown) => this.failedWrite(error),
     );
+  }
+
+  /** Written within the call: counted at once, so the policy sees it before the edit returns. */
+  private writeNow(records: Uint8Array[]): void {
+    let keys: RecordKey[];
+    try {
+      keys = (this.adapter as ImmediateByteAdapter).appendNow(this.name, records);
+    } catch (error) {
+      this.failedWrite(error);
+      return;
+    }
+    this.recordWritten(records, keys);
+  }
+
+  private recordWritten(records: readonly Uint8Array[], keys: readonly RecordKey[]): void {
+    this.count(records).forEach((entry, i) => {
+      entry.key = keys[i] ?? Number.NaN;
+    });
+  }
+
+  private failedWrite(error: unknown): void {
+    this.rewriteNeeded = true;
+    this.report(error, 'append');
+    this.compactSoon();
   }
 
   private count(records: readonly Uint8Array[]): { key: RecordKey; size: number }[] {
@@ -400,7 +408,6 @@ export class StoredLog {
   private compactNow(atLeast = 0): Promise<void> {
     if (this.merges && !this.rewriteNeeded) return this.merge(atLeast);
     const run = async () => {
-      await this.lastWrite; // the keys of what was written within its call are known from here
       const replaced = this.known.length;
       const repairs = this.rewriteNeeded ? this.unflushed.length : 0;
       // Taken at the start: every update appended so far is in the state, and the records replaced hold no more.

@@ -62,12 +62,11 @@ interface PartRow extends Record<string, unknown> {
  * Keeps each document's records as rows of `cairn_updates` (`seq` is the record key, growing for the object's
  * life), the parts after the first of a record too large for one row in `cairn_update_parts`, and its first-read
  * snapshot in `cairn_snapshots` (its further parts in `cairn_snapshot_parts`). SQL calls are synchronous: `append`
- * has written its rows when it returns, so StoredLog hands it each update within the edit (`writesWithinCall`);
+ * has written its rows when it returns, so StoredLog hands it each update within the edit (`appendNow`);
  * `sync` resolves once they are durable (`ctx.storage.sync()`). A Durable Object is the one writer of its storage:
  * `lock` grants at once, and holders share the records (`replace` removes exactly the keys it is given).
  */
 export class SqliteByteAdapter implements ImmediateByteAdapter {
-  readonly writesWithinCall = true;
   private readonly chunkBytes: number;
 
   /** Opens the tables, creating them or upgrading schema 1 or 2 in one transaction; refuses another version. */
@@ -179,6 +178,10 @@ export class SqliteByteAdapter implements ImmediateByteAdapter {
   }
 
   async append(name: string, records: readonly Uint8Array[]): Promise<RecordKey[]> {
+    return this.appendNow(name, records);
+  }
+
+  appendNow(name: string, records: readonly Uint8Array[]): RecordKey[] {
     return this.storage.transactionSync(() => records.map((bytes) => this.insert(name, bytes)));
   }
 

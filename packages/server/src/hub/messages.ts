@@ -31,8 +31,11 @@ import { checkWholeUpdate } from './whole-update.js';
 export interface MessageRoom extends PlanRoom {
   /** Whether an update of `bytes` keeps the plan under `maxDocBytes`. */
   fits(bytes: number): boolean;
-  /** Applies a client's update (throws on a malformed one); `relayFirst` for its own edits (see Room.applyFrom). */
-  applyFrom(conn: Connection, update: Uint8Array, relayFirst?: boolean): void;
+  /**
+   * Applies a client's update (throws on a malformed one); `message`, the Update message of its own edit, is relayed
+   * as it came (see Room.applyFrom).
+   */
+  applyFrom(conn: Connection, update: Uint8Array, message?: Uint8Array): void;
   /** Bytes of updates held back for missing dependencies. */
   pendingBytes(): number;
   /** Forgets them (see Room.dropPending). */
@@ -188,10 +191,17 @@ function sync(ctx: MessageContext, room: MessageRoom, conn: Connection, decoder:
     return;
   }
   // A SyncStep2 answers the server's state vector (and repeats the client's whole delete set): only what it adds
-  // is relayed, from the 'update' event. An Update is the client's edit, relayed as it came.
+  // is relayed, from the 'update' event. An Update is the client's edit, relayed as it came: the very frame when
+  // nothing follows the update in it (any decoder reads it as the frame updateMessage would make).
+  const edit =
+    step !== SyncMessageType.Update
+      ? undefined
+      : decoder.pos === decoder.arr.byteLength
+        ? decoder.arr
+        : updateMessage(payload);
   const before = room.pendingBytes();
   if (before === 0) conn.pendingUpdateBytes = 0; // nothing waits: what this connection sent all got in
-  read('update', () => room.applyFrom(conn, payload, step === SyncMessageType.Update));
+  read('update', () => room.applyFrom(conn, payload, edit));
   boundPending(ctx, room, conn, before);
 }
 

@@ -43,6 +43,11 @@ export class Room implements MessageRoom {
    * relayed whole, as they came: its 'update' event is not relayed again.
    */
   private relayedBy: Connection | object | null = null;
+  /**
+   * A transaction that applied one update, integrated whole, and nothing else: that update is what the transaction
+   * changed, so it is handed to the extensions as it came instead of Yjs encoding the transaction again.
+   */
+  private asItCame: { transaction: Y.Transaction; update: Uint8Array } | null = null;
 
   constructor(
     planId: string,
@@ -115,6 +120,7 @@ export class Room implements MessageRoom {
         ),
     };
     await this.ctx.extensions.load(loading, this);
+    this.doc.on('afterTransactionCleanup', this.onTransactionEnd);
     this.doc.on('update', this.onUpdate);
     this.awareness.on('update', this.onAwareness);
     this.current = 'ready';
@@ -149,6 +155,7 @@ export class Room implements MessageRoom {
   destroy(): void {
     this.current = 'closed';
     this.cancelIdle();
+    this.doc.off('afterTransactionCleanup', this.onTransactionEnd);
     this.doc.off('update', this.onUpdate);
     this.awareness.off('update', this.onAwareness);
     this.awareness.destroy();
@@ -174,6 +181,11 @@ export class Room implements MessageRoom {
     return (pendingStructs?.update.byteLength ?? 0) + (pendingDs?.byteLength ?? 0);
   }
 
+  private holdsBack(): boolean {
+    const { pendingStructs, pendingDs } = this.doc.store;
+    return pendingStructs !== null || pendingDs !== null;
+  }
+
   /** Forgets the updates waiting for missing dependencies: never integrated, so never stored nor acknowledged. */
   dropPending(): void {
     this.doc.store.pendingStructs = null;
@@ -197,14 +209,14 @@ export class Room implements MessageRoom {
   }
 
   /**
-   * Applies a connection's update. A client's own edit (an Update message, `relayFirst`) is relayed as it came,
-   * once Yjs has integrated it and before the transaction's observers, extensions and re-encoding run: what peers
-   * wait for is the integration, not the server's bookkeeping (about 0.2 ms per edit, and a GC pause there held
-   * every peer). An update that fails to integrate throws before it is relayed, so nothing the server could not
-   * apply reaches a peer; the 'update' event then relays what got in, as for every other change.
+   * Applies a connection's update. A client's own edit (an Update `message`) is relayed as it came, once Yjs has
+   * integrated it and before the transaction's observers and extensions run: what peers wait for is the
+   * integration, not the server's bookkeeping (about 0.2 ms per edit, and a GC pause there held every peer). An
+   * update that fails to integrate throws before it is relayed, so nothing the server could not apply reaches a
+   * peer; the 'update' event then relays what got in, as for every other change.
    */
-  applyFrom(conn: Connection, update: Uint8Array, relayFirst = false): void {
-    if (relayFirst) this.applyRelayingEach([update], conn);
+  applyFrom(conn: Connection, update: Uint8Array, message?: Uint8Array): void {
+    if (message) this.applyRelayingEach([update], conn, [message]);
     else Y.applyUpdate(this.doc, update, conn);
     // Counted whole: parts still waiting for a missing dependency are held in memory too.
     this.docBytes += update.byteLength;
@@ -215,33 +227,45 @@ export class Room implements MessageRoom {
    * the transaction's observers, extensions and re-encoding run. An update that fails to integrate is not relayed
    * and keeps none of the others out; the first failure is thrown once the transaction has ended.
    */
-  private applyRelayingEach(updates: readonly Uint8Array[], origin: Connection | object): void {
+  private applyRelayingEach(
+    updates: readonly Uint8Array[],
+    origin: Connection | object,
+    /** The Update message of each, when the caller has it (a client's frame): relayed as is. */
+    messages?: readonly Uint8Array[],
+  ): void {
     // With updates held back for a missing dependency, one of these may let them in, in the same transaction; and
     // a failed update may have got in part. Then the transaction's 'update' event, which carries them, is relayed
     // too (peers may get an update twice, which Yjs ignores).
-    const { pendingStructs, pendingDs } = this.doc.store;
-    let relayedWhole = pendingStructs === null && pendingDs === null;
+    let relayedWhole = !this.holdsBack();
+    // Joined to a transaction already running, these updates are not all that it changes.
+    const ownTransaction = this.doc._transaction === null;
     const failures: unknown[] = [];
     try {
       Y.transact(
         this.doc,
-        () => {
-          for (const update of updates) {
+        (transaction) => {
+          updates.forEach((update, i) => {
             try {
               Y.applyUpdate(this.doc, update, origin); // joins this transaction: its cleanup waits for the relay
             } catch (error) {
               failures.push(error);
               relayedWhole = false;
-              continue;
+              return;
             }
-            this.relay(updateMessage(update), origin);
-          }
-          if (relayedWhole) this.relayedBy = origin;
+            this.relay(messages?.[i] ?? updateMessage(update), origin);
+          });
+          if (!relayedWhole) return;
+          this.relayedBy = origin;
+          // Nothing held back, before or after: the transaction changed exactly what the update holds (or less, where
+          // the doc had part of it already; storing that part again is harmless).
+          if (updates.length === 1 && ownTransaction && !this.holdsBack())
+            this.asItCame = { transaction, update: updates[0]! };
         },
         origin,
       );
     } finally {
       this.relayedBy = null;
+      this.asItCame = null;
     }
     if (failures.length > 0) throw failures[0];
   }
@@ -331,13 +355,42 @@ export class Room implements MessageRoom {
     for (const conn of this.connections) if (conn !== from && conn.started) conn.send(message);
   };
 
+  /**
+   * Right before Yjs encodes a transaction's update for the 'update' event, which it does only while someone
+   * listens: for a transaction that applied one update whole, the room stops listening and takes that update as
+   * it came (the encoding was a tenth of the server's own work per edit); for any other, it listens.
+   */
+  private readonly onTransactionEnd = (transaction: Y.Transaction): void => {
+    const whole = this.asItCame?.transaction === transaction ? this.asItCame : null;
+    this.asItCame = null;
+    if (whole === null) {
+      this.doc.on('update', this.onUpdate); // a Set: listening twice is listening once
+      return;
+    }
+    this.doc.off('update', this.onUpdate);
+    if (changedDoc(transaction)) this.changed(whole.update, transaction.origin, true);
+  };
+
   private readonly onUpdate = (update: Uint8Array, yOrigin: unknown): void => {
     if (yOrigin === LOAD_ORIGIN) return;
+    this.changed(update, yOrigin, yOrigin === this.relayedBy);
+  };
+
+  /** The plan changed by `update`: relayed unless it already was, then handed to the extensions. */
+  private changed(update: Uint8Array, yOrigin: unknown, relayed: boolean): void {
     const origin = originOf(yOrigin);
     if (origin.source !== 'connection') this.docBytes += update.byteLength;
     // Relayed before it is stored: peers holding an edit the store has not saved lose nothing (they and the writer
     // keep it and resend it on reconnect), and acknowledgements wait for the store (see acknowledge).
-    if (yOrigin !== this.relayedBy) this.relay(updateMessage(update), yOrigin);
+    if (!relayed) this.relay(updateMessage(update), yOrigin);
     this.ctx.extensions.change({ room: this, update, origin });
-  };
+  }
+}
+
+/** Whether a transaction changed the doc: what Yjs checks before it emits 'update' (a repeated update does not). */
+function changedDoc(transaction: Y.Transaction): boolean {
+  if (transaction.deleteSet.clients.size > 0) return true;
+  for (const [client, clock] of transaction.afterState)
+    if (transaction.beforeState.get(client) !== clock) return true;
+  return false;
 }

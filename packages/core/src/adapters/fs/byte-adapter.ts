@@ -40,11 +40,11 @@ interface Held {
 }
 
 /**
- * Writes within `append` (`writeSync`: stored when the edit returns, survives kill -9) and fsyncs in batches;
- * `replace` compacts by writing a temp file and renaming it over the log, carrying appends made meanwhile.
+ * Writes within the call (`appendNow`, and `append` through it: `writeSync`, so stored when the edit returns and
+ * survives kill -9) and fsyncs in batches; `replace` compacts by writing a temp file and renaming it over the log,
+ * carrying appends made meanwhile.
  */
 export class FileByteAdapter implements ImmediateByteAdapter {
-  readonly writesWithinCall = true;
   readonly dir: string;
   private readonly fs: typeof nodeFs;
   private readonly held = new Map<string, Held>();
@@ -101,8 +101,11 @@ export class FileByteAdapter implements ImmediateByteAdapter {
     return records;
   }
 
-  // Not awaited inside: the write happens before the call returns (see the class comment).
   async append(name: string, records: readonly Uint8Array[]): Promise<RecordKey[]> {
+    return this.appendNow(name, records);
+  }
+
+  appendNow(name: string, records: readonly Uint8Array[]): RecordKey[] {
     const held = this.holding(name);
     this.open(name, held).appendMany(records);
     const keys = records.map(() => held.next++);

@@ -30,6 +30,25 @@ export function encodeRecord(payload: Uint8Array): Uint8Array {
   return record;
 }
 
+/**
+ * Frames payloads as consecutive records into `scratch` (a view of its start), or into a buffer of their own when
+ * they do not fit: for a caller that writes them at once and keeps nothing of them, so one buffer serves every
+ * write instead of one allocation per record.
+ */
+export function encodeRecordsInto(scratch: Buffer, payloads: readonly Uint8Array[]): Buffer {
+  let size = 0;
+  for (const payload of payloads) size += FRAME_BYTES + payload.byteLength;
+  const out = size <= scratch.byteLength ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const payload of payloads) {
+    out.writeUInt32LE(payload.byteLength, at);
+    out.writeUInt32LE(crc32(payload), at + 4);
+    out.set(payload, at + FRAME_BYTES);
+    at += FRAME_BYTES + payload.byteLength;
+  }
+  return out;
+}
+
 export type HeaderCheck = 'ok' | 'empty' | 'bad';
 
 /** 'empty' covers a file cut short while its header was being written (nothing else was ever in it). */

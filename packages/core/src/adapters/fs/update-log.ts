@@ -1,5 +1,6 @@
 // An append-only log file of Yjs updates with checksummed records, batched fsync and compaction by atomic
 // rename. One writer per file: the caller holds a lock (see ./lock.ts) for as long as the log is open.
+import { Buffer } from 'node:buffer';
 import * as nodeFs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CairnError } from '../../errors.js';
@@ -7,6 +8,7 @@ import {
   checkHeader,
   encodeHeader,
   encodeRecord,
+  encodeRecordsInto,
   FRAME_BYTES,
   HEADER_BYTES,
   type LogDamage,
@@ -15,6 +17,9 @@ import {
   scanLog,
 } from './format.js';
 import { behindSnapshot, type FrameMark, type LogPosition, readSnapshotFile } from './snapshot-file.js';
+
+/** Where appends are framed before their write: one buffer for every log (a write is done when `append` returns). */
+const scratch = Buffer.allocUnsafe(64 * 1024);
 
 /**
  * - `batched` (default): each append is written with `writeSync` before `append` returns, so it is in the OS page
@@ -263,10 +268,10 @@ export class UpdateLog {
   appendMany(updates: readonly Uint8Array[]): void {
     if (this.closed) throw new CairnError('storage', `The log ${this.path} is closed.`, { path: this.path });
     if (updates.length === 0) return;
-    const records = updates.map(encodeRecord);
-    this.carry?.push(...records);
+    this.carry?.push(...updates.map(encodeRecord));
     if (this.rewriteNeeded) return; // the next compaction writes the caller's whole state
-    const bytes = records.length === 1 ? records[0]! : concatAll(records);
+    // Written before this returns, so the shared scratch buffer is free again by the next append of any log.
+    const bytes = encodeRecordsInto(scratch, updates);
     try {
       writeAll(this.fs, this.fd, bytes, this.size);
       if (this.durability === 'fsync-every-write') {
@@ -282,13 +287,15 @@ export class UpdateLog {
       }
       throw storageError('append to', this.path, error);
     }
-    for (const record of records) {
+    for (let at = 0; at < bytes.byteLength; ) {
+      const record = bytes.subarray(at, at + FRAME_BYTES + uint32At(bytes, at));
       this.lastFrame = markOfRecord(record, this.size);
       this.firstFrame ??= this.lastFrame;
       this.size += record.byteLength;
       this.records++;
       this.tailRecords++;
       this.tailBytes += record.byteLength;
+      at += record.byteLength;
     }
     this.writeSeq++;
     if (this.durability === 'fsync-every-write') this.syncedSeq = this.writeSeq;
