@@ -101,6 +101,16 @@ export interface Served {
   stop(): Promise<void>;
 }
 
+/** Whether any process of the process group `pgid` is still running (signal 0 only asks). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Starts a long-running child and resolves once `ready` matches its stdout (the first group is the URL), or at
  * once without `ready`; rejects if it exits first.
@@ -131,6 +141,11 @@ export function startProcess(
       // The group is gone already.
     }
     await exited;
+    // The child may be such a wrapper, gone while the real binary still shuts down (a server flushing its store
+    // into a folder the test is about to remove): stopped means every process of the group has exited.
+    for (const deadline = Date.now() + 10_000; groupAlive(child.pid!) && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
   };
   return new Promise((done, fail) => {
     if (!options.ready) done({ url: '', child, stop });
