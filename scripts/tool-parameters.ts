@@ -1,7 +1,7 @@
 // Writes packages/core/src/tools/parameters/<family>.ts: each family tool's arguments as JSON Schema, made from
 // its zod schema ahead of time, so a page offering a family ships no JSON Schema generator (docs/decisions/048).
 // What several tools repeat (a step, the task fields, a nullable string) is written once, in the family's file or,
-// when families share it, in parameters/shared.ts (docs/decisions/060); evaluated, each schema is what zod gives.
+// when families share it, in parameters/shared.ts (docs/decisions/059); evaluated, each schema is what zod gives.
 // `--check` fails if a committed file differs from what the schemas give (packages/core/test/tool-parameters.test.ts
 // asserts the same in `pnpm test`). Run: pnpm tool-parameters [--check]
 import { dirname, join } from 'node:path';
