@@ -96,10 +96,12 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
       }),
     ])) as [Buffer];
     port = (JSON.parse(chunk.toString().split('\n')[0] ?? '{}') as { port: number }).port;
-    // On a restart the listen event can come before the socket accepts: ready once /healthz answers.
+    // On a restart the listen event can come before the socket accepts: ready once /healthz answers at all (a
+    // misconfigured Worker answers it with a 503, which is what such a test then looks at).
     for (const deadline = Date.now() + 10_000; ; ) {
       try {
-        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
+        await fetch(`http://127.0.0.1:${port}/healthz`);
+        break;
       } catch (error) {
         if (Date.now() > deadline || proc.exitCode !== null)
           throw new Error(`workerd does not answer: ${stderr}`, { cause: error });

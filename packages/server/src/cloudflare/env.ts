@@ -2,6 +2,7 @@
 // Object binding, and the explicit opt-in that lets local development run without a secret.
 import { CairnError } from '@cairn/core';
 import { type Authenticator, createAuthenticator } from '../auth.js';
+import { SQLITE_MAX_CHUNK_BYTES } from './sqlite-adapter.js';
 import type { DurableObjectNamespace } from './workers-types.js';
 
 export interface CairnWorkerEnv {
@@ -43,8 +44,14 @@ export const PLAN_HEADER = 'x-cairn-plan-object';
 /** The header Cloudflare gives the client's address in (the rate limit's caller without a token). */
 export const ADDRESS_HEADER = 'cf-connecting-ip';
 
-/** Throws CairnError `storage` (503) when there is no secret and no local-development opt-in. */
+/**
+ * Throws CairnError `storage` (503) when the Worker cannot serve as configured: no secret and no local-development
+ * opt-in, or a variable Cairn reads that does not parse (each object would otherwise refuse every request its own
+ * way). The Worker checks it for its own routes and every plan object when it starts.
+ */
 export function assertConfigured(env: CairnWorkerEnv): void {
+  leaseMsFromEnv(env);
+  chunkBytesFromEnv(env);
   if (typeof env.CAIRN_SECRET === 'string' && env.CAIRN_SECRET.trim() !== '') return;
   if (env.CAIRN_DEV_OPEN === '1') return;
   throw new CairnError(
@@ -68,16 +75,36 @@ export function stringVars(env: CairnWorkerEnv): Record<string, string | undefin
   return out;
 }
 
-/** `CAIRN_SQLITE_CHUNK_BYTES` as a number (the adapter checks its range), or undefined for the default. */
+/** `CAIRN_SQLITE_CHUNK_BYTES` (bytes per row part), or undefined for the adapter's default. */
 export function chunkBytesFromEnv(env: CairnWorkerEnv): number | undefined {
   const value = env.CAIRN_SQLITE_CHUNK_BYTES;
   if (value === undefined || value === '') return undefined;
   const bytes = Number(value);
-  if (!Number.isInteger(bytes)) {
-    throw new CairnError(
-      'invalid_argument',
-      `CAIRN_SQLITE_CHUNK_BYTES is "${value}": give a whole number of bytes.`,
+  if (!Number.isInteger(bytes) || bytes < 1 || bytes > SQLITE_MAX_CHUNK_BYTES) {
+    throw misconfigured(
+      `CAIRN_SQLITE_CHUNK_BYTES is "${value}": give a whole number of bytes from 1 to ${SQLITE_MAX_CHUNK_BYTES} ` +
+        "(Cloudflare refuses rows over 2 MB), or leave it out for the default's 1 MiB.",
     );
   }
   return bytes;
+}
+
+/** `CAIRN_LEASE_MS` (how long an absent claimer keeps a claim), or undefined for the default. */
+export function leaseMsFromEnv(env: CairnWorkerEnv): number | undefined {
+  const value = env.CAIRN_LEASE_MS;
+  if (value === undefined || value === '') return undefined;
+  const ms = Number(value);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw misconfigured(
+      `CAIRN_LEASE_MS is "${value}": give milliseconds, 0 or more, or leave it out for the default.`,
+    );
+  }
+  return ms;
+}
+
+/** A Worker variable that does not parse: the operator's to fix, so 503, not the client's 400. */
+function misconfigured(message: string): CairnError {
+  return new CairnError('storage', `${message} This Cairn Worker serves nothing until it is fixed.`, {
+    status: 503,
+  });
 }

@@ -27,6 +27,7 @@ import {
   authenticatorFromEnv,
   type CairnWorkerEnv,
   chunkBytesFromEnv,
+  leaseMsFromEnv,
   PLAN_HEADER,
   stringVars,
 } from './env.js';
@@ -355,16 +356,6 @@ export class CairnPlanObject {
 function attachmentOf(ws: HibernatableWebSocket): SocketAttachment | null {
   const value = ws.deserializeAttachment() as SocketAttachment | null;
   return value && typeof value === 'object' && value.grant ? value : null;
-}
-
-function leaseMsFromEnv(env: CairnWorkerEnv): number | undefined {
-  const value = env.CAIRN_LEASE_MS;
-  if (value === undefined || value === '') return undefined;
-  const ms = Number(value);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new CairnError('invalid_argument', `CAIRN_LEASE_MS is "${value}": give milliseconds, 0 or more.`);
-  }
-  return ms;
 }
 
 function clip(reason: string): string {

@@ -27,7 +27,7 @@ export const SQLITE_SNAPSHOT_PATH = 'sqlite:cairn_snapshots';
  */
 export const SQLITE_DEFAULT_CHUNK_BYTES = 1024 * 1024;
 /** The largest part allowed: 2 MB less 100 kB for the row's other columns (the document's name, seq, checksum). */
-const MAX_CHUNK_BYTES = 1_900_000;
+export const SQLITE_MAX_CHUNK_BYTES = 1_900_000;
 
 export interface SqliteByteAdapterOptions {
   /**
@@ -75,10 +75,10 @@ export class SqliteByteAdapter implements ImmediateByteAdapter {
     options: SqliteByteAdapterOptions = {},
   ) {
     const chunkBytes = options.chunkBytes ?? SQLITE_DEFAULT_CHUNK_BYTES;
-    if (!Number.isInteger(chunkBytes) || chunkBytes < 1 || chunkBytes > MAX_CHUNK_BYTES) {
+    if (!Number.isInteger(chunkBytes) || chunkBytes < 1 || chunkBytes > SQLITE_MAX_CHUNK_BYTES) {
       throw new CairnError(
         'invalid_argument',
-        `A row part of ${chunkBytes} bytes: give a whole number from 1 to ${MAX_CHUNK_BYTES} (Cloudflare refuses rows over 2 MB).`,
+        `A row part of ${chunkBytes} bytes: give a whole number from 1 to ${SQLITE_MAX_CHUNK_BYTES} (Cloudflare refuses rows over 2 MB).`,
         { field: 'chunkBytes' },
       );
     }
