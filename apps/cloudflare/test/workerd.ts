@@ -115,7 +115,14 @@ export async function startWorkerd(options: WorkerdOptions): Promise<RunningWork
     proc.kill(signal);
     await exited;
   };
-  await spawnIt();
+  try {
+    await spawnIt();
+  } catch (error) {
+    // Started but never ready: stopped here, since the caller gets no handle to stop it with.
+    await stopIt('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     get port() {
       return port;
