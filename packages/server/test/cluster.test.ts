@@ -188,6 +188,32 @@ describe('three instances on Redis and PostgreSQL', () => {
     expect(stored.store.pendingStructs).toBeNull();
   });
 
+  it('a confirmation wakes no reader: the stream holds the updates alone, and each instance confirms its last one beside it', async () => {
+    const instances = await Promise.all([0, 1].map(() => startInstance(services)));
+    const plan = 'acme:confirmed';
+    const docs = instances.map(() => new Y.Doc());
+    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
+    await Promise.all(conns.map((c) => c.whenSynced()));
+    for (let n = 0; n < 30; n++) {
+      docs[n % 2]!.getMap('tasks').set(`k${n}`, n);
+      await conns[n % 2]!.whenAcknowledged(); // each edit its own update, committed and confirmed
+    }
+    await vi.waitFor(() => expect(docs.map((d) => d.getMap('tasks').size)).toEqual([30, 30]));
+    const redis = createClient({ url: services.redis.url });
+    await redis.connect();
+    onCleanup(() => redis.destroy());
+    const entries = (await redis.sendCommand(['XRANGE', `cairn:plan:${plan}:updates`, '-', '+'])) as Array<
+      [string, string[]]
+    >;
+    expect(entries).toHaveLength(30);
+    for (const [, fields] of entries) expect(fields).toContain('u');
+    for (const instance of instances) {
+      const id = instance.cluster.relay()!.instanceId;
+      await vi.waitFor(async () => expect(await redis.get(`cairn:plan:${plan}:confirmed:${id}`)).toBe('15'));
+      expect(await redis.pTTL(`cairn:plan:${plan}:confirmed:${id}`)).toBeGreaterThan(0);
+    }
+  });
+
   it('an update shared but never confirmed (its instance died before committing it) is stored by the instance that acknowledges an edit on top of it', async () => {
     const a = await startInstance(services, { cluster: { relay: { confirmMs: 300 } } });
     const plan = 'acme:unconfirmed';

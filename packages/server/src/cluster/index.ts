@@ -10,7 +10,8 @@ import { redisOnce } from './jobs.js';
 import { RedisLearningQueue } from './learning-queue.js';
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { RedisClaimReservations } from './redis-claims.js';
-import { connectRedis, type RedisClient, RedisRelay, type RedisRelayOptions } from './redis-relay.js';
+import { connectRedis, type RedisClient } from './redis-connection.js';
+import { RedisRelay, type RedisRelayOptions } from './redis-relay.js';
 import { redactUrl } from './urls.js';
 import { RedisWakeIndex } from './wake-index.js';
 
@@ -19,8 +20,10 @@ export { LEARNING_INDEX_KEY, RedisLearningQueue } from './learning-queue.js';
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
 export { RedisClaimReservations } from './redis-claims.js';
-export type { RedisClient, RedisRelayOptions } from './redis-relay.js';
-export { connectRedis, REDIS_VIA, RedisRelay } from './redis-relay.js';
+export type { RedisClient } from './redis-connection.js';
+export { connectRedis } from './redis-connection.js';
+export type { RedisRelayOptions } from './redis-relay.js';
+export { REDIS_VIA, RedisRelay } from './redis-relay.js';
 export { RedisWakeIndex, WAKE_INDEX_KEY } from './wake-index.js';
 
 export interface ClusterOptions {

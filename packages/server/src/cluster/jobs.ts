@@ -3,7 +3,7 @@
 // turn a moment later skips it; if the taker died, the key expires and another server takes the job. A job that
 // must not run twice even later (a judged turn) is marked done, which keeps its key for a while longer.
 import type { JobLock } from '../extensions/auto-close.js';
-import type { RedisClient } from './redis-relay.js';
+import type { RedisClient } from './redis-connection.js';
 
 const DONE = 'done';
 const jobKey = (key: string) => `cairn:job:${key}`;

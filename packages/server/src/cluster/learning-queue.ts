@@ -3,7 +3,7 @@
 // job is run by the server that takes its lock (cluster/jobs.ts), so it runs once even when its server died.
 import type { RunOnce } from '../extensions/auto-close.js';
 import type { SharedLearningQueue } from '../extensions/learning/shared-queue.js';
-import type { RedisClient } from './redis-relay.js';
+import type { RedisClient } from './redis-connection.js';
 
 export const LEARNING_INDEX_KEY = 'cairn:learning-due';
 

@@ -6,7 +6,7 @@
 import { CairnError } from '@cairn/core';
 import type { ClaimReservations, ExpiredLease, Reservation } from '../extensions/claims.js';
 import { describeError } from '../log.js';
-import type { RedisClient } from './redis-relay.js';
+import type { RedisClient } from './redis-connection.js';
 
 const PLAN_PREFIX = 'cairn:plan:';
 const claimKey = (planId: string, taskId: string) => `${PLAN_PREFIX}${planId}:claim:${taskId}`;

@@ -1,22 +1,22 @@
 // Shares every loaded plan with the other instances of a cluster through Redis (docs/decisions/023, 039): each
-// update accepted here is added to the plan's Redis stream at once, and a confirmation follows once PostgreSQL has
-// it; each instance reads the streams of the plans it holds from the last entry it saw (and stores none of it
-// again), and presence crosses over pub/sub. An acknowledgement here never rests on an update another instance has
-// not confirmed: it waits for the confirmation, or stores the update itself when none comes in time. After a lost
-// connection an instance re-reads what it missed (from its last entry, and from PostgreSQL for entries Redis itself
-// lost) and re-publishes what it could not add, so no update is skipped.
+// update accepted here is added to the plan's Redis stream at once, and once PostgreSQL has it a confirmation is set
+// in a key of its own beside the stream (decision 061), which wakes no reader; each instance reads the streams of
+// the plans it holds from the last entry it saw (and stores none of it again), and presence crosses over pub/sub.
+// An acknowledgement here never rests on an update another instance has not confirmed: it reads the confirmations,
+// or stores the update itself when none comes in time. After a lost connection an instance re-reads what it missed
+// (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it could not add,
+// so no update is skipped.
 
 import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
-import { createClient } from 'redis';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import type { Extension, ExtensionHost, LoadingRoom, PlanRoom, RoomChange } from '../hub/extension.js';
 import { describeError } from '../log.js';
 import { LATENCY_BUCKETS } from '../metrics.js';
+import type { RedisClient } from './redis-connection.js';
+import { confirmedKey, decodeEntry, type StreamEntry, streamKey, updateOf } from './stream-entries.js';
 import { redactUrl } from './urls.js';
-
-export type RedisClient = ReturnType<typeof createClient>;
 
 /** How remote updates and presence are marked as they are applied, so they are not sent back. */
 export const REDIS_VIA = 'redis';
@@ -61,7 +61,7 @@ interface RelayedPlan {
   room: PlanRoom | null;
   /** The last stream entry applied here. */
   lastId: string;
-  /** Stream additions not yet confirmed; an acknowledgement waits for them. */
+  /** Stream additions Redis has not answered yet; an acknowledgement waits for them. */
   pending: Set<Promise<unknown>>;
   /** An addition failed: the plan's whole state is re-published once Redis is back; acknowledgements fail until. */
   unpublished: boolean;
@@ -78,53 +78,16 @@ interface RelayedPlan {
   waiters: Set<() => void>;
   /** Overdue relayed updates being stored here. */
   storingOverdue: boolean;
-  /** When the latest entry of each other instance was read, for this plan. */
+  /** When each other instance was last heard on this plan: an entry of it read, or its confirmation moving on. */
   heard: Map<string, number>;
+  /** The confirmations being read, if they are; and when they were last asked for. */
+  reading: Promise<void> | null;
+  readAt: number;
 }
 
-const streamKey = (planId: string) => `cairn:plan:${planId}:updates`;
+/** How soon an acknowledgement waiting on confirmations reads them again, doubling up to the last. */
+const CONFIRMATION_READS_MS = [1, 2, 4, 8, 16, 32, 50];
 const presenceChannel = (planId: string) => `cairn:plan:${planId}:presence`;
-
-/**
- * Redis is retried every 100 ms or so however long it has been away: acknowledgements fail until it is back, so
- * the first retry after its return decides how long they keep failing (a delay doubling to 2 s left them failing
- * about a second). A refused connection on a private network costs next to nothing; the jitter keeps instances
- * (and each one's three connections) from arriving together.
- */
-function reconnectDelay(retries: number): number {
-  return Math.min(25 * 2 ** retries, 100) + Math.floor(Math.random() * 25);
-}
-
-/** Connects to Redis (rejecting with CairnError `storage` naming the URL when it is down) and makes the relay. */
-export async function connectRedis(url: string): Promise<RedisClient> {
-  const client = createClient({
-    url,
-    // A command sent while the connection is down fails at once instead of waiting: writes fail loudly.
-    disableOfflineQueue: true,
-    socket: { connectTimeout: 5000, reconnectStrategy: reconnectDelay },
-  });
-  let lastError: unknown = null;
-  client.on('error', (error) => {
-    lastError = error;
-  });
-  const probe = createClient({ url, socket: { connectTimeout: 5000, reconnectStrategy: false } });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch (error) {
-    throw new CairnError(
-      'storage',
-      `Could not reach Redis at ${redactUrl(url)}: ${describeError(error ?? lastError)}`,
-      {},
-      { cause: error },
-    );
-  } finally {
-    await probe.close().catch(() => undefined);
-  }
-  await client.connect();
-  return client;
-}
 
 export class RedisRelay implements Extension {
   readonly name = 'redis-relay';
@@ -196,6 +159,8 @@ export class RedisRelay implements Extension {
       waiters: new Set(),
       storingOverdue: false,
       heard: new Map(),
+      reading: null,
+      readAt: 0,
     };
     try {
       // Entries added before this load may not be in PostgreSQL yet: every entry kept is applied too.
@@ -333,13 +298,17 @@ export class RedisRelay implements Extension {
     plan.pending.add(adding);
   }
 
+  private get retentionMs(): number {
+    return this.options.retentionMs ?? 120_000;
+  }
+
   private add(planId: string, fields: string[]): Promise<unknown> {
     return this.client.sendCommand([
       'XADD',
       streamKey(planId),
       'MINID',
       '~',
-      String(Date.now() - (this.options.retentionMs ?? 120_000)),
+      String(Date.now() - this.retentionMs),
       '*',
       'i',
       this.instanceId,
@@ -349,9 +318,10 @@ export class RedisRelay implements Extension {
 
   /**
    * Confirms this instance's updates published so far once they are committed here (one confirmation covers every
-   * earlier number; one is under way at a time). It does not wait for the relayed updates they rest on: every
-   * instance reads those from the stream before these, and waits for them itself before acknowledging (waiting
-   * here too would make two instances that edit the same plan wait on each other's confirmations).
+   * earlier number; one is under way at a time). It is set in a key of its own, not added to the stream, so no
+   * other instance wakes for it: they read it when they need it. It does not wait for the relayed updates they rest
+   * on: every instance reads those from the stream before these, and waits for them itself before acknowledging
+   * (waiting here too would make two instances that edit the same plan wait on each other's confirmations).
    */
   private confirm(planId: string, plan: RelayedPlan): void {
     if (plan.confirming) {
@@ -365,7 +335,13 @@ export class RedisRelay implements Extension {
         try {
           await this.options.stored(planId);
           await Promise.all([...plan.pending]);
-          await this.add(planId, ['c', String(upTo)]);
+          await this.client.sendCommand([
+            'SET',
+            confirmedKey(planId, this.instanceId),
+            String(upTo),
+            'PX',
+            String(this.retentionMs),
+          ]);
           plan.confirmed = upTo;
         } catch (error) {
           // Not confirmed: the others store what they relayed of it themselves once they stop waiting.
@@ -381,13 +357,16 @@ export class RedisRelay implements Extension {
   /**
    * Resolves once every relayed update applied here so far is durable: confirmed by its instance, or stored here
    * when that instance has gone silent on the plan for `confirmMs` (it may have died before committing it). An
-   * instance still adding entries is alive and only slow: its confirmation is waited for.
+   * instance still adding entries or confirming is alive and only slow: its confirmation is waited for, read again
+   * after 1, 2, 4 … up to 50 ms.
    */
   private async durableRelayed(planId: string, plan: RelayedPlan): Promise<void> {
     const needed = lastUnconfirmed(plan);
     const settled = () =>
       [...needed].every(([instance, seq]) => (plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) > seq);
-    while (!settled()) {
+    for (let attempt = 0; !settled(); attempt++) {
+      if (!this.readerBehind) await this.readConfirmations(planId, plan);
+      if (settled()) return;
       const silent = this.readerBehind ? needed : this.silent(plan, needed);
       if (silent.size > 0) {
         await this.storeUnconfirmed(planId, plan, silent);
@@ -400,11 +379,45 @@ export class RedisRelay implements Extension {
           if (settled()) resolve();
         };
         plan.waiters.add(check);
-        timer = setTimeout(resolve, this.confirmMs);
+        timer = setTimeout(
+          resolve,
+          CONFIRMATION_READS_MS[Math.min(attempt, CONFIRMATION_READS_MS.length - 1)],
+        );
       });
       clearTimeout(timer);
       plan.waiters.delete(check);
     }
+  }
+
+  /**
+   * Reads the confirmations of the instances whose relayed updates are unconfirmed here (one read at a time per
+   * plan, shared by whoever asks meanwhile). A confirmation that moved on counts as hearing from its instance.
+   */
+  private readConfirmations(planId: string, plan: RelayedPlan): Promise<void> {
+    if (plan.reading) return plan.reading;
+    const instances = [...plan.unconfirmed.keys()];
+    if (instances.length === 0) return Promise.resolve();
+    plan.readAt = Date.now();
+    plan.reading = (async () => {
+      try {
+        const values = (await this.client.sendCommand([
+          'MGET',
+          ...instances.map((instance) => confirmedKey(planId, instance)),
+        ])) as Array<string | null>;
+        const now = Date.now();
+        instances.forEach((instance, i) => {
+          const upTo = Number(values[i] ?? Number.NaN);
+          if (!((plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) <= upTo)) return;
+          plan.heard.set(instance, now);
+          this.confirmed(plan, instance, upTo);
+        });
+      } catch (error) {
+        this.failed('confirmations', planId, error);
+      }
+    })().finally(() => {
+      plan.reading = null;
+    });
+    return plan.reading;
   }
 
   private get confirmMs(): number {
@@ -461,13 +474,20 @@ export class RedisRelay implements Extension {
     for (const waiter of [...plan.waiters]) waiter();
   }
 
-  /** Relayed updates of instances silent for `confirmMs` are stored here even when no acknowledgement waits. */
+  /**
+   * Reads the confirmations of a plan's unconfirmed relayed updates every half `confirmMs` (at most every 500 ms)
+   * even when no acknowledgement waits, so they are forgotten once confirmed; those of instances silent for
+   * `confirmMs` are then stored here.
+   */
   private storeOverdue(planId: string, plan: RelayedPlan): void {
-    if (plan.storingOverdue) return;
-    const overdue = this.silent(plan, lastUnconfirmed(plan));
-    if (overdue.size === 0) return;
+    if (plan.storingOverdue || plan.unconfirmed.size === 0) return;
+    if (Date.now() - plan.readAt < Math.min(this.confirmMs / 2, 500)) return;
     plan.storingOverdue = true;
-    this.storeUnconfirmed(planId, plan, overdue)
+    this.readConfirmations(planId, plan)
+      .then(() => {
+        const overdue = this.silent(plan, lastUnconfirmed(plan));
+        if (overdue.size > 0) return this.storeUnconfirmed(planId, plan, overdue);
+      })
       .catch((error: unknown) => this.failed('store', planId, error))
       .finally(() => {
         plan.storingOverdue = false;
@@ -540,8 +560,7 @@ export class RedisRelay implements Extension {
         if (!plan?.room) continue;
         // The plan's updates of this read are applied together, in their order, in one transaction: a receiving
         // instance pays Yjs's cleanup once per read instead of once per entry, so a backlog (after a pause of this
-        // instance) clears in one go. Nothing awaits before they are in, so no acknowledgement can see the
-        // confirmations below without the updates they confirm.
+        // instance) clears in one go.
         const updates: Uint8Array[] = [];
         const addedAt: number[] = [];
         const heardAt = Date.now();
@@ -550,10 +569,7 @@ export class RedisRelay implements Extension {
           const entry = decodeEntry(fields);
           if (entry.instance === this.instanceId) continue;
           plan.heard.set(entry.instance, heardAt);
-          if (entry.confirms !== null) {
-            this.confirmed(plan, entry.instance, entry.confirms);
-            continue;
-          }
+          if (!entry.update) continue; // not an update: nothing else is written to the stream
           updates.push(entry.update);
           addedAt.push(Number.parseInt(id, 10));
           if (entry.seq !== null) {
@@ -568,7 +584,7 @@ export class RedisRelay implements Extension {
           for (const at of addedAt) this.counters.relaySeconds.observe(Math.max(0, appliedAt - at) / 1000);
         }
       }
-      for (const [planId, plan] of this.plans) if (plan.unconfirmed.size > 0) this.storeOverdue(planId, plan);
+      for (const [planId, plan] of this.plans) this.storeOverdue(planId, plan);
     }
   }
 
@@ -645,36 +661,6 @@ export class RedisRelay implements Extension {
   }
 }
 
-type StreamEntry = [id: string, fields: string[]];
-
-/**
- * A stream entry: `i` the instance; then either `u` an update (base64) with `s` its number among that instance's
- * updates of the plan (none: durable when added), or `c` a confirmation that its updates up to that number are.
- */
-interface Entry {
-  instance: string;
-  update: Uint8Array;
-  seq: number | null;
-  confirms: number | null;
-}
-
-function decodeEntry(fields: string[]): Entry {
-  const get = (name: string) => {
-    const at = fields.indexOf(name);
-    return at >= 0 && at % 2 === 0 ? (fields[at + 1] ?? null) : null;
-  };
-  const number = (name: string) => {
-    const value = get(name);
-    return value === null ? null : Number(value);
-  };
-  return {
-    instance: get('i') ?? '',
-    update: new Uint8Array(Buffer.from(get('u') ?? '', 'base64')),
-    seq: number('s'),
-    confirms: number('c'),
-  };
-}
-
 /** The latest unconfirmed relayed update of each instance. */
 function lastUnconfirmed(plan: RelayedPlan): Map<string, number> {
   const last = new Map<string, number>();
@@ -683,11 +669,6 @@ function lastUnconfirmed(plan: RelayedPlan): Map<string, number> {
     if (entry) last.set(instance, entry.seq);
   }
   return last;
-}
-
-/** The update an entry carries (none for a confirmation). */
-function updateOf(entry: Entry): Uint8Array[] {
-  return entry.confirms === null ? [entry.update] : [];
 }
 
 function sleep(ms: number): Promise<void> {

@@ -2,7 +2,7 @@
 // every instance that has the plan loaded and read by every instance's sweeper, so a due wake-up fires on a live
 // instance even when the instance that saw it set is gone and nobody else loaded the plan.
 import type { SharedWakeIndex, WakeEntry } from '../extensions/wake.js';
-import type { RedisClient } from './redis-relay.js';
+import type { RedisClient } from './redis-connection.js';
 
 export const WAKE_INDEX_KEY = 'cairn:wake-index';
 
