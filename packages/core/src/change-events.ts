@@ -48,10 +48,10 @@ export function changedTasks(transaction: Y.Transaction, tasks: Y.Map<unknown>):
     if (type === (tasks as Y.AbstractType<unknown>)) {
       for (const id of keys) {
         const kind = id === null ? null : keyChange(transaction, tasks, id);
-        if (kind === null) continue;
-        const change = changes.get(id!);
+        if (id === null || kind === null) continue;
+        const change = changes.get(id);
         if (change) change.kind = kind;
-        else changes.set(id!, { kind, fields: new Set() });
+        else changes.set(id, { kind, fields: new Set() });
       }
       continue;
     }
