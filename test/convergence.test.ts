@@ -6,6 +6,7 @@ import { satisfiesDependency } from '@cairn/core/protocol';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { seeded } from '../packages/core/src/testing/seeded.js';
+import { type EditWeights, randomEdit } from '../packages/core/test/random-edits.js';
 
 const SEEDS = Number(process.env['CAIRN_CONVERGENCE_SEEDS'] ?? 200);
 const REMOTE = Symbol('remote');
@@ -68,45 +69,17 @@ class Network {
   }
 }
 
-const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;
-
-function randomOp(plan: Plan, random: () => number, actors: string[]): void {
-  const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(random() * items.length)];
-  const tasks = plan.list();
-  const someId = () => pick(tasks)?.id;
-  const roll = random();
-  if (roll < 0.2 || tasks.length < 3) {
-    plan.add({
-      title: `task ${Math.floor(random() * 1000)}`,
-      ...(random() < 0.3 ? { parent: someId() ?? null } : {}),
-    });
-  } else if (roll < 0.35) {
-    const id = someId()!;
-    plan.update(id, { status: pick(STATUSES)! });
-  } else if (roll < 0.5) {
-    plan.update(someId()!, { addBlockedBy: [someId()!] });
-  } else if (roll < 0.55) {
-    const task = pick(tasks.filter((t) => t.blockedBy.length > 0));
-    if (task) plan.update(task.id, { removeBlockedBy: [pick(task.blockedBy)!] });
-  } else if (roll < 0.67) {
-    const id = someId()!;
-    const parent = random() < 0.5 ? null : (someId() ?? null);
-    const siblings = plan.children(parent).filter((s) => s.id !== id);
-    const after = random() < 0.3 ? null : pick(siblings)?.id;
-    plan.move(id, { parent, ...(after !== undefined ? { after } : {}) });
-  } else if (roll < 0.75) {
-    plan.remove(someId()!);
-  } else if (roll < 0.87) {
-    // Concurrent claims: everyone grabs tasks; the merge must still agree on one holder.
-    plan.update(someId()!, { assignee: pick(actors)! });
-  } else {
-    const task = pick(tasks)!;
-    const at = Math.floor(random() * (task.title.length + 1));
-    plan.update(task.id, {
-      title: `${task.title.slice(0, at)}${'xyz'[Math.floor(random() * 3)]}${task.title.slice(at)}`,
-    });
-  }
-}
+/** Every kind of edit, claims and typing among them, so merges meet each of them concurrently. */
+const EDITS: EditWeights = {
+  add: 0.2,
+  status: 0.15,
+  block: 0.15,
+  unblock: 0.05,
+  move: 0.12,
+  remove: 0.08,
+  assign: 0.12,
+  type: 0.13,
+};
 
 function checkInvariants(plan: Plan): void {
   const { tasks } = plan.toJSON();
@@ -172,7 +145,7 @@ function runSeed(seed: number): void {
     // A snapshot (state vector + delete set) is a cheap, exact witness of "nothing changed".
     const before = Y.snapshot(plan.doc);
     try {
-      randomOp(plan, random, actors);
+      randomEdit(plan, random, EDITS, actors);
     } catch (error) {
       // Refusals (a cycle, a task removed by a peer) must be CairnErrors that changed nothing.
       if (!(error instanceof CairnError)) throw error;

@@ -2,14 +2,9 @@
 // task's), which tasks hold each one, and the repair after two replicas gave one alias to two tasks. Kept in step
 // with every transaction's changes, local or remote, so neither is rebuilt from every task after a peer's edit.
 import * as Y from 'yjs';
+import type { ChangedTask } from './change-events.js';
 import { readNum, readTombstone, taskIds } from './doc.js';
 import { F, type TaskSnapshot } from './schema.js';
-
-/** A task's change kind and changed fields, as a transaction's observer collects them (change-events.ts). */
-export interface ObservedChange {
-  kind: 'added' | 'updated' | 'removed';
-  fields: ReadonlySet<string>;
-}
 
 export class Aliases {
   /** The largest alias any task or tombstone holds; null until an add needs it (see next). */
@@ -50,7 +45,7 @@ export class Aliases {
   }
 
   /** Follows one transaction's changes: new, removed and re-numbered tasks. */
-  follow(changes: ReadonlyMap<string, ObservedChange>): void {
+  follow(changes: ReadonlyMap<string, ChangedTask>): void {
     for (const [id, { kind, fields }] of changes) {
       if (kind === 'updated' && !fields.has(F.num)) continue;
       const num = this.numOf(id);

@@ -1,7 +1,6 @@
-// Change events: what one transaction did to the tasks, read from Yjs's deep events, and who did it (the local
-// writer's actor, or for a peer's change the actor the task or tombstone records).
-import type * as Y from 'yjs';
-import type { ObservedChange } from './aliases.js';
+// Change events: what one transaction did to the tasks, read from what Yjs records of the transaction, and who did
+// it (the local writer's actor, or for a peer's change the actor the task or tombstone records).
+import * as Y from 'yjs';
 import { readTombstone, readUpdatedBy, taskAt } from './doc.js';
 import { originActor } from './origins.js';
 import { F } from './schema.js';
@@ -23,84 +22,85 @@ export interface PlanChangeEvent {
   changes: TaskChange[];
 }
 
+/**
+ * How one transaction changed one task (`changedTasks`): its kind and the task fields written. An update that names
+ * no field replaced the task's whole map (a concurrent create of the same id).
+ */
+export interface ChangedTask {
+  kind: 'added' | 'updated' | 'removed';
+  fields: ReadonlySet<string>;
+}
+
 /** Fields every write stamps; change events leave them out of `fields`. */
 const BOOKKEEPING = new Set<string>([F.updatedAt, F.updatedBy]);
 
-type Collected = { kind: TaskChange['kind']; fields: Set<string> };
-
 /**
- * The tasks one transaction touched, by id, with the kind of change and the fields written. A key whose value
- * is not a task map (a writer's stray value) counts as a removed task: for every view, that task is gone.
+ * The tasks one transaction touched, by id, read from `transaction.changed` (what Yjs records of every transaction,
+ * watched or not, so no deep observer and no events sorted by path are needed): each task added, updated (with the
+ * fields written in it; none when its whole map was replaced) or removed. A key whose value is not a task map (a
+ * writer's stray value) counts as a removed task: for every view, that task is gone. A task added and removed in
+ * the same transaction is not there. Plan.onChange and the server's task changes both read it.
  */
-export function collectChanges(
-  events: ReadonlyArray<Y.YEvent<Y.AbstractType<unknown>>>,
-  tasks: Y.Map<unknown>,
-): Map<string, ObservedChange & Collected> {
-  const changes = new Map<string, Collected>();
-  const note = (id: string, kind: TaskChange['kind'], field?: string) => {
-    const change = changes.get(id);
-    if (!change) changes.set(id, { kind, fields: new Set(field ? [field] : []) });
-    else {
-      if (kind !== 'updated') change.kind = kind;
-      if (field) change.fields.add(field);
-    }
-  };
-  for (const event of events) {
-    if (event.target === tasks) {
-      for (const [id, change] of event.changes.keys) {
-        note(id, change.action === 'add' ? 'added' : change.action === 'delete' ? 'removed' : 'updated');
-      }
-      continue;
-    }
-    const at = taskFieldOf(event.target, tasks);
-    if (!at) continue;
-    if (at.field !== null) note(at.id, 'updated', at.field);
-    // A task map's own event: the keys the transaction wrote (Yjs has them at hand; `changes.keys` would work
-    // out each one's old value, which nothing here reads).
-    else for (const key of (event as Y.YMapEvent<unknown>).keysChanged) note(at.id, 'updated', key);
-  }
-  for (const [id, change] of changes) {
-    if (change.kind !== 'removed' && !taskAt(tasks, id)) change.kind = 'removed';
-  }
-  return changes;
-}
-
-/**
- * The tasks one transaction touched, read from `transaction.changed` (what Yjs records of every transaction, watched
- * or not): each task's id with the fields written in it, or null for a task added, replaced whole or removed (or a
- * key whose value is not a task map). Unlike `collectChanges` it needs no deep observer, whose events Yjs sorts by
- * path for every transaction: a server reads every transaction of every plan, most of them one edit.
- */
-export function changedTasks(
-  transaction: Y.Transaction,
-  tasks: Y.Map<unknown>,
-): Map<string, Set<string> | null> {
-  const changes = new Map<string, Set<string> | null>();
+export function changedTasks(transaction: Y.Transaction, tasks: Y.Map<unknown>): Map<string, ChangedTask> {
+  const changes = new Map<string, { kind: ChangedTask['kind']; fields: Set<string> }>();
   for (const [changed, keys] of transaction.changed) {
     const type = changed as Y.AbstractType<unknown>;
     if (type === (tasks as Y.AbstractType<unknown>)) {
-      for (const id of keys) if (id !== null) changes.set(id, null);
+      for (const id of keys) {
+        const kind = id === null ? null : keyChange(transaction, tasks, id);
+        if (id === null || kind === null) continue;
+        const change = changes.get(id);
+        if (change) change.kind = kind;
+        else changes.set(id, { kind, fields: new Set() });
+      }
       continue;
     }
     if (type._item?.deleted) continue; // a value replaced in this transaction: its parent's key says so
     const at = taskFieldOf(type, tasks);
     if (!at) continue;
-    let fields = changes.get(at.id);
-    if (fields === null) continue;
-    if (fields === undefined) {
-      fields = new Set();
-      changes.set(at.id, fields);
+    let change = changes.get(at.id);
+    if (change === undefined) {
+      change = { kind: 'updated', fields: new Set() };
+      changes.set(at.id, change);
     }
-    if (at.field !== null) fields.add(at.field);
-    else for (const key of keys) if (key !== null) fields.add(key);
+    if (at.field !== null) change.fields.add(at.field);
+    else for (const key of keys) if (key !== null) change.fields.add(key);
   }
-  for (const [id, fields] of changes) if (fields !== null && !taskAt(tasks, id)) changes.set(id, null);
+  for (const [id, change] of changes) {
+    if (change.kind !== 'removed' && !taskAt(tasks, id)) {
+      change.kind = 'removed';
+      change.fields.clear();
+    }
+  }
   return changes;
 }
 
 /**
- * The task an event under `tasks` is about, and the task field it is in (null: the task's own map). Walks up the
- * parents as `event.path` would, without building the path (this runs for every event of every transaction).
+ * What a transaction did to one key of the tasks map, as Yjs's own map events tell it (`YEvent.changes.keys`,
+ * reproduced here without the event): a value written in this transaction over none is an add, over a value
+ * deleted in it an update (the whole task replaced), a value deleted and none written a removal; a value both
+ * written and deleted in it, over none, is nothing (null).
+ */
+function keyChange(
+  transaction: Y.Transaction,
+  tasks: Y.Map<unknown>,
+  key: string,
+): ChangedTask['kind'] | null {
+  const item = tasks._map.get(key);
+  if (item === undefined) return null;
+  const written = (struct: Y.Item) => struct.id.clock >= (transaction.beforeState.get(struct.id.client) ?? 0);
+  const deleted = (struct: Y.Item) => Y.isDeleted(transaction.deleteSet, struct.id);
+  if (!written(item)) return deleted(item) ? 'removed' : null;
+  let before = item.left;
+  while (before !== null && written(before)) before = before.left;
+  const replaced = before !== null && deleted(before);
+  if (deleted(item)) return replaced ? 'removed' : null;
+  return replaced ? 'updated' : 'added';
+}
+
+/**
+ * The task a type changed under `tasks` is in, and the task field it is in (null: the task's own map). Walks up the
+ * parents as `event.path` would, without building the path (this runs for every type every transaction changed).
  */
 function taskFieldOf(
   target: Y.AbstractType<unknown>,
@@ -117,9 +117,9 @@ function taskFieldOf(
   }
 }
 
-/** The change list of an event, each change attributed. */
+/** The change list of a transaction's event, each change attributed. */
 export function describeChanges(
-  changes: ReadonlyMap<string, Collected>,
+  changes: ReadonlyMap<string, ChangedTask>,
   txn: Y.Transaction,
   tasks: Y.Map<unknown>,
   removed: Y.Map<unknown>,

@@ -1,8 +1,9 @@
 // What a Plan reads: each task's frozen snapshot, cached until the task changes, and the queries over the derived
 // views (tree order, the blocked index; plan-index.ts). Plan's read methods answer from here; its writes say
-// which tasks they touched, and its document observer passes on each transaction's changes.
+// which tasks they touched, and its listener passes on each transaction's changes after the transaction.
 import * as Y from 'yjs';
-import { type Aliases, createdOrder, type ObservedChange } from './aliases.js';
+import { type Aliases, createdOrder } from './aliases.js';
+import type { ChangedTask } from './change-events.js';
 import { snapshotTask, taskAt, taskIds, taskNotFound } from './doc.js';
 import { type BlockedInfo, descendants, isReadyFor } from './graph.js';
 import { PlanIndex } from './plan-index.js';
@@ -21,13 +22,10 @@ export class PlanReads {
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly index: PlanIndex;
   /**
-   * The transaction the Plan last wrote in, until its changes reach the cached views (`follow`) or it ends
-   * having changed nothing (no observer runs then): while set, reads build fresh views.
+   * The transaction the Plan last wrote in, until it ends and its changes reach the cached views (`follow`):
+   * while set, reads build fresh views.
    */
   private writtenIn: Y.Transaction | null = null;
-  private readonly afterTransaction = (txn: Y.Transaction): void => {
-    if (txn === this.writtenIn) this.writtenIn = null;
-  };
 
   constructor(
     private readonly doc: Y.Doc,
@@ -35,11 +33,6 @@ export class PlanReads {
     private readonly aliases: Aliases,
   ) {
     this.index = new PlanIndex({ ids: () => taskIds(this.tasks), get: (id) => this.get(id) });
-    this.doc.on('afterTransaction', this.afterTransaction);
-  }
-
-  destroy(): void {
-    this.doc.off('afterTransaction', this.afterTransaction);
   }
 
   /** A task's map was written in the current transaction: drop its snapshot now; `follow` updates the views. */
@@ -49,8 +42,8 @@ export class PlanReads {
     this.writtenIn = this.doc._transaction;
   }
 
-  /** Brings the cache and the derived views up to one transaction's changes (the Plan's observer calls it). */
-  follow(changes: ReadonlyMap<string, ObservedChange>, txn: Y.Transaction): void {
+  /** Brings the cache and the derived views up to one transaction's changes (the Plan calls it after each). */
+  follow(changes: ReadonlyMap<string, ChangedTask>, txn: Y.Transaction): void {
     for (const id of changes.keys()) this.snapshots.delete(id);
     if (txn === this.writtenIn) this.writtenIn = null;
     if (changes.size === 0) return;
@@ -59,7 +52,7 @@ export class PlanReads {
 
   /**
    * The derived views. Inside a transaction the Plan is writing to (a batch), the cached ones lag behind until
-   * the observer runs, so reads there get a fresh, uncached view.
+   * the transaction ends, so reads there get a fresh, uncached view.
    */
   view(): PlanIndex {
     if (!this.writtenIn) return this.index;
@@ -92,7 +85,7 @@ export class PlanReads {
   }
 
   byNum(num: number): TaskSnapshot | undefined {
-    // Inside a batch the Plan is writing, the alias index lags until the observer runs: look at every task then.
+    // Inside a batch the Plan is writing, the alias index lags until the transaction ends: look at every task then.
     const ids = this.writtenIn
       ? this.all().flatMap((t) => (t.num === num ? [t.id] : []))
       : this.aliases.ids(num);

@@ -3,7 +3,7 @@
 import type * as Y from 'yjs';
 import { Aliases } from './aliases.js';
 import { dryRun, type Journal } from './atomic.js';
-import { collectChanges, describeChanges, type PlanChangeEvent } from './change-events.js';
+import { changedTasks, describeChanges, type PlanChangeEvent } from './change-events.js';
 import { type ClaimArbiter, type ClaimNextFilter, type ClaimResult, LocalArbiter } from './claims.js';
 import {
   type MalformedEntry,
@@ -126,7 +126,8 @@ export class Plan {
   /** Applies the claim rule on this document; the arbiter unless a sync client sets another. */
   private readonly local: LocalArbiter;
   private arbiter: ClaimArbiter;
-  private readonly observer: (events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction) => void;
+  /** Reads each transaction's task changes after it, local or remote (`changedTasks`): no deep observer needed. */
+  private readonly afterTransaction: (txn: Y.Transaction) => void;
 
   constructor(options: CreatePlanOptions = {}) {
     if (options.doc !== undefined) assertCairnsYjs(options.doc, 'createPlan');
@@ -158,8 +159,8 @@ export class Plan {
       notFound: (id) => this.notFound(id),
       childIds: (parent) => this.reads.view().children(parent),
     });
-    this.observer = (events, txn) => this.onDocChange(events, txn);
-    this.tasks.observeDeep(this.observer);
+    this.afterTransaction = (txn) => this.onDocChange(txn);
+    this.doc.on('afterTransaction', this.afterTransaction);
     this.writer = {
       tasks: this.tasks,
       removed: this.removed,
@@ -190,8 +191,7 @@ export class Plan {
 
   /** Stops observing the document. The doc itself is left alone. */
   destroy(): void {
-    this.tasks.unobserveDeep(this.observer);
-    this.reads.destroy();
+    this.doc.off('afterTransaction', this.afterTransaction);
     this.aliases.destroy();
     this.undoManager.destroy();
     this.listeners.clear();
@@ -610,8 +610,8 @@ export class Plan {
     return taskNotFound(this.tasks, id);
   }
 
-  private onDocChange(events: Array<Y.YEvent<Y.AbstractType<unknown>>>, txn: Y.Transaction): void {
-    const changes = collectChanges(events, this.tasks);
+  private onDocChange(txn: Y.Transaction): void {
+    const changes = changedTasks(txn, this.tasks);
     this.reads.follow(changes, txn);
     if (changes.size === 0) return;
     this.aliases.follow(changes);

@@ -16,7 +16,7 @@ export type {
   ToolOutcome,
 } from './agents/session.js';
 export { DEFAULT_INSTRUCTIONS } from './agents/session.js';
-export { changedTasks } from './change-events.js';
+export { type ChangedTask, changedTasks } from './change-events.js';
 export type { ChangePoint, TaskDelta } from './changes-since.js';
 export { changesSince } from './changes-since.js';
 export type { ChatChangeEvent, ChatRole, ChatToolCall } from './chat.js';

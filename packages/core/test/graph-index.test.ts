@@ -7,9 +7,9 @@ import { classifyBlocked, findCycles } from '../src/graph.js';
 import { CairnError, createPlan, type Plan } from '../src/index.js';
 import { PlanIndex } from '../src/plan-index.js';
 import { seeded } from '../src/testing/seeded.js';
+import { type EditWeights, randomEdit } from './random-edits.js';
 
 const SEEDS = Number(process.env['CAIRN_GRAPH_INDEX_SEEDS'] ?? 120);
-const STATUSES = ['pending', 'in_progress', 'done', 'cancelled', 'failed', 'waiting_user'] as const;
 
 /**
  * The same views from scratch: the tree order of a fresh index, and the blocked set and cycles from the
@@ -40,26 +40,8 @@ function live(plan: Plan) {
   };
 }
 
-function randomEdit(plan: Plan, random: () => number): void {
-  const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(random() * items.length)];
-  const tasks = plan.list();
-  const someId = () => pick(tasks)?.id;
-  const roll = random();
-  if (roll < 0.2 || tasks.length < 4) {
-    plan.add({ title: 't', ...(random() < 0.4 ? { parent: someId() ?? null } : {}) });
-  } else if (roll < 0.45) {
-    plan.update(someId()!, { status: pick(STATUSES)! });
-  } else if (roll < 0.75) {
-    plan.update(someId()!, { addBlockedBy: [someId()!] });
-  } else if (roll < 0.84) {
-    const task = pick(tasks.filter((t) => t.blockedBy.length > 0));
-    if (task) plan.update(task.id, { removeBlockedBy: [pick(task.blockedBy)!] });
-  } else if (roll < 0.92) {
-    plan.move(someId()!, { parent: random() < 0.5 ? null : (someId() ?? null) });
-  } else {
-    plan.remove(someId()!);
-  }
-}
+/** Edits that make and break cycles and steps often: status, dependency and parent changes. */
+const EDITS: EditWeights = { add: 0.2, status: 0.25, block: 0.3, unblock: 0.09, move: 0.08, remove: 0.08 };
 
 /** Runs one seed; returns how many checks saw a cycle, and how many a task waiting on its open steps. */
 function runSeed(seed: number): { withCycles: number; withOpenSteps: number } {
@@ -84,7 +66,7 @@ function runSeed(seed: number): { withCycles: number; withOpenSteps: number } {
   for (let step = 0; step < 80; step++) {
     const plan = plans[Math.floor(random() * plans.length)]!;
     try {
-      randomEdit(plan, random);
+      randomEdit(plan, random, EDITS);
     } catch (error) {
       if (!(error instanceof CairnError)) throw error;
     }

@@ -48,6 +48,10 @@ describe('task changes', () => {
     expect(heard.status).toHaveLength(2);
 
     doc.getMap('chat').set('x', 1); // not a task: nobody hears of it
+    doc.transact(() => {
+      tasks.set('c', task({ status: 'pending' }));
+      tasks.delete('c'); // added and removed at once: never there for anyone
+    });
     expect(heard.whole).toHaveLength(4);
     expect(heard.status).toHaveLength(2);
   });

@@ -37,8 +37,10 @@ export class TaskChanges {
       if (changes.size === 0) return;
       for (const subscription of this.subscriptions) {
         const ids: string[] = [];
-        for (const [id, fields] of changes) {
-          if (fields === null ? subscription.addedOrRemoved : subscription.fields.some((f) => fields.has(f)))
+        for (const [id, { kind, fields }] of changes) {
+          // An update that names no field replaced the task's whole map: as good as removed and added again.
+          const whole = kind !== 'updated' || fields.size === 0;
+          if (whole ? subscription.addedOrRemoved : subscription.fields.some((f) => fields.has(f)))
             ids.push(id);
         }
         if (ids.length > 0) subscription.onChange(planId, doc, ids);
