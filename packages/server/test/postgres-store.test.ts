@@ -82,6 +82,26 @@ describe('PostgresStore on StoredLog', () => {
     expect(other.metrics().plans).toBe(1);
   });
 
+  it('opens the connections it keeps at start and keeps them open past the idle timeout', async () => {
+    const store = await PostgresStore.connect(postgres.url, { poolKept: 3 });
+    onCleanup(() => store.close().catch(() => undefined));
+    const backends = async () =>
+      Number(
+        (
+          await admin.pool.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend'",
+          )
+        ).rows[0]!.n,
+      );
+    expect(store.pool.totalCount).toBe(3);
+    expect(store.pool.idleCount).toBe(3);
+    const before = await backends();
+    // pg's pool closes an idle connection after 10 s unless it is one of those kept: none may go.
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    expect(store.pool.totalCount).toBe(3);
+    expect(await backends()).toBe(before);
+  }, 20_000);
+
   it('refuses a second load of a plan it holds, as locked', async () => {
     const store = await open();
     await load(store, 'acme:twice');
