@@ -39,6 +39,8 @@ export interface FanoutResult {
   latency: ReturnType<typeof summarize>;
   /** Every edit → replica latency measured (ms), for intervals across runs. */
   samples: number[];
+  /** The latencies of the edits sent during the warm-up (ms; none without one). */
+  warmupSamples: number[];
   cpuPercent: number;
   /** CPU of each server process (one entry unless the load was spread over a cluster's instances). */
   cpuPerServer: number[];
@@ -63,8 +65,8 @@ export interface StageFigures {
 }
 
 /** `cairn_cluster_<stage>_seconds` summed over the instances' /metrics texts. */
-function stageFigures(texts: string[], stage: ClusterStage): StageFigures {
-  const name = `cairn_cluster_${stage}_seconds`;
+/** A histogram summed over the instances' /metrics texts: cumulative bucket counts by bound, sum and count. */
+function histogramOf(texts: string[], name: string) {
   const buckets = new Map<number, number>();
   let sum = 0;
   let count = 0;
@@ -79,7 +81,20 @@ function stageFigures(texts: string[], stage: ClusterStage): StageFigures {
       } else if (key === `${name}_sum`) sum += n;
       else if (key === `${name}_count`) count += n;
     }
-  const bound = [...buckets].sort((a, b) => a[0] - b[0]).find(([, below]) => below >= count * 0.99)?.[0];
+  return { buckets, sum, count };
+}
+
+/** A stage's figures between two scrapes of every instance (`before` empty: since they started). */
+function stageFigures(before: string[], after: string[], stage: ClusterStage): StageFigures {
+  const name = `cairn_cluster_${stage}_seconds`;
+  const from = histogramOf(before, name);
+  const to = histogramOf(after, name);
+  const count = to.count - from.count;
+  const sum = to.sum - from.sum;
+  const bound = [...to.buckets]
+    .map(([le, below]) => [le, below - (from.buckets.get(le) ?? 0)] as const)
+    .sort((x, y) => x[0] - y[0])
+    .find(([, below]) => below >= count * 0.99)?.[0];
   return { count, meanMs: count > 0 ? (sum / count) * 1000 : 0, p99AtMostMs: (bound ?? Number.NaN) * 1000 };
 }
 
@@ -95,12 +110,20 @@ export async function measure(
   perRoom: number,
   durationMs: number,
   rate: number,
-  cpuProfileDir?: string,
-  cluster?: { redis: string; postgres: string; services?: Record<string, number> },
+  options: {
+    /** Run the servers under --cpu-prof, writing the profiles there. */
+    cpuProfileDir?: string;
+    /** Three instances on these services instead of one server. */
+    cluster?: { redis: string; postgres: string; services?: Record<string, number> };
+    /** The same load this long before the measured part; its latencies are reported apart (`warmup`). */
+    warmupMs?: number;
+  } = {},
 ): Promise<FanoutResult> {
+  const { cpuProfileDir, cluster, warmupMs = 0 } = options;
+  const profiled = cpuProfileDir ? { cpuProfileDir } : {};
   const servers: RunningServer[] = cluster
-    ? await Promise.all([0, 1, 2].map(() => startServer(kind, { cluster })))
-    : [await startServer(kind, cpuProfileDir ? { cpuProfileDir } : {})];
+    ? await Promise.all([0, 1, 2].map(() => startServer(kind, { cluster, ...profiled })))
+    : [await startServer(kind, profiled)];
   const server = servers[0]!;
   const procs: ClientProcess[] = [];
   let releaseSeeders: () => void = () => undefined;
@@ -119,16 +142,28 @@ export async function measure(
         procs.push(await spawnClients(server, part));
     }
     await Promise.all(procs.map((p) => p.next('ready')));
-    const cpu0 = servers.map((s) => s.cpuSeconds());
     const services = Object.entries(cluster?.services ?? {});
-    const serviceCpu0 = services.map(([, pid]) => treeCpuSeconds(pid));
     let rssPeak = server.rss();
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, server.rss());
     }, 500);
+    const scrapeAll = () =>
+      Promise.all(
+        servers.map(async (s) =>
+          (await fetch(`${s.wsBase.replace(/^ws/, 'http').replace(/\/sync$/, '')}/metrics`)).text(),
+        ),
+      );
+    const clusterStages = cluster && kind === 'cairn';
+    // The first scrape of an instance sets up Node's process metrics (some 25 ms of work): done before the load.
+    if (clusterStages) await scrapeAll();
+    const done = procs.map((p) => p.next('done', warmupMs + durationMs + 120_000));
+    for (const p of procs) p.send({ type: 'start', durationMs, ratePerClient: rate, warmupMs });
+    // CPU and the cluster's stage times are counted over the measured part only.
+    if (warmupMs > 0) await sleep(warmupMs);
+    const metricsBefore = clusterStages && warmupMs > 0 ? await scrapeAll() : [];
+    const cpu0 = servers.map((s) => s.cpuSeconds());
+    const serviceCpu0 = services.map(([, pid]) => treeCpuSeconds(pid));
     const t0 = performance.now();
-    const done = procs.map((p) => p.next('done', durationMs + 120_000));
-    for (const p of procs) p.send({ type: 'start', durationMs, ratePerClient: rate });
     const reports = await Promise.all(done);
     const elapsedS = (performance.now() - t0) / 1000;
     const cpuPerServer = servers.map((s, i) => ((s.cpuSeconds() - cpu0[i]!) / elapsedS) * 100);
@@ -165,23 +200,21 @@ export async function measure(
     clearInterval(sampler);
     rssPeak = Math.max(rssPeak, server.rss());
     let stages: FanoutResult['stages'];
-    if (cluster && kind === 'cairn') {
-      const texts = await Promise.all(
-        servers.map(async (s) =>
-          (await fetch(`${s.wsBase.replace(/^ws/, 'http').replace(/\/sync$/, '')}/metrics`)).text(),
-        ),
-      );
-      stages = { publish: stageFigures(texts, 'publish'), relay: stageFigures(texts, 'relay') };
+    if (clusterStages) {
+      const metricsAfter = await scrapeAll();
+      stages = {
+        publish: stageFigures(metricsBefore, metricsAfter, 'publish'),
+        relay: stageFigures(metricsBefore, metricsAfter, 'relay'),
+      };
     }
-    const latencies: number[] = [];
-    let delivered = 0;
-    for (const r of reports) {
-      delivered += r.received;
-      const buf = Buffer.from(r.latencies, 'base64');
-      const arr = new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8);
-      for (const x of arr) latencies.push(x);
-    }
-    const totalSent = Object.values(sent).reduce((a, b) => a + b, 0);
+    const float64s = (base64: string) => {
+      const buf = Buffer.from(base64, 'base64');
+      return [...new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8)];
+    };
+    const latencies = reports.flatMap((r) => float64s(r.latencies));
+    const warmupSamples = reports.flatMap((r) => float64s(r.warmup));
+    const delivered = reports.reduce((n, r) => n + r.received, 0);
+    const totalSent = reports.reduce((n, r) => n + r.measuredEdits, 0);
     return {
       sentPerS: totalSent / (durationMs / 1000),
       deliveredPerS: delivered / (durationMs / 1000),
@@ -189,6 +222,7 @@ export async function measure(
       delivered,
       latency: summarize(latencies),
       samples: latencies,
+      warmupSamples,
       cpuPercent,
       cpuPerServer,
       cpuPerService,
@@ -233,7 +267,7 @@ export async function run({
     progress('Cairn server, profiled');
     const dir = fs.mkdtempSync(join(os.tmpdir(), 'cairn-bench-prof-'));
     try {
-      await measure('cairn', ROOMS, PER_ROOM, 10_000, RATE, dir);
+      await measure('cairn', ROOMS, PER_ROOM, 10_000, RATE, { cpuProfileDir: dir });
       // The main thread's profile is the largest (tsx's loader thread writes a small one too).
       const file = fs
         .readdirSync(dir)

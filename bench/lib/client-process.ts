@@ -1,5 +1,7 @@
 // A child process holding many sync clients, driven over IPC by the latency and fan-out benchmarks, so the
 // clients' CPU is not the measuring process's. Messages: config → ready; start → (runs) → done; check → digest.
+// A start may ask for a warm-up first: the same load, its latencies reported apart (`warmup`), so a figure can be
+// the steady state of servers that have just started (their code not yet optimised, their connections not open).
 import * as Y from 'yjs';
 import { connectClient, observeEdits, type SyncClient, stampedEdit, untilTasks, wallMs } from './clients.js';
 import type { ServerKind } from './servers.js';
@@ -15,13 +17,23 @@ export interface ClientConfig {
 
 export type ToChild =
   | { type: 'config'; config: ClientConfig }
-  | { type: 'start'; durationMs: number; ratePerClient: number }
+  | { type: 'start'; durationMs: number; ratePerClient: number; warmupMs?: number }
   | { type: 'check' }
   | { type: 'exit' };
 
 export type FromChild =
   | { type: 'ready'; connectMs: number }
-  | { type: 'done'; sent: Record<string, number>; latencies: string; received: number }
+  | {
+      type: 'done';
+      sent: Record<string, number>;
+      /** Edits sent after the warm-up. */
+      measuredEdits: number;
+      /** Float64 milliseconds (base64) of the edits sent after the warm-up, and of those sent during it. */
+      latencies: string;
+      warmup: string;
+      /** Updates received of edits sent after the warm-up. */
+      received: number;
+    }
   | { type: 'digest'; views: Array<{ room: string; client: string; seqs: Record<string, number> }> };
 
 interface Held {
@@ -36,6 +48,9 @@ process.setMaxListeners(0);
 
 let held: Held[] = [];
 const latencies: number[] = [];
+const warmup: number[] = [];
+/** Edits sent before this wall-clock time are the warm-up's. */
+let measuredFrom = 0;
 let received = 0;
 
 const send = (message: FromChild) => process.send!(message);
@@ -48,6 +63,7 @@ async function configure(config: ClientConfig): Promise<void> {
     for (const { name, taskId } of clients) {
       const client = connectClient(config.kind, config.wsBase, room, base);
       observeEdits(client.doc, (_id, sentAt) => {
+        if (sentAt < measuredFrom) return void warmup.push(wallMs() - sentAt);
         received++;
         latencies.push(wallMs() - sentAt);
       });
@@ -62,12 +78,15 @@ async function configure(config: ClientConfig): Promise<void> {
   send({ type: 'ready', connectMs: performance.now() - t0 });
 }
 
-async function start(durationMs: number, rate: number): Promise<void> {
+async function start(durationMs: number, rate: number, warmupMs: number): Promise<void> {
   latencies.length = 0;
+  warmup.length = 0;
   received = 0;
+  measuredFrom = wallMs() + warmupMs;
+  let measuredEdits = 0;
   const sent: Record<string, number> = {};
   const writers = rate > 0 ? held : [];
-  const end = performance.now() + durationMs;
+  const end = performance.now() + warmupMs + durationMs;
   const interval = 1000 / rate;
   // Each writer edits every `interval` ms, starting at a random phase so the load is spread evenly.
   await Promise.all(
@@ -79,7 +98,8 @@ async function start(durationMs: number, rate: number): Promise<void> {
           // A fixed schedule: a client that falls behind (a busy machine) catches up rather than slowing down.
           const tick = () => {
             if (performance.now() >= end) return resolve();
-            stampedEdit(h.client.doc, h.taskId, `agent:${h.name}`, ++seq);
+            if (stampedEdit(h.client.doc, h.taskId, `agent:${h.name}`, ++seq) >= measuredFrom)
+              measuredEdits++;
             sent[h.taskId] = seq;
             setTimeout(tick, Math.max(0, phase + seq * interval - performance.now()));
           };
@@ -87,13 +107,9 @@ async function start(durationMs: number, rate: number): Promise<void> {
         }),
     ),
   );
-  if (writers.length === 0) await new Promise((r) => setTimeout(r, durationMs));
-  send({
-    type: 'done',
-    sent,
-    latencies: Buffer.from(new Float64Array(latencies).buffer).toString('base64'),
-    received,
-  });
+  if (writers.length === 0) await new Promise((r) => setTimeout(r, warmupMs + durationMs));
+  const base64 = (values: number[]) => Buffer.from(new Float64Array(values).buffer).toString('base64');
+  send({ type: 'done', sent, measuredEdits, latencies: base64(latencies), warmup: base64(warmup), received });
 }
 
 function digest(): void {
@@ -112,7 +128,8 @@ function digest(): void {
 
 process.on('message', (message: ToChild) => {
   if (message.type === 'config') void configure(message.config);
-  else if (message.type === 'start') void start(message.durationMs, message.ratePerClient);
+  else if (message.type === 'start')
+    void start(message.durationMs, message.ratePerClient, message.warmupMs ?? 0);
   else if (message.type === 'check') digest();
   else if (message.type === 'exit') {
     for (const h of held) h.client.close();

@@ -108,14 +108,17 @@ export function wallMs(): number {
  * A plan-shaped edit made the way Plan.update makes one (status, updatedBy, updatedAt and a context key, one
  * transaction with the actor as origin), on the task map of `taskId`. `updatedAt` carries the send time.
  */
-export function stampedEdit(doc: Y.Doc, taskId: string, actor: string, seq: number): void {
+/** Returns the time it stamped (what a replica's observer reads as the edit's sending time). */
+export function stampedEdit(doc: Y.Doc, taskId: string, actor: string, seq: number): number {
   const task = doc.getMap<Y.Map<unknown>>('tasks').get(taskId)!;
+  const at = wallMs();
   doc.transact(() => {
     task.set('status', seq % 2 ? 'in_progress' : 'pending');
     task.set('updatedBy', actor);
-    task.set('updatedAt', wallMs());
+    task.set('updatedAt', at);
     (task.get('context') as Y.Map<unknown>).set('seq', seq);
   }, actor);
+  return at;
 }
 
 /** Calls `seen(taskId, updatedAt, seq)` for every remote change to a task. */
