@@ -23,7 +23,8 @@ const NAMES: Record<System, string> = {
 
 async function measureSystem(system: System, durationMs: number, warmupMs: number): Promise<FanoutResult> {
   const { ROOMS, PER_ROOM, RATE } = CLUSTER_LOAD;
-  if (system === 'single') return measure('cairn', ROOMS, PER_ROOM, durationMs, RATE, { warmupMs });
+  if (system === 'single')
+    return measure('cairn', ROOMS, PER_ROOM, durationMs, RATE, { warmupMs, clientsAsCluster: true });
   const [redis, postgres] = await Promise.all([
     startRedis(),
     system === 'cluster' ? startPostgres() : Promise.resolve(null),
@@ -179,13 +180,16 @@ export async function run({
       `after a warm-up of ${warmupMs / 1000} s of the same load on the freshly started servers (its latencies in a row of ` +
       'their own; CPU and the stage times over the measured part only), ' +
       `${runs} interleaved run(s) (each run starts the three systems in a rotated order): one \`cairn serve\` (disk store, ` +
-      'two client processes); three `cairn serve --redis --postgres` instances; three Hocuspocus 4.7 servers with ' +
+      "its clients in three processes as a cluster's are); three `cairn serve --redis --postgres` instances; three Hocuspocus 4.7 servers with " +
       '@hocuspocus/extension-redis, in memory, driven by HocuspocusProvider on the same Y.Docs. In the two clusters client i ' +
       'of a room is on instance i mod 3 (one client process per instance), so most deliveries cross instances through ' +
       'Redis; each cluster run gets a fresh redis-server (and PostgreSQL for Cairn). CPU is user + system time over the ' +
       "run, per process; PostgreSQL's includes its backends. p99 ratios carry a 95% bootstrap interval (runs pooled).",
     rows,
     notes: [
+      'Every system has the same client side: three processes holding the same clients. Before 2026-12-04 the one ' +
+        "server's clients sat in two processes, half the rooms each, so an edit there woke one client process where a " +
+        "cluster's woke three; its steady-state p99 that way, in the run before this one: 4.17 ms.",
       'redis-server, PostgreSQL, the instances and the client processes share the same 2 cores with other work on the ' +
         'machine: this compares systems side by side, it does not show scale-out.',
       'Hocuspocus has no database here and forgets a document when its last client leaves, so each room keeps the ' +

@@ -117,9 +117,14 @@ export async function measure(
     cluster?: { redis: string; postgres: string; services?: Record<string, number> };
     /** The same load this long before the measured part; its latencies are reported apart (`warmup`). */
     warmupMs?: number;
+    /**
+     * Three client processes holding every room's clients i with i % 3 == their index, as a cluster's are, also for
+     * one server (whose clients otherwise sit in two processes, half the rooms each).
+     */
+    clientsAsCluster?: boolean;
   } = {},
 ): Promise<FanoutResult> {
-  const { cpuProfileDir, cluster, warmupMs = 0 } = options;
+  const { cpuProfileDir, cluster, warmupMs = 0, clientsAsCluster = false } = options;
   const profiled = cpuProfileDir ? { cpuProfileDir } : {};
   const servers: RunningServer[] = cluster
     ? await Promise.all([0, 1, 2].map(() => startServer(kind, { cluster, ...profiled })))
@@ -132,10 +137,13 @@ export async function measure(
     const rssBase = server.rss();
     const all: Room[] = Array.from({ length: rooms }, (_, i) => makeRoom(`room${i}`, perRoom));
     releaseSeeders = await seedRooms(server, all);
-    if (cluster) {
-      // One client process per instance, each holding every room's clients i with i % 3 == its index.
-      for (const [k, instance] of servers.entries())
-        procs.push(await spawnClients(instance, all, (r) => r.clients.filter((_, i) => i % 3 === k)));
+    if (cluster || clientsAsCluster) {
+      // Three client processes (in a cluster, one per instance), each holding every room's clients i with
+      // i % 3 == its index.
+      for (const k of [0, 1, 2])
+        procs.push(
+          await spawnClients(servers[k] ?? server, all, (r) => r.clients.filter((_, i) => i % 3 === k)),
+        );
     } else {
       // Two client processes, half the rooms each.
       for (const part of [all.slice(0, rooms / 2), all.slice(rooms / 2)])
