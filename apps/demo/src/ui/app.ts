@@ -231,8 +231,8 @@ export class App {
     this.setPresence({});
     this.publishAgent();
     this.renderPresence();
-    // After the transaction: the undo manager files the step (and the redo step) once observers have run.
-    this.session.plan.onChange(() => queueMicrotask(() => this.renderUndo()));
+    // onChange runs once the undo manager has filed the step (docs/decisions/060), so canUndo() is current here.
+    this.session.plan.onChange(() => this.renderUndo());
     this.renderUndo();
     document.addEventListener('keydown', (event) => this.onKey(event));
   }
