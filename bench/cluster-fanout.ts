@@ -41,14 +41,20 @@ async function measureSystem(system: System, durationMs: number, warmupMs: numbe
   }
 }
 
-/** 95% bootstrap interval of p99(a) / p99(b), resampling each pooled sample set with replacement. */
-function p99RatioInterval(a: number[], b: number[], rounds = 400): [number, number] {
+/**
+ * 95% bootstrap interval of p99(a) / p99(b), a and b given run by run (the runs interleaved, so index r of each ran
+ * side by side). Each round draws runs with replacement, the same indices for both, then deliveries with
+ * replacement within each drawn run, so the interval shows how far apart runs are as well as the spread within one.
+ */
+function p99RatioInterval(a: number[][], b: number[][], rounds = 400): [number, number] {
   const random = rng(31);
-  const p99Of = (xs: number[]) => {
-    const pick = Array.from({ length: xs.length }, () => xs[Math.floor(random() * xs.length)]!);
-    return summarize(pick).p99;
-  };
-  const ratios = Array.from({ length: rounds }, () => p99Of(a) / p99Of(b)).sort((x, y) => x - y);
+  const draw = (xs: number[]) =>
+    Array.from({ length: xs.length }, () => xs[Math.floor(random() * xs.length)]!);
+  const ratios = Array.from({ length: rounds }, () => {
+    const runs = Array.from({ length: a.length }, () => Math.floor(random() * a.length));
+    const p99Of = (system: number[][]) => summarize(runs.flatMap((r) => draw(system[r]!))).p99;
+    return p99Of(a) / p99Of(b);
+  }).sort((x, y) => x - y);
   return [ratios[Math.floor(rounds * 0.025)]!, ratios[Math.floor(rounds * 0.975)]!];
 }
 
@@ -101,11 +107,12 @@ export async function run({
     const p99 = Math.max(...figures.map((f) => f.p99AtMostMs));
     return `${name} ${ms(mean)} mean, p99 ≤ ${ms(p99)}`;
   };
-  const vsPeer = p99RatioInterval(pooled('cluster'), pooled('hocuspocus'));
-  const vsSingle = p99RatioInterval(pooled('cluster'), pooled('single'));
+  const byRun = (system: System) => results[system].map((x) => x.samples);
+  const vsPeer = p99RatioInterval(byRun('cluster'), byRun('hocuspocus'));
+  const vsSingle = p99RatioInterval(byRun('cluster'), byRun('single'));
   // Always the cluster's p99 over the baseline's, whichever way the headline reads ("faster" or "slower").
   const interval = ([lo, hi]: [number, number]) =>
-    `cluster/baseline p99 ${lo.toFixed(2)}-${hi.toFixed(2)}, 95% bootstrap interval`;
+    `cluster/baseline p99 ${lo.toFixed(2)}-${hi.toFixed(2)}, 95% bootstrap interval over runs and deliveries`;
   const row = (measure: string, system: System, baseline: System, extra: Partial<Row> = {}): Row => ({
     measure,
     cairn: '',
@@ -184,7 +191,7 @@ export async function run({
       '@hocuspocus/extension-redis, in memory, driven by HocuspocusProvider on the same Y.Docs. In the two clusters client i ' +
       'of a room is on instance i mod 3 (one client process per instance), so most deliveries cross instances through ' +
       'Redis; each cluster run gets a fresh redis-server (and PostgreSQL for Cairn). CPU is user + system time over the ' +
-      "run, per process; PostgreSQL's includes its backends. p99 ratios carry a 95% bootstrap interval (runs pooled).",
+      "run, per process; PostgreSQL's includes its backends. p99 ratios carry a 95% bootstrap interval that resamples the runs (paired by their turn) and the deliveries within each, so a run unlike the others widens it.",
     rows,
     notes: [
       'Every system has the same client side: three processes holding the same clients. Before 2026-12-04 the one ' +
