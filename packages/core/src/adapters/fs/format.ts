@@ -19,14 +19,20 @@ export function encodeHeader(): Uint8Array {
   return header;
 }
 
-/** Frames one payload as a record: length, crc32 of the payload, payload. */
+/** Writes one record into `out` at `at`: length, crc32 of the payload, payload. Returns where the next one goes. */
+function frameAt(out: Buffer, at: number, payload: Uint8Array): number {
+  out.writeUInt32LE(payload.byteLength, at);
+  out.writeUInt32LE(crc32(payload), at + 4);
+  out.set(payload, at + FRAME_BYTES);
+  return at + FRAME_BYTES + payload.byteLength;
+}
+
+/** Frames one payload as a record (see frameAt). */
 export function encodeRecord(payload: Uint8Array): Uint8Array {
   // From Node's pool: a small typed array with a buffer of its own costs more to allocate than the checksum,
-  // and this runs once per edit. Every byte is written below.
+  // and this runs once per edit. Every byte is written by frameAt.
   const record = Buffer.allocUnsafe(FRAME_BYTES + payload.byteLength);
-  record.writeUInt32LE(payload.byteLength, 0);
-  record.writeUInt32LE(crc32(payload), 4);
-  record.set(payload, FRAME_BYTES);
+  frameAt(record, 0, payload);
   return record;
 }
 
@@ -40,12 +46,7 @@ export function encodeRecordsInto(scratch: Buffer, payloads: readonly Uint8Array
   for (const payload of payloads) size += FRAME_BYTES + payload.byteLength;
   const out = size <= scratch.byteLength ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
   let at = 0;
-  for (const payload of payloads) {
-    out.writeUInt32LE(payload.byteLength, at);
-    out.writeUInt32LE(crc32(payload), at + 4);
-    out.set(payload, at + FRAME_BYTES);
-    at += FRAME_BYTES + payload.byteLength;
-  }
+  for (const payload of payloads) at = frameAt(out, at, payload);
   return out;
 }
 
