@@ -96,8 +96,9 @@ export async function run({ quick }: BenchOptions): Promise<BenchOutcome> {
       ),
     ],
     notes: [
-      'Across instances an edit takes one more hop: XADD to Redis by the sender’s instance, then the observer’s ' +
-        'instance’s blocking XREAD returns it. The write to PostgreSQL is not on this path (only on the acknowledgement’s).',
+      'Across instances an edit takes one more hop: the sender’s instance adds it to the plan’s Redis stream and ' +
+        'publishes it in one script, and Redis pushes it to the observer’s instance. The write to PostgreSQL is not on ' +
+        'this path (only on the acknowledgement’s).',
       'redis-server, PostgreSQL, three instances and the clients share the same 2 cores.',
     ],
   };

@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { seeded } from '../../core/src/testing/seeded.js';
 import { connectCluster, PostgresStore } from '../src/cluster/index.js';
+import { ADD_ENTRY } from '../src/cluster/stream-entries.js';
 import { startInstance, useClusterServices } from './cluster-helpers.js';
 import { cairnClient, onCleanup, stockClient, whenProviderSynced } from './helpers.js';
 
@@ -30,10 +31,14 @@ async function addUnconfirmed(plan: string, ghost: unknown, seq: number): Promis
   update.getMap('tasks').set('ghost', ghost);
   const redis = createClient({ url: services.redis.url });
   await redis.connect();
+  // Added as an instance adds it: to the stream, and published on the plan's live channel.
   await redis.sendCommand([
-    'XADD',
+    'EVAL',
+    ADD_ENTRY,
+    '1',
     `cairn:plan:${plan}:updates`,
-    '*',
+    `cairn:plan:${plan}:live`,
+    '0',
     'i',
     'an-instance-that-died',
     'u',
@@ -212,6 +217,50 @@ describe('three instances on Redis and PostgreSQL', () => {
       await vi.waitFor(async () => expect(await redis.get(`cairn:plan:${plan}:confirmed:${id}`)).toBe('15'));
       expect(await redis.pTTL(`cairn:plan:${plan}:confirmed:${id}`)).toBeGreaterThan(0);
     }
+  });
+
+  it('an entry whose push was missed is read from the stream: at the next push, or after the subscriber reconnects on a quiet plan', async () => {
+    const instances = await Promise.all([0, 1].map(() => startInstance(services)));
+    const plan = 'acme:missed';
+    const docs = instances.map(() => new Y.Doc());
+    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
+    await Promise.all(conns.map((c) => c.whenSynced()));
+    const redis = createClient({ url: services.redis.url });
+    await redis.connect();
+    onCleanup(() => redis.destroy());
+    // An entry in the stream that no one was told of (its message lost): a durable whole update, as re-published.
+    const addSilently = (key: string) => {
+      const update = new Y.Doc();
+      update.getMap('tasks').set(key, 'in the stream only');
+      return redis.sendCommand([
+        'XADD',
+        `cairn:plan:${plan}:updates`,
+        '*',
+        'i',
+        'an-instance-unheard',
+        'u',
+        Buffer.from(Y.encodeStateAsUpdate(update)).toString('base64'),
+      ]);
+    };
+    await addSilently('missed');
+    // The next push names the missed entry as the one before it: the second instance reads the gap first.
+    docs[0]!.getMap('tasks').set('next', 'pushed');
+    await conns[0]!.whenAcknowledged();
+    await vi.waitFor(() =>
+      expect(docs[1]!.getMap('tasks').toJSON()).toEqual({ missed: 'in the stream only', next: 'pushed' }),
+    );
+    // Every subscriber connection dropped, and an entry added before they are back; no push follows it.
+    await redis.sendCommand(['CLIENT', 'KILL', 'TYPE', 'pubsub']);
+    await addSilently('while away');
+    await vi.waitFor(
+      () => {
+        for (const doc of docs) expect(doc.getMap('tasks').get('while away')).toBe('in the stream only');
+      },
+      { timeout: 5_000 },
+    );
+    // And the feed carries on after the reconnection.
+    docs[1]!.getMap('tasks').set('after', 'pushed again');
+    await vi.waitFor(() => expect(docs[0]!.getMap('tasks').get('after')).toBe('pushed again'));
   });
 
   it('an update shared but never confirmed (its instance died before committing it) is stored by the instance that acknowledges an edit on top of it', async () => {

@@ -30,7 +30,7 @@ export interface ClusterOptions {
   redisUrl: string;
   postgresUrl: string;
   postgres?: PostgresStoreOptions;
-  relay?: Pick<RedisRelayOptions, 'retentionMs' | 'blockMs' | 'confirmMs'>;
+  relay?: Pick<RedisRelayOptions, 'retentionMs' | 'confirmMs'>;
   /** Claim leases (as `createCairnServer`'s `claims`); a reservation in Redis lives `absentMs` (default 60 s). */
   claims?: Omit<ClaimOptions, 'reservations'>;
 }

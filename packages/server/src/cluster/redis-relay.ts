@@ -1,7 +1,8 @@
 // Shares every loaded plan with the other instances of a cluster through Redis (docs/decisions/023, 039): each
-// update accepted here is added to the plan's Redis stream at once, and once PostgreSQL has it a confirmation is set
-// in a key of its own beside the stream (decision 061), which wakes no reader; each instance reads the streams of
-// the plans it holds from the last entry it saw (and stores none of it again), and presence crosses over pub/sub.
+// update accepted here is added to the plan's Redis stream at once and published as it is added (decision 063), and
+// once PostgreSQL has it a confirmation is set in a key of its own beside the stream (decision 061), which wakes no
+// one; each instance takes the entries of the plans it holds as they are pushed, in stream order (`LiveFeed`, and
+// stores none of them again), and presence crosses over pub/sub.
 // An acknowledgement here never rests on an update another instance has not confirmed: it reads the confirmations,
 // or stores the update itself when none comes in time. After a lost connection an instance re-reads what it missed
 // (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it could not add,
@@ -14,8 +15,18 @@ import * as Y from 'yjs';
 import type { Extension, ExtensionHost, LoadingRoom, PlanRoom, RoomChange } from '../hub/extension.js';
 import { describeError } from '../log.js';
 import { LATENCY_BUCKETS } from '../metrics.js';
+import { LiveFeed } from './live-feed.js';
 import type { RedisClient } from './redis-connection.js';
-import { confirmedKey, decodeEntry, type StreamEntry, streamKey, updateOf } from './stream-entries.js';
+import {
+  ADD_ENTRY,
+  ADD_ENTRY_SHA1,
+  confirmedKey,
+  decodeEntry,
+  liveChannel,
+  type StreamEntry,
+  streamKey,
+  updateOf,
+} from './stream-entries.js';
 import { redactUrl } from './urls.js';
 
 /** How remote updates and presence are marked as they are applied, so they are not sent back. */
@@ -40,8 +51,6 @@ export interface RedisRelayOptions {
    * not confirm in time. Either way no edit acknowledged here rests on Redis alone.
    */
   append: (planId: string, update: Uint8Array) => void;
-  /** How long one blocking read waits before it picks up newly loaded plans. Default 200 ms. */
-  blockMs?: number;
   /**
    * How long an instance may stay silent on a plan (no entry of it read) while updates of it are unconfirmed,
    * before this one stores them itself (the other instance may have died before committing them). Default 2,000 ms.
@@ -59,8 +68,6 @@ interface Unconfirmed {
 
 interface RelayedPlan {
   room: PlanRoom | null;
-  /** The last stream entry applied here. */
-  lastId: string;
   /** Stream additions Redis has not answered yet; an acknowledgement waits for them. */
   pending: Set<Promise<unknown>>;
   /** An addition failed: the plan's whole state is re-published once Redis is back; acknowledgements fail until. */
@@ -97,15 +104,19 @@ export class RedisRelay implements Extension {
   private readonly plans = new Map<string, RelayedPlan>();
   /** Plans unloaded while they still had unpublished updates: re-published (from PostgreSQL) once Redis is back. */
   private readonly orphans = new Set<string>();
-  private readonly reader: RedisClient;
   private readonly subscriber: RedisClient;
+  private readonly feed: LiveFeed;
   private closed = false;
   /**
-   * The stream reader lost Redis and has not caught up yet: confirmations may sit unread in the stream, so an
-   * acknowledgement stores what it waits for itself instead of waiting for the reader.
+   * The subscriber lost Redis and has not caught up yet: entries may be missing here, so whether their instance is
+   * alive cannot be told, and an acknowledgement stores what it waits for itself instead of waiting for them.
    */
-  private readerBehind = false;
-  private readonly loop: Promise<void>;
+  private feedBehind = false;
+  /** The catch-up after the subscriber lost Redis, while it runs; and how many losses were seen. */
+  private catchingUp: Promise<void> | null = null;
+  private losses = 0;
+  /** Reads confirmations that no acknowledgement waits for, and retries failed stream reads. */
+  private readonly ticker: ReturnType<typeof setInterval>;
   private readonly counters;
 
   constructor(
@@ -113,11 +124,9 @@ export class RedisRelay implements Extension {
     private readonly client: RedisClient,
     private readonly options: RedisRelayOptions,
   ) {
-    const quiet = () => undefined;
-    this.reader = client.duplicate();
-    this.reader.on('error', quiet);
     this.subscriber = client.duplicate();
-    this.subscriber.on('error', quiet);
+    // Every error of the subscriber's connection is a loss of it: what was pushed meanwhile is read from the stream.
+    this.subscriber.on('error', (error: unknown) => this.lostFeed(error));
     const counter = (name: string, help: string) => host.registry.counter(name, help);
     this.counters = {
       published: counter('cairn_cluster_published_total', 'Updates added to Redis streams by this instance.'),
@@ -141,13 +150,25 @@ export class RedisRelay implements Extension {
         LATENCY_BUCKETS,
       ),
     };
-    this.loop = Promise.all([this.reader.connect(), this.subscriber.connect()]).then(() => this.readLoop());
+    this.feed = new LiveFeed({
+      client,
+      subscriber: this.subscriber,
+      connected: this.subscriber.connect(),
+      deliver: (planId, entries) => this.applyEntries(planId, entries),
+      failed: (op, planId, error) => this.failed(op, planId, error),
+    });
+    let ticks = 0;
+    this.ticker = setInterval(() => {
+      for (const [planId, plan] of this.plans) this.storeOverdue(planId, plan);
+      // A failed read of a stream is tried again each second while connected (the catch-up does it otherwise).
+      if (++ticks % 10 === 0 && !this.feedBehind && this.client.isReady) this.feed.retry();
+    }, 100);
+    this.ticker.unref();
   }
 
   async load(room: LoadingRoom): Promise<void> {
     const plan: RelayedPlan = {
       room: null,
-      lastId: '0-0',
       pending: new Set(),
       unpublished: false,
       stopAwareness: () => undefined,
@@ -163,22 +184,17 @@ export class RedisRelay implements Extension {
       readAt: 0,
     };
     try {
-      // Entries added before this load may not be in PostgreSQL yet: every entry kept is applied too.
-      const entries = (await this.client.sendCommand([
-        'XRANGE',
-        streamKey(room.planId),
-        '-',
-        '+',
-      ])) as StreamEntry[];
+      // Entries added before this load may not be in PostgreSQL yet: every entry kept is applied too. Those added
+      // from now on are pushed, and applied once the room is loaded.
+      const entries = await this.feed.open(room.planId);
       const stored = Y.snapshot(room.doc);
       const before = Y.encodeStateVector(room.doc);
       room.apply(entries.flatMap(([, fields]) => updateOf(decodeEntry(fields))));
       if (!Y.equalSnapshots(stored, Y.snapshot(room.doc))) {
         this.options.append(room.planId, Y.encodeStateAsUpdate(room.doc, before));
       }
-      plan.lastId = entries.at(-1)?.[0] ?? '0-0';
     } catch (error) {
-      // Served from PostgreSQL alone for now; the catch-up after reconnecting reads the stream from the start.
+      // Served from PostgreSQL alone for now; the feed reads the stream from the start once Redis answers.
       this.failed('load', room.planId, error);
     }
     this.plans.set(room.planId, plan);
@@ -212,6 +228,7 @@ export class RedisRelay implements Extension {
       room.awareness.off('update', onPresence);
       this.subscriber.unsubscribe(channel, onMessage).catch(() => undefined);
     };
+    this.feed.start(room.planId);
   }
 
   change({ room, update, origin }: RoomChange): void {
@@ -254,15 +271,16 @@ export class RedisRelay implements Extension {
     if (!plan) return;
     await Promise.allSettled([...plan.pending, plan.confirming]);
     plan.stopAwareness();
+    await this.feed.close(room.planId);
     if (plan.unpublished) this.orphans.add(room.planId);
     this.plans.delete(room.planId);
   }
 
   async destroy(): Promise<void> {
     this.closed = true;
-    this.reader.destroy();
-    await this.loop.catch(() => undefined);
+    clearInterval(this.ticker);
     this.subscriber.destroy();
+    await this.catchingUp;
     this.client.destroy();
   }
 
@@ -302,18 +320,24 @@ export class RedisRelay implements Extension {
     return this.options.retentionMs ?? 120_000;
   }
 
-  private add(planId: string, fields: string[]): Promise<unknown> {
-    return this.client.sendCommand([
-      'XADD',
+  /** Adds an entry of this instance to the plan's stream and publishes it (`ADD_ENTRY`). */
+  private async add(planId: string, fields: string[]): Promise<unknown> {
+    const args = [
+      '1',
       streamKey(planId),
-      'MINID',
-      '~',
+      liveChannel(planId),
       String(Date.now() - this.retentionMs),
-      '*',
       'i',
       this.instanceId,
       ...fields,
-    ]);
+    ];
+    try {
+      return await this.client.sendCommand(['EVALSHA', ADD_ENTRY_SHA1, ...args]);
+    } catch (error) {
+      // Redis keeps scripts until it restarts: the first addition after that sends the script itself.
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      return await this.client.sendCommand(['EVAL', ADD_ENTRY, ...args]);
+    }
   }
 
   /**
@@ -365,9 +389,9 @@ export class RedisRelay implements Extension {
     const settled = () =>
       [...needed].every(([instance, seq]) => (plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) > seq);
     for (let attempt = 0; !settled(); attempt++) {
-      if (!this.readerBehind) await this.readConfirmations(planId, plan);
+      if (!this.feedBehind) await this.readConfirmations(planId, plan);
       if (settled()) return;
-      const silent = this.readerBehind ? needed : this.silent(plan, needed);
+      const silent = this.feedBehind ? needed : this.silent(plan, needed);
       if (silent.size > 0) {
         await this.storeUnconfirmed(planId, plan, silent);
         continue;
@@ -527,84 +551,70 @@ export class RedisRelay implements Extension {
     }
   }
 
-  private async readLoop(): Promise<void> {
-    while (!this.closed) {
-      const ids = [...this.plans.keys()];
-      if (ids.length === 0) {
-        await sleep(this.options.blockMs ?? 200);
-        continue;
+  /**
+   * Applies a plan's entries as the feed hands them over, in order (those of this instance skipped): the updates of
+   * one hand-over in one transaction, so a receiving instance pays Yjs's cleanup once for them, and a backlog (after
+   * a pause of this instance) clears in one go.
+   */
+  private applyEntries(planId: string, entries: StreamEntry[]): void {
+    const plan = this.plans.get(planId);
+    if (!plan?.room) return;
+    const updates: Uint8Array[] = [];
+    const addedAt: number[] = [];
+    const heardAt = Date.now();
+    for (const [id, fields] of entries) {
+      const entry = decodeEntry(fields);
+      if (entry.instance === this.instanceId) continue;
+      plan.heard.set(entry.instance, heardAt);
+      if (!entry.update) continue; // not an update: nothing else is written to the stream
+      updates.push(entry.update);
+      addedAt.push(Number.parseInt(id, 10));
+      if (entry.seq !== null) {
+        const list = plan.unconfirmed.get(entry.instance) ?? [];
+        list.push({ seq: entry.seq, update: entry.update });
+        plan.unconfirmed.set(entry.instance, list);
       }
-      let reply: Array<[string, StreamEntry[]]> | null;
-      try {
-        reply = (await this.reader.sendCommand([
-          'XREAD',
-          'COUNT',
-          '1000',
-          'BLOCK',
-          String(this.options.blockMs ?? 200),
-          'STREAMS',
-          ...ids.map(streamKey),
-          ...ids.map((id) => this.plans.get(id)?.lastId ?? '0-0'),
-        ])) as Array<[string, StreamEntry[]]> | null;
-      } catch (error) {
-        if (this.closed) return;
-        this.failed('read', null, error);
-        this.readerBehind = true;
-        await this.catchUp();
-        this.readerBehind = false;
-        continue;
-      }
-      for (const [key, entries] of reply ?? []) {
-        const planId = key.slice('cairn:plan:'.length, -':updates'.length);
-        const plan = this.plans.get(planId);
-        if (!plan?.room) continue;
-        // The plan's updates of this read are applied together, in their order, in one transaction: a receiving
-        // instance pays Yjs's cleanup once per read instead of once per entry, so a backlog (after a pause of this
-        // instance) clears in one go.
-        const updates: Uint8Array[] = [];
-        const addedAt: number[] = [];
-        const heardAt = Date.now();
-        for (const [id, fields] of entries) {
-          plan.lastId = id;
-          const entry = decodeEntry(fields);
-          if (entry.instance === this.instanceId) continue;
-          plan.heard.set(entry.instance, heardAt);
-          if (!entry.update) continue; // not an update: nothing else is written to the stream
-          updates.push(entry.update);
-          addedAt.push(Number.parseInt(id, 10));
-          if (entry.seq !== null) {
-            const list = plan.unconfirmed.get(entry.instance) ?? [];
-            list.push({ seq: entry.seq, update: entry.update });
-            plan.unconfirmed.set(entry.instance, list);
-          }
-        }
-        if (updates.length > 0) {
-          this.applyRemote(planId, plan.room, updates);
-          const appliedAt = Date.now();
-          for (const at of addedAt) this.counters.relaySeconds.observe(Math.max(0, appliedAt - at) / 1000);
-        }
-      }
-      for (const [planId, plan] of this.plans) this.storeOverdue(planId, plan);
     }
+    if (updates.length === 0) return;
+    this.applyRemote(planId, plan.room, updates);
+    const appliedAt = Date.now();
+    for (const at of addedAt) this.counters.relaySeconds.observe(Math.max(0, appliedAt - at) / 1000);
+  }
+
+  /** The subscriber lost Redis: catches up once both connections are back (again if it is lost meanwhile). */
+  private lostFeed(error: unknown): void {
+    this.losses += 1;
+    if (this.closed || this.catchingUp) return;
+    this.failed('read', null, error);
+    this.feedBehind = true;
+    this.catchingUp = (async () => {
+      while (!this.closed && !(await this.catchUp()));
+    })().finally(() => {
+      this.feedBehind = false;
+      this.catchingUp = null;
+    });
   }
 
   /**
-   * Once both connections are back: re-reads every loaded plan from PostgreSQL (entries lost with a Redis restart
-   * are there when acknowledged), re-publishes the whole state of plans whose additions failed, and of plans
-   * unloaded meanwhile. Reading the streams then resumes from each plan's last entry.
+   * Once both connections are back: reads every loaded plan's stream from its last entry (what was pushed while the
+   * subscriber was away), re-reads the plan from PostgreSQL (entries lost with a Redis restart are there when
+   * acknowledged), re-publishes the whole state of plans whose additions failed, and of plans unloaded meanwhile.
+   * False when the subscriber was lost again meanwhile: it is then done again.
    */
-  private async catchUp(): Promise<void> {
+  private async catchUp(): Promise<boolean> {
     while (!this.closed) {
       await sleep(200);
-      if (!this.reader.isReady || !this.client.isReady) continue;
+      if (!this.subscriber.isReady || !this.client.isReady) continue;
       try {
         await this.client.ping();
         break;
       } catch {}
     }
-    if (this.closed) return;
+    if (this.closed) return true;
+    const losses = this.losses;
     this.counters.catchUps.inc();
     this.host.logger.warn('redis connection back: catching up', { url: redactUrl(this.options.url) });
+    await this.feed.resume();
     for (const [planId, plan] of this.plans) {
       try {
         const stored = await this.options.readStored(planId);
@@ -625,20 +635,13 @@ export class RedisRelay implements Extension {
       }
       try {
         const stored = await this.options.readStored(planId);
-        await this.client.sendCommand([
-          'XADD',
-          streamKey(planId),
-          '*',
-          'i',
-          this.instanceId,
-          'u',
-          Buffer.from(Y.mergeUpdates(stored)).toString('base64'),
-        ]);
+        await this.add(planId, ['u', Buffer.from(Y.mergeUpdates(stored)).toString('base64')]);
         this.orphans.delete(planId);
       } catch (error) {
         this.failed('catch-up', planId, error);
       }
     }
+    return losses === this.losses;
   }
 
   /** Applies other instances' updates of a plan in one transaction (a malformed one is logged, the rest get in). */
