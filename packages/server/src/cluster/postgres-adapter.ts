@@ -38,6 +38,16 @@ export class PostgresByteAdapter implements MergingByteAdapter {
   }
 
   async append(name: string, records: readonly Uint8Array[]): Promise<RecordKey[]> {
+    if (records.length === 1) {
+      // The usual batch under load is one update: sent as a binary parameter, where an array goes as hex text
+      // that both sides encode and parse.
+      const { rows } = await this.query<{ id: string }>(
+        name,
+        'INSERT INTO cairn_updates (plan_id, data) VALUES ($1, $2) RETURNING id',
+        [name, Buffer.from(records[0]!.buffer, records[0]!.byteOffset, records[0]!.byteLength)],
+      );
+      return [Number(rows[0]?.id)];
+    }
     // One INSERT for the batch; the ids are drawn in the order of the array, so sorted they are its keys.
     const { rows } = await this.query<{ id: string }>(
       name,
