@@ -101,6 +101,8 @@ export async function connectCluster(options: ClusterOptions): Promise<Cluster> 
           });
           return relay;
         },
+        // The relay's first look at each change, before the store's (RedisRelay.sharing).
+        () => relay!.sharing,
       ],
       services: [
         { name: 'redis', check: () => pingRedis(redis, options.redisUrl) },

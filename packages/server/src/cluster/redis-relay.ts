@@ -231,15 +231,36 @@ export class RedisRelay implements Extension {
     this.feed.start(room.planId);
   }
 
-  change({ room, update, origin }: RoomChange): void {
+  /**
+   * The relay's look at a change before the store's (its priority is above the store's): the update is shared at
+   * once, so the other instances' clients see it without waiting for this commit. node-redis writes what was sent
+   * in a `setImmediate`, which this queues ahead of the store's INSERT: the entry leaves first, and is not held
+   * while PostgreSQL runs. The confirmation follows the commit (`change`); an acknowledgement on another instance
+   * waits for it, or stores the update itself.
+   */
+  readonly sharing: Extension = {
+    name: 'redis-share',
+    priority: 1500,
+    change: ({ room, update, origin }: RoomChange) => {
+      if (origin.source === 'remote' && origin.via === REDIS_VIA) return;
+      const plan = this.plans.get(room.planId);
+      if (!plan) return;
+      plan.published += 1;
+      this.publish(room.planId, plan, update, null, plan.published);
+    },
+  };
+
+  /**
+   * After the store appended the change: confirms it once committed. Started in a `setImmediate` of its own, after
+   * the entry's write and the INSERT's (its flush would otherwise write the INSERT at once, ahead of the entry).
+   */
+  change({ room, origin }: RoomChange): void {
     if (origin.source === 'remote' && origin.via === REDIS_VIA) return;
     const plan = this.plans.get(room.planId);
     if (!plan) return;
-    // Shared at once, so the other instances' clients see it without waiting for this commit; the confirmation
-    // follows it (and an acknowledgement there waits for that, or stores the update itself).
-    plan.published += 1;
-    this.publish(room.planId, plan, update, null, plan.published);
-    this.confirm(room.planId, plan);
+    setImmediate(() => {
+      if (this.plans.get(room.planId) === plan) this.confirm(room.planId, plan);
+    });
   }
 
   async store({ planId }: { planId: string }): Promise<void> {
