@@ -49,6 +49,22 @@ async function addUnconfirmed(plan: string, ghost: unknown, seq: number): Promis
   redis.destroy();
 }
 
+/** A Cairn client on each of `instances`, each with a doc of its own, synced to `plan`. */
+async function clientOnEach(instances: Array<{ url: string }>, plan: string) {
+  const docs = instances.map(() => new Y.Doc());
+  const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
+  await Promise.all(conns.map((c) => c.whenSynced()));
+  return { docs, conns };
+}
+
+/** A Redis connection of the test's own, closed after it. */
+async function redisOfTest() {
+  const redis = createClient({ url: services.redis.url });
+  await redis.connect();
+  onCleanup(() => redis.destroy());
+  return redis;
+}
+
 describe('three instances on Redis and PostgreSQL', () => {
   it('stock y-websocket and Cairn clients on different instances converge under random edits, titles included', async () => {
     const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
@@ -161,9 +177,7 @@ describe('three instances on Redis and PostgreSQL', () => {
   it('stores each update once, where it entered: 1,000 edits from clients on three instances make at most 1,000 rows plus compactions', async () => {
     const instances = await Promise.all([0, 1, 2].map(() => startInstance(services)));
     const plan = 'acme:once';
-    const docs = instances.map(() => new Y.Doc());
-    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
-    await Promise.all(conns.map((c) => c.whenSynced()));
+    const { docs, conns } = await clientOnEach(instances, plan);
     const edits = 1_000;
     for (let n = 0; n < edits; n++) {
       docs[n % 3]!.getMap('tasks').set(`k${n}`, n); // one transaction, one update
@@ -196,17 +210,13 @@ describe('three instances on Redis and PostgreSQL', () => {
   it('a confirmation wakes no reader: the stream holds the updates alone, and each instance confirms its last one beside it', async () => {
     const instances = await Promise.all([0, 1].map(() => startInstance(services)));
     const plan = 'acme:confirmed';
-    const docs = instances.map(() => new Y.Doc());
-    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
-    await Promise.all(conns.map((c) => c.whenSynced()));
+    const { docs, conns } = await clientOnEach(instances, plan);
     for (let n = 0; n < 30; n++) {
       docs[n % 2]!.getMap('tasks').set(`k${n}`, n);
       await conns[n % 2]!.whenAcknowledged(); // each edit its own update, committed and confirmed
     }
     await vi.waitFor(() => expect(docs.map((d) => d.getMap('tasks').size)).toEqual([30, 30]));
-    const redis = createClient({ url: services.redis.url });
-    await redis.connect();
-    onCleanup(() => redis.destroy());
+    const redis = await redisOfTest();
     const entries = (await redis.sendCommand(['XRANGE', `cairn:plan:${plan}:updates`, '-', '+'])) as Array<
       [string, string[]]
     >;
@@ -222,12 +232,8 @@ describe('three instances on Redis and PostgreSQL', () => {
   it('an entry whose push was missed is read from the stream: at the next push, or after the subscriber reconnects on a quiet plan', async () => {
     const instances = await Promise.all([0, 1].map(() => startInstance(services)));
     const plan = 'acme:missed';
-    const docs = instances.map(() => new Y.Doc());
-    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
-    await Promise.all(conns.map((c) => c.whenSynced()));
-    const redis = createClient({ url: services.redis.url });
-    await redis.connect();
-    onCleanup(() => redis.destroy());
+    const { docs, conns } = await clientOnEach(instances, plan);
+    const redis = await redisOfTest();
     // An entry in the stream that no one was told of (its message lost): a durable whole update, as re-published.
     const addSilently = (key: string) => {
       const update = new Y.Doc();
@@ -289,9 +295,7 @@ describe('three instances on Redis and PostgreSQL', () => {
       [0, 1].map(() => startInstance(services, { cluster: { relay: { confirmMs: 300 } } })),
     );
     const plan = 'acme:overdue';
-    const docs = instances.map(() => new Y.Doc());
-    const conns = instances.map((instance, i) => cairnClient(instance.url, plan, docs[i]!));
-    await Promise.all(conns.map((c) => c.whenSynced()));
+    const { docs, conns } = await clientOnEach(instances, plan);
     // Confirmed traffic both ways: nothing is stored for another instance.
     for (let n = 0; n < 40; n++) docs[n % 2]!.getMap('tasks').set(`k${n}`, n);
     await Promise.all(conns.map((c) => c.whenAcknowledged()));

@@ -22,6 +22,7 @@ import {
   ADD_ENTRY_SHA1,
   confirmedKey,
   decodeEntry,
+  entryInstance,
   liveChannel,
   type StreamEntry,
   streamKey,
@@ -584,8 +585,8 @@ export class RedisRelay implements Extension {
     const addedAt: number[] = [];
     const heardAt = Date.now();
     for (const [id, fields] of entries) {
+      if (entryInstance(fields) === this.instanceId) continue;
       const entry = decodeEntry(fields);
-      if (entry.instance === this.instanceId) continue;
       plan.heard.set(entry.instance, heardAt);
       if (!entry.update) continue; // not an update: nothing else is written to the stream
       updates.push(entry.update);

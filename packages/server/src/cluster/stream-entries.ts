@@ -22,15 +22,21 @@ export interface Entry {
   seq: number | null;
 }
 
+function field(fields: string[], name: string): string | null {
+  const at = fields.indexOf(name);
+  return at >= 0 && at % 2 === 0 ? (fields[at + 1] ?? null) : null;
+}
+
+/** The instance that added an entry, read without decoding its update (an instance skips its own entries). */
+export function entryInstance(fields: string[]): string {
+  return field(fields, 'i') ?? '';
+}
+
 export function decodeEntry(fields: string[]): Entry {
-  const get = (name: string) => {
-    const at = fields.indexOf(name);
-    return at >= 0 && at % 2 === 0 ? (fields[at + 1] ?? null) : null;
-  };
-  const update = get('u');
-  const seq = get('s');
+  const update = field(fields, 'u');
+  const seq = field(fields, 's');
   return {
-    instance: get('i') ?? '',
+    instance: entryInstance(fields),
     update: update === null ? null : new Uint8Array(Buffer.from(update, 'base64')),
     seq: seq === null ? null : Number(seq),
   };
