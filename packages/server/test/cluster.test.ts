@@ -229,6 +229,43 @@ describe('three instances on Redis and PostgreSQL', () => {
     }
   });
 
+  it('an instance that loads a plan again and again while another streams edits into it ends with every edit, and reports no failure', async () => {
+    // The second unloads the plan as soon as its client leaves, so each client there loads it again.
+    const [a, b] = await Promise.all([{}, { idleUnloadMs: 1 }].map((o) => startInstance(services, o)));
+    const plan = 'acme:loading';
+    const { docs, conns } = await clientOnEach([a!], plan);
+    const writer = docs[0]!;
+    let n = 0;
+    let streaming = true;
+    const stream = (async () => {
+      while (streaming) {
+        writer.getMap('tasks').set(`k${n}`, n);
+        n++;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
+    // The second instance loads the plan in the middle of the stream, several times over.
+    const readers: Y.Doc[] = [];
+    for (let round = 0; round < 5; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      const doc = new Y.Doc();
+      const conn = cairnClient(b!.url, plan, doc);
+      await conn.whenSynced();
+      readers.push(doc);
+      if (round < 4) {
+        conn.destroy();
+        await vi.waitFor(() => expect(b!.server.hub.roomCount).toBe(0));
+      }
+    }
+    streaming = false;
+    await stream;
+    await conns[0]!.whenAcknowledged();
+    const last = readers.at(-1)!;
+    await vi.waitFor(() => expect(last.getMap('tasks').size).toBe(n));
+    expect(last.getMap('tasks').toJSON()).toEqual(writer.getMap('tasks').toJSON());
+    expect(b!.logger.lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
   it('an entry whose push was missed is read from the stream: at the next push, or after the subscriber reconnects on a quiet plan', async () => {
     const instances = await Promise.all([0, 1].map(() => startInstance(services)));
     const plan = 'acme:missed';
