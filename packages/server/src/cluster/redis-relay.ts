@@ -3,10 +3,10 @@
 // once PostgreSQL has it a confirmation is set in a key of its own beside the stream (decision 061), which wakes no
 // one; each instance takes the entries of the plans it holds as they are pushed, in stream order (`LiveFeed`, and
 // stores none of them again), and presence crosses over pub/sub.
-// An acknowledgement here never rests on an update another instance has not confirmed: it reads the confirmations,
-// or stores the update itself when none comes in time. After a lost connection an instance re-reads what it missed
-// (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it could not add,
-// so no update is skipped.
+// An acknowledgement here never rests on an update another instance has not confirmed (`RelayedUpdates`): it reads
+// the confirmations, or stores the update itself when none comes in time. After a lost connection an instance re-reads
+// what it missed (from its last entry, and from PostgreSQL for entries Redis itself lost) and re-publishes what it
+// could not add, so no update is skipped.
 
 import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
@@ -17,6 +17,7 @@ import { describeError } from '../log.js';
 import { LATENCY_BUCKETS } from '../metrics.js';
 import { LiveFeed } from './live-feed.js';
 import type { RedisClient } from './redis-connection.js';
+import { RelayedUpdates, type RelayedUpdatesContext } from './relayed-updates.js';
 import {
   ADD_ENTRY,
   ADD_ENTRY_SHA1,
@@ -59,14 +60,6 @@ export interface RedisRelayOptions {
   confirmMs?: number;
 }
 
-/** A relayed update its instance has not confirmed yet (`seq`: that instance's count for the plan). */
-interface Unconfirmed {
-  seq: number;
-  update: Uint8Array;
-  /** Its commit here, once this instance stopped waiting for the confirmation and stored it itself. */
-  storing?: Promise<void>;
-}
-
 interface RelayedPlan {
   room: PlanRoom | null;
   /** Stream additions Redis has not answered yet; an acknowledgement waits for them. */
@@ -80,21 +73,10 @@ interface RelayedPlan {
   /** The confirmation under way, if any; `again`: more updates were added meanwhile. */
   confirming: Promise<void> | null;
   again: boolean;
-  /** Relayed updates applied here that their instance has not confirmed yet, by instance. */
-  unconfirmed: Map<string, Unconfirmed[]>;
-  /** Called whenever unconfirmed updates go away (confirmed, or stored here). */
-  waiters: Set<() => void>;
-  /** Overdue relayed updates being stored here. */
-  storingOverdue: boolean;
-  /** When each other instance was last heard on this plan: an entry of it read, or its confirmation moving on. */
-  heard: Map<string, number>;
-  /** The confirmations being read, if they are; and when they were last asked for. */
-  reading: Promise<void> | null;
-  readAt: number;
+  /** The other instances' updates applied here that they have not confirmed committing yet. */
+  relayed: RelayedUpdates;
 }
 
-/** How soon an acknowledgement waiting on confirmations reads them again, doubling up to the last. */
-const CONFIRMATION_READS_MS = [1, 2, 4, 8, 16, 32, 50];
 const presenceChannel = (planId: string) => `cairn:plan:${planId}:presence`;
 
 export class RedisRelay implements Extension {
@@ -119,6 +101,7 @@ export class RedisRelay implements Extension {
   /** Reads confirmations that no acknowledgement waits for, and retries failed stream reads. */
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly counters;
+  private readonly relayedContext: RelayedUpdatesContext;
 
   constructor(
     private readonly host: ExtensionHost,
@@ -151,6 +134,21 @@ export class RedisRelay implements Extension {
         LATENCY_BUCKETS,
       ),
     };
+    this.relayedContext = {
+      client,
+      confirmMs: options.confirmMs ?? 2000,
+      behind: () => this.feedBehind,
+      append: options.append,
+      stored: options.stored,
+      storedForOthers: (planId, count) => {
+        this.counters.storedForOthers.inc({}, count);
+        host.logger.warn('stored relayed updates their instance did not confirm in time', {
+          plan: planId,
+          updates: count,
+        });
+      },
+      failed: (op, planId, error) => this.failed(op, planId, error),
+    };
     this.feed = new LiveFeed({
       client,
       subscriber: this.subscriber,
@@ -160,7 +158,7 @@ export class RedisRelay implements Extension {
     });
     let ticks = 0;
     this.ticker = setInterval(() => {
-      for (const [planId, plan] of this.plans) this.storeOverdue(planId, plan);
+      for (const plan of this.plans.values()) plan.relayed.storeOverdue();
       // A failed read of a stream is tried again each second while connected (the catch-up does it otherwise).
       if (++ticks % 10 === 0 && !this.feedBehind && this.client.isReady) this.feed.retry();
     }, 100);
@@ -177,12 +175,7 @@ export class RedisRelay implements Extension {
       confirmed: 0,
       confirming: null,
       again: false,
-      unconfirmed: new Map(),
-      waiters: new Set(),
-      storingOverdue: false,
-      heard: new Map(),
-      reading: null,
-      readAt: 0,
+      relayed: new RelayedUpdates(room.planId, this.relayedContext),
     };
     try {
       // Entries added before this load may not be in PostgreSQL yet: every entry kept is applied too. Those added
@@ -268,7 +261,7 @@ export class RedisRelay implements Extension {
     const plan = this.plans.get(planId);
     if (!plan) return;
     await Promise.allSettled([...plan.pending]);
-    await this.durableRelayed(planId, plan);
+    await plan.relayed.durable();
     if (plan.unpublished && plan.room && this.client.isReady) {
       // Redis is back before the reader noticed anything: publish the whole state now instead of waiting.
       plan.unpublished = false;
@@ -400,146 +393,6 @@ export class RedisRelay implements Extension {
     });
   }
 
-  /**
-   * Resolves once every relayed update applied here so far is durable: confirmed by its instance, or stored here
-   * when that instance has gone silent on the plan for `confirmMs` (it may have died before committing it). An
-   * instance still adding entries or confirming is alive and only slow: its confirmation is waited for, read again
-   * after 1, 2, 4 … up to 50 ms.
-   */
-  private async durableRelayed(planId: string, plan: RelayedPlan): Promise<void> {
-    const needed = lastUnconfirmed(plan);
-    const settled = () =>
-      [...needed].every(([instance, seq]) => (plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) > seq);
-    for (let attempt = 0; !settled(); attempt++) {
-      if (!this.feedBehind) await this.readConfirmations(planId, plan);
-      if (settled()) return;
-      const silent = this.feedBehind ? needed : this.silent(plan, needed);
-      if (silent.size > 0) {
-        await this.storeUnconfirmed(planId, plan, silent);
-        continue;
-      }
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let check: () => void = () => undefined;
-      await new Promise<void>((resolve) => {
-        check = () => {
-          if (settled()) resolve();
-        };
-        plan.waiters.add(check);
-        timer = setTimeout(
-          resolve,
-          CONFIRMATION_READS_MS[Math.min(attempt, CONFIRMATION_READS_MS.length - 1)],
-        );
-      });
-      clearTimeout(timer);
-      plan.waiters.delete(check);
-    }
-  }
-
-  /**
-   * Reads the confirmations of the instances whose relayed updates are unconfirmed here (one read at a time per
-   * plan, shared by whoever asks meanwhile). A confirmation that moved on counts as hearing from its instance.
-   */
-  private readConfirmations(planId: string, plan: RelayedPlan): Promise<void> {
-    if (plan.reading) return plan.reading;
-    const instances = [...plan.unconfirmed.keys()];
-    if (instances.length === 0) return Promise.resolve();
-    plan.readAt = Date.now();
-    plan.reading = (async () => {
-      try {
-        const values = (await this.client.sendCommand([
-          'MGET',
-          ...instances.map((instance) => confirmedKey(planId, instance)),
-        ])) as Array<string | null>;
-        const now = Date.now();
-        instances.forEach((instance, i) => {
-          const upTo = Number(values[i] ?? Number.NaN);
-          if (!((plan.unconfirmed.get(instance)?.[0]?.seq ?? Infinity) <= upTo)) return;
-          plan.heard.set(instance, now);
-          this.confirmed(plan, instance, upTo);
-        });
-      } catch (error) {
-        this.failed('confirmations', planId, error);
-      }
-    })().finally(() => {
-      plan.reading = null;
-    });
-    return plan.reading;
-  }
-
-  private get confirmMs(): number {
-    return this.options.confirmMs ?? 2000;
-  }
-
-  /** The instances among `needed` not heard from on the plan for `confirmMs`. */
-  private silent(plan: RelayedPlan, needed: Map<string, number>): Map<string, number> {
-    const since = Date.now() - this.confirmMs;
-    return new Map([...needed].filter(([instance]) => (plan.heard.get(instance) ?? 0) <= since));
-  }
-
-  /** Stores here the relayed updates (up to `needed` per instance) their instances did not confirm in time. */
-  private async storeUnconfirmed(
-    planId: string,
-    plan: RelayedPlan,
-    needed: Map<string, number>,
-  ): Promise<void> {
-    const appended: Unconfirmed[] = [];
-    const storing: Array<Promise<void>> = [];
-    for (const [instance, seq] of needed) {
-      for (const entry of plan.unconfirmed.get(instance) ?? []) {
-        if (entry.seq > seq) break;
-        // Stored once here, however many callers find it overdue at the same time.
-        if (!entry.storing) {
-          this.options.append(planId, entry.update);
-          appended.push(entry);
-        } else storing.push(entry.storing);
-      }
-    }
-    if (appended.length > 0) {
-      const commit = this.options.stored(planId);
-      for (const entry of appended) entry.storing = commit;
-      storing.push(commit);
-    }
-    await Promise.all(storing);
-    for (const [instance, seq] of needed) this.confirmed(plan, instance, seq);
-    if (appended.length > 0) {
-      this.counters.storedForOthers.inc({}, appended.length);
-      this.host.logger.warn('stored relayed updates their instance did not confirm in time', {
-        plan: planId,
-        updates: appended.length,
-      });
-    }
-  }
-
-  /** Forgets the relayed updates of `instance` up to `seq` (durable now) and wakes whoever waits on them. */
-  private confirmed(plan: RelayedPlan, instance: string, seq: number): void {
-    const list = plan.unconfirmed.get(instance);
-    if (!list) return;
-    const rest = list.filter((entry) => entry.seq > seq);
-    if (rest.length > 0) plan.unconfirmed.set(instance, rest);
-    else plan.unconfirmed.delete(instance);
-    for (const waiter of [...plan.waiters]) waiter();
-  }
-
-  /**
-   * Reads the confirmations of a plan's unconfirmed relayed updates every half `confirmMs` (at most every 500 ms)
-   * even when no acknowledgement waits, so they are forgotten once confirmed; those of instances silent for
-   * `confirmMs` are then stored here.
-   */
-  private storeOverdue(planId: string, plan: RelayedPlan): void {
-    if (plan.storingOverdue || plan.unconfirmed.size === 0) return;
-    if (Date.now() - plan.readAt < Math.min(this.confirmMs / 2, 500)) return;
-    plan.storingOverdue = true;
-    this.readConfirmations(planId, plan)
-      .then(() => {
-        const overdue = this.silent(plan, lastUnconfirmed(plan));
-        if (overdue.size > 0) return this.storeUnconfirmed(planId, plan, overdue);
-      })
-      .catch((error: unknown) => this.failed('store', planId, error))
-      .finally(() => {
-        plan.storingOverdue = false;
-      });
-  }
-
   private publishPresence(planId: string, kind: 'u' | 'q', update: Uint8Array): void {
     const message = `${kind}${this.instanceId}${Buffer.from(update).toString('base64')}`;
     this.client
@@ -587,15 +440,11 @@ export class RedisRelay implements Extension {
     for (const [id, fields] of entries) {
       if (entryInstance(fields) === this.instanceId) continue;
       const entry = decodeEntry(fields);
-      plan.heard.set(entry.instance, heardAt);
+      plan.relayed.heardFrom(entry.instance, heardAt);
       if (!entry.update) continue; // not an update: nothing else is written to the stream
       updates.push(entry.update);
       addedAt.push(Number.parseInt(id, 10));
-      if (entry.seq !== null) {
-        const list = plan.unconfirmed.get(entry.instance) ?? [];
-        list.push({ seq: entry.seq, update: entry.update });
-        plan.unconfirmed.set(entry.instance, list);
-      }
+      if (entry.seq !== null) plan.relayed.hold(entry.instance, entry.seq, entry.update);
     }
     if (updates.length === 0) return;
     this.applyRemote(planId, plan.room, updates);
@@ -684,16 +533,6 @@ export class RedisRelay implements Extension {
       error: describeError(error),
     });
   }
-}
-
-/** The latest unconfirmed relayed update of each instance. */
-function lastUnconfirmed(plan: RelayedPlan): Map<string, number> {
-  const last = new Map<string, number>();
-  for (const [instance, list] of plan.unconfirmed) {
-    const entry = list.at(-1);
-    if (entry) last.set(instance, entry.seq);
-  }
-  return last;
 }
 
 function sleep(ms: number): Promise<void> {
