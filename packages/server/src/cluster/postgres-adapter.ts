@@ -33,6 +33,7 @@ export class PostgresByteAdapter implements MergingByteAdapter {
       name,
       'SELECT id, data FROM cairn_updates WHERE plan_id = $1 ORDER BY id',
       [name],
+      'cairn_read',
     );
     return rows.map((row) => ({ key: Number(row.id), bytes: bytesOf(row.data) }));
   }
@@ -45,6 +46,7 @@ export class PostgresByteAdapter implements MergingByteAdapter {
         name,
         'INSERT INTO cairn_updates (plan_id, data) VALUES ($1, $2) RETURNING id',
         [name, Buffer.from(records[0]!.buffer, records[0]!.byteOffset, records[0]!.byteLength)],
+        'cairn_append_one',
       );
       return [Number(rows[0]?.id)];
     }
@@ -53,6 +55,7 @@ export class PostgresByteAdapter implements MergingByteAdapter {
       name,
       'INSERT INTO cairn_updates (plan_id, data) SELECT $1, unnest($2::bytea[]) RETURNING id',
       [name, records.map((record) => Buffer.from(record))],
+      'cairn_append_many',
     );
     return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
   }
@@ -80,9 +83,18 @@ export class PostgresByteAdapter implements MergingByteAdapter {
     return { stored: outcome.kind === 'few' ? outcome.rows : 0 };
   }
 
-  private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) {
+  /**
+   * `statement` names the statements run on every edit or load: each pooled connection then parses and plans them
+   * once, not on every call (a third of PostgreSQL's CPU for a one-row INSERT, measured on its own).
+   */
+  private async query<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+    statement?: string,
+  ) {
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>(statement ? { name: statement, text, values } : { text, values });
     } catch (error) {
       throw this.failure(name, error);
     }
