@@ -67,7 +67,8 @@ export async function run({
   const durationMs = quick ? 6_000 : 15_000;
   // Servers that have just started run their first seconds of load unoptimised and open their connections then:
   // the figures with targets are the steady state after this much of the same load, the warm-up's reported apart.
-  const warmupMs = quick ? 2_000 : 5_000;
+  // Their CPU per edit keeps falling for some 15 s of load (decision 064), and the row of halves below checks it.
+  const warmupMs = quick ? 2_000 : 15_000;
   const runs = quick ? 1 : 3;
   const results: Record<System, FanoutResult[]> = { single: [], cluster: [], hocuspocus: [] };
   for (let r = 0; r < runs; r++) {
@@ -79,6 +80,8 @@ export async function run({
   }
   const pooled = (system: System) => results[system].flatMap((x) => x.samples);
   const p99s = (system: System) => results[system].map((x) => ms(x.latency.p99)).join(' · ');
+  const half = (system: System, i: 0 | 1) => summarize(results[system].flatMap((x) => x.halves[i])).p99;
+  const halves = (system: System) => `${ms(half(system, 0))} → ${ms(half(system, 1))}`;
   const warmup = (system: System) => summarize(results[system].flatMap((x) => x.warmupSamples));
   const all = Object.fromEntries(SYSTEMS.map((s) => [s, summarize(pooled(s))])) as Record<
     System,
@@ -143,6 +146,15 @@ export async function run({
       cairn: `cluster ${p99s('cluster')}`,
       baseline: `Hocuspocus ${p99s('hocuspocus')}; one server ${p99s('single')}`,
     }),
+    row(
+      'p99 in the first half of the measured part → the second (runs pooled): steady if close',
+      'cluster',
+      'hocuspocus',
+      {
+        cairn: `cluster ${halves('cluster')}`,
+        baseline: `Hocuspocus ${halves('hocuspocus')}; one server ${halves('single')}`,
+      },
+    ),
     row(
       `the first ${warmupMs / 1000} s of load on servers just started (warm-up, not in the rows above): p50 / p99`,
       'cluster',

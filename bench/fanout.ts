@@ -6,6 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import * as Y from 'yjs';
+import type { FromChild } from './lib/client-process.js';
+import { wallMs } from './lib/clients.js';
 import { writeFresh, writeHistory } from './lib/history.js';
 import { progress, summarize } from './lib/measure.js';
 import { memoryPerPlan } from './lib/plan-memory.js';
@@ -39,6 +41,11 @@ export interface FanoutResult {
   latency: ReturnType<typeof summarize>;
   /** Every edit → replica latency measured (ms), for intervals across runs. */
   samples: number[];
+  /**
+   * The same latencies split where each client process was half-way through its deliveries (each receives them in
+   * time order at a steady rate): the measured part's first half and second half, to see whether it was steady.
+   */
+  halves: [number[], number[]];
   /** The latencies of the edits sent during the warm-up (ms; none without one). */
   warmupSamples: number[];
   cpuPercent: number;
@@ -165,7 +172,9 @@ export async function measure(
     // The first scrape of an instance sets up Node's process metrics (some 25 ms of work): done before the load.
     if (clusterStages) await scrapeAll();
     const done = procs.map((p) => p.next('done', warmupMs + durationMs + 120_000));
-    for (const p of procs) p.send({ type: 'start', durationMs, ratePerClient: rate, warmupMs });
+    // One start of the measured part for every process: an edit is measured or warm-up alike for all its replicas.
+    const measuredFrom = wallMs() + warmupMs;
+    for (const p of procs) p.send({ type: 'start', durationMs, ratePerClient: rate, warmupMs, measuredFrom });
     // CPU and the cluster's stage times are counted over the measured part only.
     if (warmupMs > 0) await sleep(warmupMs);
     const metricsBefore = clusterStages && warmupMs > 0 ? await scrapeAll() : [];
@@ -184,8 +193,10 @@ export async function measure(
     const d0 = performance.now();
     let lost = 0;
     let checked = 0;
+    // The last digests carry the latencies: every delivery that arrived by the end of the drain is in them.
+    let digests: Extract<FromChild, { type: 'digest' }>[] = [];
     for (;;) {
-      const digests = await Promise.all(
+      digests = await Promise.all(
         procs.map((p) => {
           const next = p.next('digest');
           p.send({ type: 'check' });
@@ -219,9 +230,14 @@ export async function measure(
       const buf = Buffer.from(base64, 'base64');
       return [...new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8)];
     };
-    const latencies = reports.flatMap((r) => float64s(r.latencies));
-    const warmupSamples = reports.flatMap((r) => float64s(r.warmup));
-    const delivered = reports.reduce((n, r) => n + r.received, 0);
+    const perProcess = digests.map((r) => float64s(r.latencies));
+    const latencies = perProcess.flat();
+    const halves: [number[], number[]] = [
+      perProcess.flatMap((xs) => xs.slice(0, xs.length >> 1)),
+      perProcess.flatMap((xs) => xs.slice(xs.length >> 1)),
+    ];
+    const warmupSamples = digests.flatMap((r) => float64s(r.warmup));
+    const delivered = digests.reduce((n, r) => n + r.received, 0);
     const totalSent = reports.reduce((n, r) => n + r.measuredEdits, 0);
     return {
       sentPerS: totalSent / (durationMs / 1000),
@@ -230,6 +246,7 @@ export async function measure(
       delivered,
       latency: summarize(latencies),
       samples: latencies,
+      halves,
       warmupSamples,
       cpuPercent,
       cpuPerServer,

@@ -1,5 +1,7 @@
 // A child process holding many sync clients, driven over IPC by the latency and fan-out benchmarks, so the
 // clients' CPU is not the measuring process's. Messages: config → ready; start → (runs) → done; check → digest.
+// Latencies come with the digest, not with done: deliveries of the other processes' last edits arrive after this
+// one's load ended, and the measuring process asks for digests until every replica holds every last edit.
 // A start may ask for a warm-up first: the same load, its latencies reported apart (`warmup`), so a figure can be
 // the steady state of servers that have just started (their code not yet optimised, their connections not open).
 import * as Y from 'yjs';
@@ -17,7 +19,14 @@ export interface ClientConfig {
 
 export type ToChild =
   | { type: 'config'; config: ClientConfig }
-  | { type: 'start'; durationMs: number; ratePerClient: number; warmupMs?: number }
+  | {
+      type: 'start';
+      durationMs: number;
+      ratePerClient: number;
+      warmupMs?: number;
+      /** Wall-clock time the measured part starts at, the same for every process (default: warmupMs from now). */
+      measuredFrom?: number;
+    }
   | { type: 'check' }
   | { type: 'exit' };
 
@@ -28,13 +37,16 @@ export type FromChild =
       sent: Record<string, number>;
       /** Edits sent after the warm-up. */
       measuredEdits: number;
+    }
+  | {
+      type: 'digest';
+      views: Array<{ room: string; client: string; seqs: Record<string, number> }>;
       /** Float64 milliseconds (base64) of the edits sent after the warm-up, and of those sent during it. */
       latencies: string;
       warmup: string;
       /** Updates received of edits sent after the warm-up. */
       received: number;
-    }
-  | { type: 'digest'; views: Array<{ room: string; client: string; seqs: Record<string, number> }> };
+    };
 
 interface Held {
   room: string;
@@ -78,11 +90,11 @@ async function configure(config: ClientConfig): Promise<void> {
   send({ type: 'ready', connectMs: performance.now() - t0 });
 }
 
-async function start(durationMs: number, rate: number, warmupMs: number): Promise<void> {
+async function start(durationMs: number, rate: number, warmupMs: number, from?: number): Promise<void> {
   latencies.length = 0;
   warmup.length = 0;
   received = 0;
-  measuredFrom = wallMs() + warmupMs;
+  measuredFrom = from ?? wallMs() + warmupMs;
   let measuredEdits = 0;
   const sent: Record<string, number> = {};
   const writers = rate > 0 ? held : [];
@@ -108,9 +120,10 @@ async function start(durationMs: number, rate: number, warmupMs: number): Promis
     ),
   );
   if (writers.length === 0) await new Promise((r) => setTimeout(r, warmupMs + durationMs));
-  const base64 = (values: number[]) => Buffer.from(new Float64Array(values).buffer).toString('base64');
-  send({ type: 'done', sent, measuredEdits, latencies: base64(latencies), warmup: base64(warmup), received });
+  send({ type: 'done', sent, measuredEdits });
 }
+
+const base64 = (values: number[]) => Buffer.from(new Float64Array(values).buffer).toString('base64');
 
 function digest(): void {
   send({
@@ -123,13 +136,16 @@ function digest(): void {
       }
       return { room: h.room, client: h.name, seqs };
     }),
+    latencies: base64(latencies),
+    warmup: base64(warmup),
+    received,
   });
 }
 
 process.on('message', (message: ToChild) => {
   if (message.type === 'config') void configure(message.config);
   else if (message.type === 'start')
-    void start(message.durationMs, message.ratePerClient, message.warmupMs ?? 0);
+    void start(message.durationMs, message.ratePerClient, message.warmupMs ?? 0, message.measuredFrom);
   else if (message.type === 'check') digest();
   else if (message.type === 'exit') {
     for (const h of held) h.client.close();
