@@ -206,9 +206,10 @@ export async function run({
       "run, per process; PostgreSQL's includes its backends. p99 ratios carry a 95% bootstrap interval that resamples the runs (paired by their turn) and the deliveries within each, so a run unlike the others widens it.",
     rows,
     notes: [
-      'Every system has the same client side: three processes holding the same clients. Before 2026-12-04 the one ' +
-        "server's clients sat in two processes, half the rooms each, so an edit there woke one client process where a " +
-        "cluster's woke three; its steady-state p99 that way, in the run before this one: 4.17 ms.",
+      'Every system has the same client side: three processes holding the same clients (docs/decisions/062).',
+      'Before docs/decisions/064 the warm-up was 5 s, and the measured part began while every system was still getting ' +
+        "faster. The last run that way read 2.75x one server's p99 (2.40-3.63) and 0.84x Hocuspocus's (0.76-0.93); " +
+        "in seven such runs the ratio to one server's p99 was 1.74x-2.93x, its interval under 3 in three.",
       'redis-server, PostgreSQL, the instances and the client processes share the same 2 cores with other work on the ' +
         'machine: this compares systems side by side, it does not show scale-out.',
       'Hocuspocus has no database here and forgets a document when its last client leaves, so each room keeps the ' +
