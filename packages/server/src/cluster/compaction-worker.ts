@@ -25,16 +25,18 @@ export type CompactionOutcome =
 // 50 s. Rows another instance inserts meanwhile are not among those locked and deleted, so they stay.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const Y = require(workerData.yjs);
-const pg = require(workerData.pg);
-const LOCK = ${JSON.stringify(COMPACTION_LOCK)};
 
 // Background work: on Linux the thread lowers its own CPU priority (nice 10, by its thread id), so the event loop
-// of this instance, and every other process's, is scheduled ahead of it when the cores are busy.
+// of this instance, and every other process's, is scheduled ahead of it when the cores are busy. First, so that
+// loading yjs and pg (some 100-200 ms of CPU at the first compaction) runs at that priority too.
 try {
   const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
   require('node:os').setPriority(tid, 10);
 } catch {}
+
+const Y = require(workerData.yjs);
+const pg = require(workerData.pg);
+const LOCK = ${JSON.stringify(COMPACTION_LOCK)};
 
 async function compact({ planId, minRows }) {
   const client = new pg.Client({ connectionString: workerData.url, connectionTimeoutMillis: 5000 });
