@@ -73,9 +73,13 @@ async function stallsDuring(run: () => Promise<unknown>): Promise<{ longestMs: n
 
 /** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
 function threadNices(): number[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return []; // a thread that ended since the listing
+    }
   });
 }
 
