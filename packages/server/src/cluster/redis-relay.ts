@@ -23,6 +23,7 @@ import {
   ADD_ENTRY_SHA1,
   confirmedKey,
   decodeEntry,
+  entryFields,
   entryInstance,
   liveChannel,
   type StreamEntry,
@@ -310,9 +311,7 @@ export class RedisRelay implements Extension {
     stored: Promise<void> | null,
     seq?: number,
   ): void {
-    const fields = ['u', Buffer.from(update).toString('base64')];
-    if (seq !== undefined) fields.push('s', String(seq));
-    const add = () => this.add(planId, fields);
+    const add = () => this.add(planId, entryFields(update, seq));
     const started = performance.now();
     const adding = (stored ? stored.then(add) : add())
       .then(
@@ -506,7 +505,7 @@ export class RedisRelay implements Extension {
       }
       try {
         const stored = await this.options.readStored(planId);
-        await this.add(planId, ['u', Buffer.from(Y.mergeUpdates(stored)).toString('base64')]);
+        await this.add(planId, entryFields(Y.mergeUpdates(stored)));
         this.orphans.delete(planId);
       } catch (error) {
         this.failed('catch-up', planId, error);

@@ -42,6 +42,13 @@ export function decodeEntry(fields: string[]): Entry {
   };
 }
 
+/** The fields of an entry of this instance (`add` puts the instance first): `decodeEntry` reads them back. */
+export function entryFields(update: Uint8Array, seq?: number): string[] {
+  const fields = ['u', Buffer.from(update).toString('base64')];
+  if (seq !== undefined) fields.push('s', String(seq));
+  return fields;
+}
+
 /** The update an entry carries (none for an entry that is not an update). */
 export function updateOf(entry: Entry): Uint8Array[] {
   return entry.update ? [entry.update] : [];
