@@ -177,14 +177,12 @@ export class LiveFeed {
       do {
         plan.again = false;
         if (!plan.subscribed) await this.subscribe(planId, plan);
-        const entries = (await this.read(planId, plan.lastId)).filter(
-          ([id]) => compareIds(id, plan.lastId) > 0,
-        );
+        const entries = await this.read(planId, plan.lastId);
         plan.stale = false;
         read = true;
         if (entries.length === 0) continue;
         plan.lastId = entries.at(-1)![0];
-        if (plan.started && this.plans.get(planId) === plan) this.options.deliver(planId, entries);
+        if (this.plans.get(planId) === plan) this.options.deliver(planId, entries);
       } while (plan.again);
     } catch (error) {
       plan.stale = true;
