@@ -27,10 +27,7 @@ function content(doc: Y.Doc): unknown {
  * numbered `seq`, and no confirmation after it.
  */
 async function addUnconfirmed(plan: string, ghost: unknown, seq: number): Promise<void> {
-  const update = new Y.Doc();
-  update.getMap('tasks').set('ghost', ghost);
-  const redis = createClient({ url: services.redis.url });
-  await redis.connect();
+  const redis = await redisOfTest();
   // Added as an instance adds it: to the stream, and published on the plan's live channel.
   await redis.sendCommand([
     'EVAL',
@@ -42,11 +39,17 @@ async function addUnconfirmed(plan: string, ghost: unknown, seq: number): Promis
     'i',
     'an-instance-that-died',
     'u',
-    Buffer.from(Y.encodeStateAsUpdate(update)).toString('base64'),
+    taskUpdateBase64('ghost', ghost),
     's',
     String(seq),
   ]);
-  redis.destroy();
+}
+
+/** An update that sets one task key, base64 as a stream entry carries it. */
+function taskUpdateBase64(key: string, value: unknown): string {
+  const update = new Y.Doc();
+  update.getMap('tasks').set(key, value);
+  return Buffer.from(Y.encodeStateAsUpdate(update)).toString('base64');
 }
 
 /** A Cairn client on each of `instances`, each with a doc of its own, synced to `plan`. */
@@ -272,19 +275,16 @@ describe('three instances on Redis and PostgreSQL', () => {
     const { docs, conns } = await clientOnEach(instances, plan);
     const redis = await redisOfTest();
     // An entry in the stream that no one was told of (its message lost): a durable whole update, as re-published.
-    const addSilently = (key: string) => {
-      const update = new Y.Doc();
-      update.getMap('tasks').set(key, 'in the stream only');
-      return redis.sendCommand([
+    const addSilently = (key: string) =>
+      redis.sendCommand([
         'XADD',
         `cairn:plan:${plan}:updates`,
         '*',
         'i',
         'an-instance-unheard',
         'u',
-        Buffer.from(Y.encodeStateAsUpdate(update)).toString('base64'),
+        taskUpdateBase64(key, 'in the stream only'),
       ]);
-    };
     await addSilently('missed');
     // The next push names the missed entry as the one before it: the second instance reads the gap first.
     docs[0]!.getMap('tasks').set('next', 'pushed');
